@@ -1,0 +1,27 @@
+/// The `[clawline]` section, already validated.
+public struct ClawlineSettings: Sendable, Equatable {
+    public var host = "127.0.0.1"
+    public var port = 18800
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
+    public var pendingTTLSeconds = 300
+    public var maxPendingRequests = 100
+    public var tokenTTLSeconds = 31_536_000
+    public var maxReplayMessages = 500
+    public var maxQueuedMessages = 20
+    public var streamInactivitySeconds = 300
+    public var messagesPerSecond = 5
+    public var typingPerSecond = 2
+    public var pairRequestsPerMinute = 5
+    public var authAttemptsPerMinute = 5
+    public var typingTimeoutSeconds = 10
+    public var pingIntervalSeconds = 30
+    public var pongTimeoutSeconds = 90
+    public var maxUploadBytes = 104_857_600
+    /// Largest WebSocket message accepted (the protocol's 320 KB message plus base64 and JSON overhead).
+    public var maxFrameBytes = 1_048_576
+    /// Name of the `[[backends]]` entry serving Clawline users; nil = the first backend.
+    public var backend: String?
+
+    public init() {}
+}

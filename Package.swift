@@ -1,0 +1,76 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "clawrelay",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "clawrelay", targets: ["clawrelay"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.1.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibWebSockets",
+            path: "Sources/CLibWebSockets",
+            pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev"])]
+        ),
+        .target(
+            name: "RelayTransport",
+            dependencies: ["CLibWebSockets", "RelayCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "RelayCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "RelayStore",
+            dependencies: ["RelayCore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ClawlineBridge",
+            dependencies: ["RelayCore", "RelayStore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
+            path: "Bridges/Clawline",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LocalBridge",
+            dependencies: ["RelayCore"],
+            path: "Bridges/Local",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "RelayServer",
+            dependencies: [
+                "RelayCore", "RelayStore", "RelayTransport", "ClawlineBridge", "LocalBridge",
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "clawrelay",
+            dependencies: [
+                "RelayServer", "RelayStore", "RelayCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "ClawlineBridgeTests", dependencies: ["ClawlineBridge", "RelayCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer"], swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,69 @@
+import Synchronization
+
+/// One user turn handed to a backend.
+public struct TurnRequest: Sendable {
+    public var userID: String
+    public var deviceID: String
+    public var conversationID: String
+    public var text: String
+
+    public init(userID: String, deviceID: String, conversationID: String, text: String) {
+        self.userID = userID
+        self.deviceID = deviceID
+        self.conversationID = conversationID
+        self.text = text
+    }
+}
+
+/// What a backend says while it answers a turn.
+public enum TurnEvent: Sendable, Equatable {
+    /// The assistant started or stopped typing.
+    case typing(Bool)
+    /// The whole answer so far (not a fragment).
+    case progress(String)
+    /// The complete answer; the turn is over.
+    case final(String)
+    /// The turn failed; the reason is for logs, not for clients.
+    case failed(String)
+}
+
+/// Stops a running turn; safe to call from any thread, more than once.
+public final class TurnCancellation: Sendable {
+    private let handler: Mutex<(@Sendable () -> Void)?>
+
+    public init(_ handler: @escaping @Sendable () -> Void) { self.handler = Mutex(handler) }
+
+    public func cancel() {
+        let taken = handler.withLock { handler -> (@Sendable () -> Void)? in
+            defer { handler = nil }
+            return handler
+        }
+        taken?()
+    }
+}
+
+/// An assistant that answers turns: a built-in one or an account on an upstream server.
+///
+/// - Important: `start` is called on the loop; `events` may be called from any thread and ends
+///   with exactly one `.final` or `.failed`.
+public protocol Backend: AnyObject, Sendable {
+    var name: String { get }
+    func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation
+}
+
+/// Picks the backend for a conversation: the configured default per protocol, by name.
+public struct Router: Sendable {
+    public let backends: [String: any Backend]
+    public let defaultBackend: String
+
+    public init(backends: [any Backend], defaultBackend: String?) {
+        var byName: [String: any Backend] = [:]
+        for backend in backends { byName[backend.name] = backend }
+        self.backends = byName
+        self.defaultBackend = defaultBackend ?? backends.first?.name ?? ""
+    }
+
+    public func backend(named name: String?) -> (any Backend)? {
+        backends[name ?? defaultBackend]
+    }
+}

@@ -1,0 +1,71 @@
+import Crypto
+import Foundation
+
+/// Replaces secrets in frames with `sha256:<first 8 hex>` before they reach the audit table.
+///
+/// JSON bodies: every string under a key that names a secret (token, password, signature, secret,
+/// authorization, in any case and as part of a longer key such as `deviceToken`), and any string
+/// shaped like a JWT. Other text: `authorization:` header values and `Bearer` credentials.
+public enum Redactor {
+    static let secretWords = ["token", "password", "signature", "secret", "authorization"]
+
+    public static func fingerprint(_ secret: String) -> String {
+        let digest = SHA256.hash(data: Array(secret.utf8))
+        return "sha256:" + digest.prefix(4).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Redacts a frame body; JSON stays JSON (keys sorted), anything else is treated as text.
+    public static func redact(_ body: [UInt8]) -> String {
+        if let first = body.first(where: { $0 != 0x20 && $0 != 0x0a && $0 != 0x0d && $0 != 0x09 }),
+            first == UInt8(ascii: "{") || first == UInt8(ascii: "["), let json = JSONValue.parse(body)
+        {
+            return redact(json).encoded()
+        }
+        return redactText(String(decoding: body, as: UTF8.self))
+    }
+
+    public static func redact(_ value: JSONValue, underSecretKey: Bool = false) -> JSONValue {
+        switch value {
+        case .string(let text):
+            return underSecretKey || looksLikeJWT(text) ? .string(fingerprint(text)) : .string(redactText(text))
+        case .array(let items):
+            return .array(items.map { redact($0, underSecretKey: underSecretKey) })
+        case .object(let members):
+            var out: [String: JSONValue] = [:]
+            for (key, member) in members { out[key] = redact(member, underSecretKey: underSecretKey || isSecretKey(key)) }
+            return .object(out)
+        default:
+            return value
+        }
+    }
+
+    public static func isSecretKey(_ key: String) -> Bool {
+        let lower = key.lowercased()
+        return secretWords.contains { lower.contains($0) }
+    }
+
+    /// Redacts header-style secrets inside free text.
+    public static func redactText(_ text: String) -> String {
+        var lines: [String] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            var line = String(line)
+            if let colon = line.firstIndex(of: ":"), isSecretKey(String(line[..<colon])), line[..<colon].count < 40 {
+                let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                line = String(line[...colon]) + " " + fingerprint(value)
+            } else if let range = line.range(of: "Bearer ", options: .caseInsensitive) {
+                let secret = line[range.upperBound...].prefix { !$0.isWhitespace && $0 != "\"" }
+                if !secret.isEmpty { line.replaceSubrange(range.upperBound..<secret.endIndex, with: fingerprint(String(secret))) }
+            }
+            lines.append(line)
+        }
+        let joined = lines.joined(separator: "\n")
+        return looksLikeJWT(joined) ? fingerprint(joined) : joined
+    }
+
+    /// Three base64url segments, the first decoding to a JSON header: a JWT.
+    public static func looksLikeJWT(_ text: String) -> Bool {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty }), parts[0].hasPrefix("eyJ") else { return false }
+        return parts.allSatisfy { $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" } }
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import GRDB
+import RelayCore
+import Synchronization
+
+/// One audited frame or HTTP message. `body` is raw until the writer redacts it.
+public struct AuditEntry: Sendable, Equatable {
+    public var id: Int64 = 0
+    public var timeMillis: Int64
+    public var connectionID: UInt64
+    public var protocolName: String
+    public var direction: String
+    public var kind: String
+    public var deviceID: String?
+    public var userID: String?
+    public var opcode: String
+    public var size: Int
+    public var body: String
+
+    public init(
+        timeMillis: Int64, connectionID: UInt64, protocolName: String, direction: String, kind: String, deviceID: String?, userID: String?,
+        opcode: String, size: Int, body: String
+    ) {
+        self.timeMillis = timeMillis
+        self.connectionID = connectionID
+        self.protocolName = protocolName
+        self.direction = direction
+        self.kind = kind
+        self.deviceID = deviceID
+        self.userID = userID
+        self.opcode = opcode
+        self.size = size
+        self.body = body
+    }
+}
+
+/// The audit table in its own SQLite file, written in batches by its own thread.
+///
+/// `append` only takes a lock and appends; redaction and SQL happen on the writer thread, so the
+/// service thread never waits for the audit.
+public final class AuditLog: Sendable {
+    private struct Pending {
+        var entry: AuditEntry
+        var raw: [UInt8]
+    }
+
+    private struct State {
+        var buffer: [Pending] = []
+        var stopped = false
+        var dropped = 0
+    }
+
+    public let path: String
+    let pool: DatabasePool
+    private let state = Mutex(State())
+    private let wakeup = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+    private let retentionMillis: Int64
+    private let maxBuffered = 200_000
+    private let maxBodyBytes = 16 * 1024
+    private let written = Atomic<Int>(0)
+
+    /// Opens the audit database; with `startWriter` the batching thread runs.
+    public init(dataDirectory: String, retentionDays: Int, startWriter: Bool) throws {
+        path = (dataDirectory as NSString).appendingPathComponent("audit.sqlite")
+        pool = try DatabaseOpener.open(path: path, migrator: Migrations.audit(), fullSync: false)
+        retentionMillis = Int64(retentionDays) * 86_400_000
+        if startWriter {
+            let thread = Thread { [self] in self.run() }
+            thread.name = "audit-writer"
+            thread.start()
+        } else {
+            done.signal()
+        }
+    }
+
+    /// Rows written so far by this process.
+    public var writtenCount: Int { written.load(ordering: .relaxed) }
+
+    /// Entries waiting for the writer.
+    public var queueDepth: Int { state.withLock { $0.buffer.count } }
+
+    /// Queues an entry; `raw` is the unredacted body, redacted before it is stored.
+    public func append(_ entry: AuditEntry, raw: [UInt8]) {
+        let first = state.withLock { state -> Bool in
+            guard state.buffer.count < maxBuffered else {
+                state.dropped += 1
+                return false
+            }
+            state.buffer.append(Pending(entry: entry, raw: raw))
+            return state.buffer.count == 1
+        }
+        if first { wakeup.signal() }
+    }
+
+    /// Writes what is queued and stops the writer.
+    public func close() {
+        state.withLock { $0.stopped = true }
+        wakeup.signal()
+        done.wait()
+    }
+
+    private func run() {
+        var lastPrune: Int64 = 0
+        while true {
+            let (batch, stopped, dropped) = state.withLock { state -> ([Pending], Bool, Int) in
+                let taken = state.buffer
+                state.buffer.removeAll(keepingCapacity: true)
+                let dropped = state.dropped
+                state.dropped = 0
+                return (taken, state.stopped, dropped)
+            }
+            if batch.isEmpty && dropped == 0 {
+                if stopped { break }
+                _ = wakeup.wait(timeout: .now() + .milliseconds(500))
+                continue
+            }
+            write(batch, dropped: dropped)
+            let now = SystemClock().nowMillis()
+            if retentionMillis > 0, now - lastPrune > 3_600_000 {
+                lastPrune = now
+                try? pool.write { db in try db.execute(sql: "DELETE FROM audit WHERE time < ?", arguments: [now - retentionMillis]) }
+            }
+            // Let a burst gather into the next batch instead of one transaction per frame.
+            if !stopped { usleep(20_000) }
+        }
+        done.signal()
+    }
+
+    private func write(_ batch: [Pending], dropped: Int) {
+        var entries = batch.map { pending -> AuditEntry in
+            var entry = pending.entry
+            let cut = pending.raw.count > maxBodyBytes ? Array(pending.raw.prefix(maxBodyBytes)) : pending.raw
+            entry.body = Redactor.redact(cut) + (pending.raw.count > maxBodyBytes ? "…(\(pending.raw.count) bytes)" : "")
+            return entry
+        }
+        if dropped > 0 {
+            entries.append(
+                AuditEntry(
+                    timeMillis: SystemClock().nowMillis(), connectionID: 0, protocolName: "audit", direction: "-", kind: "note",
+                    deviceID: nil, userID: nil, opcode: "dropped", size: dropped, body: "\(dropped) entries dropped: audit queue full"))
+        }
+        do {
+            try pool.write { db in
+                let statement = try db.cachedStatement(
+                    sql: """
+                        INSERT INTO audit (time, connection, protocol, direction, kind, device_id, user_id, opcode, size, body)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """)
+                for e in entries {
+                    try statement.execute(arguments: [
+                        e.timeMillis, Int64(e.connectionID), e.protocolName, e.direction, e.kind, e.deviceID, e.userID, e.opcode, e.size, e.body,
+                    ])
+                }
+            }
+            written.add(entries.count, ordering: .relaxed)
+        } catch {
+            FileHandle.standardError.write(Data("clawrelay: audit write failed: \(error)\n".utf8))
+        }
+    }
+}
+
+/// Reading the audit table, for `clawrelay audit`.
+public enum AuditQueries {
+    public static func fetch(
+        _ log: AuditLog, since: Int64?, deviceID: String?, protocolName: String?, afterID: Int64, limit: Int
+    ) throws -> [AuditEntry] {
+        var clauses = ["id > ?"]
+        var arguments: StatementArguments = [afterID]
+        if let since {
+            clauses.append("time >= ?")
+            _ = arguments.append(contentsOf: [since])
+        }
+        if let deviceID {
+            clauses.append("device_id = ?")
+            _ = arguments.append(contentsOf: [deviceID])
+        }
+        if let protocolName {
+            clauses.append("protocol = ?")
+            _ = arguments.append(contentsOf: [protocolName])
+        }
+        _ = arguments.append(contentsOf: [limit])
+        let sql = "SELECT * FROM audit WHERE \(clauses.joined(separator: " AND ")) ORDER BY id LIMIT ?"
+        return try log.pool.read { db in
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+                var entry = AuditEntry(
+                    timeMillis: row["time"], connectionID: UInt64(row["connection"] as Int64), protocolName: row["protocol"],
+                    direction: row["direction"], kind: row["kind"], deviceID: row["device_id"], userID: row["user_id"],
+                    opcode: row["opcode"], size: row["size"], body: row["body"])
+                entry.id = row["id"]
+                return entry
+            }
+        }
+    }
+}

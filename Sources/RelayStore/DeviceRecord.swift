@@ -1,0 +1,105 @@
+import GRDB
+
+/// A paired device as stored.
+public struct DeviceRecord: Sendable, Equatable {
+    public enum Status: String, Sendable {
+        case approved
+        case revoked
+        /// On the denylist: pairing answers `pair_rejected`.
+        case denied
+    }
+
+    public var id: String
+    public var userID: String
+    public var protocolName: String
+    public var claimedName: String?
+    public var deviceInfoJSON: String?
+    public var isAdmin: Bool
+    public var status: Status
+    public var tokenHash: String?
+    public var tokenDelivered: Bool
+    public var createdAt: Int64
+    public var lastSeenAt: Int64?
+
+    public init(
+        id: String, userID: String, protocolName: String = "clawline", claimedName: String?, deviceInfoJSON: String?, isAdmin: Bool,
+        status: Status, tokenHash: String?, tokenDelivered: Bool, createdAt: Int64, lastSeenAt: Int64?
+    ) {
+        self.id = id
+        self.userID = userID
+        self.protocolName = protocolName
+        self.claimedName = claimedName
+        self.deviceInfoJSON = deviceInfoJSON
+        self.isAdmin = isAdmin
+        self.status = status
+        self.tokenHash = tokenHash
+        self.tokenDelivered = tokenDelivered
+        self.createdAt = createdAt
+        self.lastSeenAt = lastSeenAt
+    }
+
+    init(row: Row) {
+        id = row["id"]
+        userID = row["user_id"]
+        protocolName = row["protocol"]
+        claimedName = row["claimed_name"]
+        deviceInfoJSON = row["device_info"]
+        isAdmin = row["is_admin"]
+        status = Status(rawValue: row["status"]) ?? .revoked
+        tokenHash = row["token_hash"]
+        tokenDelivered = row["token_delivered"]
+        createdAt = row["created_at"]
+        lastSeenAt = row["last_seen_at"]
+    }
+}
+
+/// Device and user queries; each runs inside the caller's transaction.
+public enum DeviceQueries {
+    public static func fetch(_ db: Database, id: String) throws -> DeviceRecord? {
+        try Row.fetchOne(db, sql: "SELECT * FROM devices WHERE id = ?", arguments: [id]).map(DeviceRecord.init(row:))
+    }
+
+    public static func all(_ db: Database) throws -> [DeviceRecord] {
+        try Row.fetchAll(db, sql: "SELECT * FROM devices ORDER BY created_at, id").map(DeviceRecord.init(row:))
+    }
+
+    public static func hasAdmin(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM devices WHERE is_admin = 1 AND status = 'approved')") ?? false
+    }
+
+    public static func insert(_ db: Database, _ device: DeviceRecord) throws {
+        try db.execute(
+            sql: "INSERT OR IGNORE INTO users (id, created_at) VALUES (?, ?)", arguments: [device.userID, device.createdAt])
+        try db.execute(
+            sql: """
+                INSERT INTO devices (id, user_id, protocol, claimed_name, device_info, is_admin, status, token_hash,
+                                     token_delivered, created_at, last_seen_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET user_id = excluded.user_id, claimed_name = excluded.claimed_name,
+                    device_info = excluded.device_info, is_admin = excluded.is_admin, status = excluded.status,
+                    token_hash = excluded.token_hash, token_delivered = excluded.token_delivered,
+                    created_at = excluded.created_at, last_seen_at = excluded.last_seen_at
+                """,
+            arguments: [
+                device.id, device.userID, device.protocolName, device.claimedName, device.deviceInfoJSON, device.isAdmin,
+                device.status.rawValue, device.tokenHash, device.tokenDelivered, device.createdAt, device.lastSeenAt,
+            ])
+    }
+
+    public static func setTokenHash(_ db: Database, id: String, hash: String) throws {
+        try db.execute(sql: "UPDATE devices SET token_hash = ?, token_delivered = 0 WHERE id = ?", arguments: [hash, id])
+    }
+
+    public static func markTokenDelivered(_ db: Database, id: String) throws {
+        try db.execute(sql: "UPDATE devices SET token_delivered = 1 WHERE id = ?", arguments: [id])
+    }
+
+    public static func touch(_ db: Database, id: String, at millis: Int64) throws {
+        try db.execute(sql: "UPDATE devices SET last_seen_at = ? WHERE id = ?", arguments: [millis, id])
+    }
+
+    public static func setStatus(_ db: Database, id: String, _ status: DeviceRecord.Status) throws -> Bool {
+        try db.execute(sql: "UPDATE devices SET status = ? WHERE id = ?", arguments: [status.rawValue, id])
+        return db.changesCount > 0
+    }
+}

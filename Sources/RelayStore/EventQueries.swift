@@ -1,0 +1,63 @@
+import GRDB
+import RelayCore
+
+/// What a device gets on reconnect.
+public struct ReplayWindow: Sendable, Equatable {
+    public var events: [ChatEvent]
+    public var truncated: Bool
+    /// The cursor was absent or unknown, so the window is the tail of the whole history.
+    public var historyReset: Bool
+    /// The highest seq in the user's history when the window was read.
+    public var highWater: Int64
+}
+
+/// The per-user event log.
+public enum EventQueries {
+    public static func append(
+        _ db: Database, userID: String, conversationID: String, role: ChatRole, content: String, deviceID: String?,
+        attachmentsJSON: String?, at millis: Int64, id: String = Identifiers.newEventID()
+    ) throws -> ChatEvent {
+        let seq = (try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM events WHERE user_id = ?", arguments: [userID]) ?? 0) + 1
+        try db.execute(
+            sql: """
+                INSERT INTO events (user_id, seq, id, conversation, role, content, device_id, attachments, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [userID, seq, id, conversationID, role.rawValue, content, deviceID, attachmentsJSON, millis])
+        return ChatEvent(
+            id: id, seq: seq, userID: userID, conversationID: conversationID, role: role, content: content, timestampMillis: millis,
+            deviceID: deviceID, attachmentsJSON: attachmentsJSON)
+    }
+
+    public static func fetch(_ db: Database, id: String) throws -> ChatEvent? {
+        try Row.fetchOne(db, sql: "SELECT * FROM events WHERE id = ?", arguments: [id]).map(event(from:))
+    }
+
+    /// The events after `cursor` (an event id), oldest first, at most `limit` (the newest ones).
+    public static func replay(_ db: Database, userID: String, after cursor: String?, limit: Int) throws -> ReplayWindow {
+        let highWater = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM events WHERE user_id = ?", arguments: [userID]) ?? 0
+        var afterSeq: Int64 = 0
+        var historyReset = true
+        if let cursor,
+            let seq = try Int64.fetchOne(db, sql: "SELECT seq FROM events WHERE id = ? AND user_id = ?", arguments: [cursor, userID])
+        {
+            afterSeq = seq
+            historyReset = false
+        }
+        let available = highWater - afterSeq
+        let rows = try Row.fetchAll(
+            db,
+            sql: "SELECT * FROM events WHERE user_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?",
+            arguments: [userID, afterSeq, limit])
+        return ReplayWindow(
+            events: rows.reversed().map(event(from:)), truncated: available > Int64(limit), historyReset: historyReset,
+            highWater: highWater)
+    }
+
+    static func event(from row: Row) -> ChatEvent {
+        ChatEvent(
+            id: row["id"], seq: row["seq"], userID: row["user_id"], conversationID: row["conversation"],
+            role: ChatRole(rawValue: row["role"]) ?? .assistant, content: row["content"], timestampMillis: row["created_at"],
+            deviceID: row["device_id"], attachmentsJSON: row["attachments"])
+    }
+}

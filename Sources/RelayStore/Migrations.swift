@@ -1,0 +1,103 @@
+import GRDB
+
+/// The relay database's schema, one migration per version; never edit a shipped one.
+enum Migrations {
+    static func relay() -> DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE users (id TEXT PRIMARY KEY, created_at INTEGER NOT NULL);
+                    CREATE TABLE devices (
+                        id TEXT PRIMARY KEY,
+                        user_id TEXT NOT NULL,
+                        protocol TEXT NOT NULL DEFAULT 'clawline',
+                        claimed_name TEXT,
+                        device_info TEXT,
+                        is_admin INTEGER NOT NULL DEFAULT 0,
+                        status TEXT NOT NULL,
+                        token_hash TEXT,
+                        token_delivered INTEGER NOT NULL DEFAULT 0,
+                        created_at INTEGER NOT NULL,
+                        last_seen_at INTEGER
+                    );
+                    CREATE INDEX devices_user ON devices(user_id);
+                    CREATE TABLE events (
+                        user_id TEXT NOT NULL,
+                        seq INTEGER NOT NULL,
+                        id TEXT NOT NULL UNIQUE,
+                        conversation TEXT NOT NULL,
+                        role TEXT NOT NULL,
+                        content TEXT NOT NULL,
+                        device_id TEXT,
+                        attachments TEXT,
+                        created_at INTEGER NOT NULL,
+                        PRIMARY KEY (user_id, seq)
+                    );
+                    CREATE TABLE messages (
+                        device_id TEXT NOT NULL,
+                        client_id TEXT NOT NULL,
+                        user_id TEXT NOT NULL,
+                        content_hash TEXT NOT NULL,
+                        attachments_hash TEXT NOT NULL,
+                        streaming INTEGER NOT NULL,
+                        ack_sent INTEGER NOT NULL DEFAULT 0,
+                        user_event_id TEXT,
+                        assistant_event_id TEXT,
+                        created_at INTEGER NOT NULL,
+                        PRIMARY KEY (device_id, client_id)
+                    );
+                    CREATE TABLE assets (
+                        id TEXT PRIMARY KEY,
+                        user_id TEXT NOT NULL,
+                        mime_type TEXT NOT NULL,
+                        size INTEGER NOT NULL,
+                        path TEXT NOT NULL,
+                        created_at INTEGER NOT NULL
+                    );
+                    CREATE TABLE operator_commands (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        action TEXT NOT NULL,
+                        device_id TEXT NOT NULL,
+                        user_id TEXT,
+                        created_at INTEGER NOT NULL,
+                        done_at INTEGER,
+                        result TEXT
+                    );
+                    CREATE TABLE pending_pairings (
+                        device_id TEXT PRIMARY KEY,
+                        claimed_name TEXT,
+                        device_info TEXT,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL
+                    );
+                    """)
+        }
+        return migrator
+    }
+
+    static func audit() -> DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE audit (
+                        id INTEGER PRIMARY KEY,
+                        time INTEGER NOT NULL,
+                        connection INTEGER NOT NULL,
+                        protocol TEXT NOT NULL,
+                        direction TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        device_id TEXT,
+                        user_id TEXT,
+                        opcode TEXT NOT NULL,
+                        size INTEGER NOT NULL,
+                        body TEXT NOT NULL
+                    );
+                    CREATE INDEX audit_time ON audit(time);
+                    CREATE INDEX audit_device ON audit(device_id, time);
+                    """)
+        }
+        return migrator
+    }
+}

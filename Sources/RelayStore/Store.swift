@@ -1,0 +1,56 @@
+import Foundation
+import GRDB
+import RelayCore
+
+/// The relay's durable state in SQLite (WAL) under the data directory.
+///
+/// The relay reaches it through `perform`, whose work runs on the writer thread and whose
+/// completion runs on the loop after commit. The CLI uses `read`/`write` directly; SQLite's
+/// locking keeps both processes consistent.
+public final class Store: Sendable {
+    public let path: String
+    let pool: DatabasePool
+    private let worker: StoreWorker?
+    private let executor: (any LoopExecutor)?
+
+    /// Opens the store for the relay: completions are delivered on `executor`.
+    public init(dataDirectory: String, executor: (any LoopExecutor)?) throws {
+        path = (dataDirectory as NSString).appendingPathComponent("relay.sqlite")
+        let pool = try DatabaseOpener.open(path: path, migrator: Migrations.relay())
+        self.pool = pool
+        self.executor = executor
+        worker = executor.map { StoreWorker(pool: pool, executor: $0) }
+    }
+
+    /// Runs `work` in the writer's next batch; `completion` runs on the loop once committed.
+    public func perform<R: Sendable>(
+        _ work: @escaping @Sendable (Database) throws -> R, completion: @escaping (Result<R, any Error>) -> Void
+    ) {
+        guard let worker, let executor else { preconditionFailure("Store opened without an executor") }
+        let bound = LoopBound(completion, loop: executor)
+        worker.submit { db in
+            var result: Result<R, any Error>
+            do {
+                var value: R?
+                try db.inSavepoint {
+                    value = try work(db)
+                    return .commit
+                }
+                result = .success(value!)
+            } catch {
+                result = .failure(error)
+            }
+            let outcome = result
+            return { committed in bound.value(committed ? outcome : .failure(StoreError("the database did not commit"))) }
+        }
+    }
+
+    /// Synchronous read, for the CLI and start-up.
+    public func read<R>(_ work: (Database) throws -> R) throws -> R { try pool.read(work) }
+
+    /// Synchronous write transaction, for the CLI and start-up.
+    public func write<R>(_ work: (Database) throws -> R) throws -> R { try pool.write(work) }
+
+    /// Waits for queued work to commit and stops the writer.
+    public func close() { worker?.stop() }
+}

@@ -1,0 +1,78 @@
+/// One listening socket (an lws vhost) and the handler that owns its traffic.
+public struct ListenerConfig: Sendable {
+    public var name: String
+    public var host: String
+    public var port: Int
+    /// PEM certificate and key; both set turns TLS on.
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
+    /// Paths on which a WebSocket upgrade is accepted; others are refused.
+    public var webSocketPaths: Set<String>
+    /// Largest reassembled WebSocket message; bigger ones close the socket with 1009.
+    public var maxMessageBytes: Int
+    /// Server ping period; zero turns pings off.
+    public var pingIntervalMillis: Int
+    /// A socket that has not answered a ping for this long is closed.
+    public var pongTimeoutMillis: Int
+
+    public init(
+        name: String, host: String, port: Int, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil,
+        webSocketPaths: Set<String> = [], maxMessageBytes: Int = 1 << 20, pingIntervalMillis: Int = 30_000,
+        pongTimeoutMillis: Int = 90_000
+    ) {
+        self.name = name
+        self.host = host
+        self.port = port
+        self.tlsCertificatePath = tlsCertificatePath
+        self.tlsKeyPath = tlsKeyPath
+        self.webSocketPaths = webSocketPaths
+        self.maxMessageBytes = maxMessageBytes
+        self.pingIntervalMillis = pingIntervalMillis
+        self.pongTimeoutMillis = pongTimeoutMillis
+    }
+}
+
+/// What a protocol bridge implements to receive a listener's traffic.
+///
+/// - Important: every method is called on the service thread.
+public protocol ListenerHandler: AnyObject {
+    func handleHTTP(_ exchange: HTTPExchange)
+    func webSocketOpened(_ connection: WebSocketConnection)
+    func webSocket(_ connection: WebSocketConnection, received message: WebSocketMessage)
+    func webSocketClosed(_ connection: WebSocketConnection)
+}
+
+public enum WebSocketMessage: Sendable {
+    case text(String)
+    case binary([UInt8])
+}
+
+/// Where a frame was going, for the audit log.
+public enum FrameDirection: String, Sendable {
+    case inbound = "in"
+    case outbound = "out"
+}
+
+/// One frame or HTTP message seen at the transport edge.
+public struct FrameRecord: Sendable {
+    public enum Kind: String, Sendable { case webSocket = "ws", http }
+    public var timeMillis: Int64
+    public var connectionID: UInt64
+    public var listener: String
+    public var direction: FrameDirection
+    public var kind: Kind
+    /// WebSocket opcode name (`text`, `binary`, `close`, `ping`) or the HTTP method / status line.
+    public var opcode: String
+    public var size: Int
+    /// The payload, possibly cut; the audit writer redacts it.
+    public var body: [UInt8]
+    public var deviceID: String?
+    public var userID: String?
+}
+
+/// Receives every frame the transport reads or writes.
+///
+/// - Important: called on the service thread; must not block.
+public protocol FrameObserver: AnyObject {
+    func observe(_ record: FrameRecord)
+}

@@ -1,0 +1,182 @@
+import CLibWebSockets
+import Foundation
+
+/// The one lws protocol callback; routes each reason to the loop that owns the context.
+func relayServiceCallback(
+    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+    _ input: UnsafeMutableRawPointer?, _ length: Int
+) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else { return 0 }
+    let loop = Unmanaged<ServiceLoop>.fromOpaque(raw).takeUnretainedValue()
+    return loop.handle(wsi: wsi, reason: reason, input: input, length: length)
+}
+
+extension ServiceLoop {
+    func handle(wsi: OpaquePointer, reason: lws_callback_reasons, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
+        switch reason {
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            drainMailbox()
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+            return isStopping ? 1 : 0
+        case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+            guard let entry = listenerEntry(for: wsi) else { return 1 }
+            return entry.config.webSocketPaths.contains(header(wsi, WSI_TOKEN_GET_URI) ?? "") ? 0 : 1
+        case LWS_CALLBACK_ESTABLISHED:
+            return webSocketEstablished(wsi)
+        case LWS_CALLBACK_RECEIVE:
+            return webSocketReceive(wsi, input: input, length: length)
+        case LWS_CALLBACK_RECEIVE_PONG:
+            webSockets[wsi]?.lastPongMicros = monotonicMicros()
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            if let input, length >= 2, let connection = webSockets[wsi] {
+                let bytes = input.assumingMemoryBound(to: UInt8.self)
+                connection.peerCloseCode = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
+            }
+        case LWS_CALLBACK_SERVER_WRITEABLE:
+            return webSocketWritable(wsi)
+        case LWS_CALLBACK_CLOSED:
+            webSocketClosed(wsi)
+        case LWS_CALLBACK_HTTP:
+            return httpRequest(wsi, uri: input, length: length)
+        case LWS_CALLBACK_HTTP_BODY:
+            if let input, let exchange = exchanges[wsi] {
+                exchange.appendBody(UnsafeRawBufferPointer(start: input, count: length))
+            }
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            exchanges[wsi]?.completeBody()
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            return httpWritable(wsi)
+        case LWS_CALLBACK_HTTP_FILE_COMPLETION:
+            return finishExchange(wsi)
+        case LWS_CALLBACK_CLOSED_HTTP:
+            if let exchange = exchanges.removeValue(forKey: wsi) { exchange.isClosed = true }
+        case LWS_CALLBACK_WSI_DESTROY:
+            if let exchange = exchanges.removeValue(forKey: wsi) { exchange.isClosed = true }
+            if webSockets[wsi] != nil { webSocketClosed(wsi) }
+            connectionIDs.removeValue(forKey: wsi)
+        default:
+            break
+        }
+        return 0
+    }
+
+    func listenerEntry(for wsi: OpaquePointer) -> ListenerEntry? {
+        guard let vhost = lws_get_vhost(wsi), let name = lws_get_vhost_name(vhost) else { return nil }
+        return listeners[String(cString: name)]
+    }
+
+    func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+        let length = Int(lws_hdr_total_length(wsi, token))
+        guard length > 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        let copied = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token)
+        guard copied >= 0 else { return nil }
+        return String(cString: buffer)
+    }
+
+    func peerAddress(_ wsi: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 128)
+        guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "" }
+        return String(cString: buffer)
+    }
+
+    private func observe(
+        _ connectionID: UInt64, _ listener: String, _ direction: FrameDirection, _ kind: FrameRecord.Kind, _ opcode: String,
+        _ body: [UInt8], size: Int? = nil, device: String? = nil, user: String? = nil
+    ) {
+        guard let frameObserver else { return }
+        let millis = Int64(Date().timeIntervalSince1970 * 1000)
+        frameObserver.observe(
+            FrameRecord(
+                timeMillis: millis, connectionID: connectionID, listener: listener, direction: direction, kind: kind,
+                opcode: opcode, size: size ?? body.count, body: body, deviceID: device, userID: user))
+    }
+
+    // MARK: WebSocket
+
+    private func webSocketEstablished(_ wsi: OpaquePointer) -> Int32 {
+        guard let entry = listenerEntry(for: wsi) else { return -1 }
+        let id = newConnectionID(for: wsi)
+        let connection = WebSocketConnection(
+            id: id, wsi: wsi, listener: entry.config.name, path: header(wsi, WSI_TOKEN_GET_URI) ?? "/",
+            peerAddress: peerAddress(wsi), loop: self)
+        webSockets[wsi] = connection
+        observe(id, connection.listener, .inbound, .webSocket, "open", Array(connection.path.utf8))
+        entry.handler.webSocketOpened(connection)
+        return 0
+    }
+
+    private func webSocketReceive(_ wsi: OpaquePointer, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
+        guard let connection = webSockets[wsi], let entry = listeners[connection.listener] else { return -1 }
+        if connection.isClosing { return 0 }
+        if lws_is_first_fragment(wsi) != 0 {
+            connection.fragments.removeAll(keepingCapacity: true)
+            connection.fragmentsAreBinary = lws_frame_is_binary(wsi) != 0
+        }
+        if connection.fragments.count + length > entry.config.maxMessageBytes {
+            observe(connection.id, connection.listener, .inbound, .webSocket, "oversized", [], size: connection.fragments.count + length)
+            connection.fragments = []
+            connection.close(code: 1009, reason: "message too big")
+            return 0
+        }
+        if let input, length > 0 {
+            connection.fragments.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
+        }
+        guard lws_is_final_fragment(wsi) != 0, lws_remaining_packet_payload(wsi) == 0 else { return 0 }
+        let bytes = connection.fragments
+        connection.fragments = []
+        observe(
+            connection.id, connection.listener, .inbound, .webSocket, connection.fragmentsAreBinary ? "binary" : "text", bytes,
+            device: connection.deviceID, user: connection.userID)
+        let message: WebSocketMessage = connection.fragmentsAreBinary ? .binary(bytes) : .text(String(decoding: bytes, as: UTF8.self))
+        entry.handler.webSocket(connection, received: message)
+        return 0
+    }
+
+    private func webSocketWritable(_ wsi: OpaquePointer) -> Int32 {
+        guard let connection = webSockets[wsi], let frame = connection.popOutbound() else { return 0 }
+        let pre = relay_lws_pre()
+        switch frame {
+        case .text(let bytes), .binary(let bytes):
+            let isText: Bool
+            if case .text = frame { isText = true } else { isText = false }
+            ensureScratch(pre + bytes.count)
+            let base = scratch.baseAddress!
+            bytes.withUnsafeBytes { base.advanced(by: pre).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+            let written = lws_write(
+                wsi, base.advanced(by: pre).assumingMemoryBound(to: UInt8.self), bytes.count, isText ? LWS_WRITE_TEXT : LWS_WRITE_BINARY)
+            observe(
+                connection.id, connection.listener, .outbound, .webSocket, isText ? "text" : "binary", bytes,
+                device: connection.deviceID, user: connection.userID)
+            if written < bytes.count { return -1 }
+        case .ping:
+            let base = scratch.baseAddress!
+            if lws_write(wsi, base.advanced(by: pre).assumingMemoryBound(to: UInt8.self), 0, LWS_WRITE_PING) < 0 { return -1 }
+        case .close(let code, let reason):
+            var bytes = Array(reason.utf8)
+            observe(
+                connection.id, connection.listener, .outbound, .webSocket, "close", Array("\(code) \(reason)".utf8),
+                device: connection.deviceID, user: connection.userID)
+            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
+            return -1
+        }
+        if connection.hasOutbound { lws_callback_on_writable(wsi) }
+        return 0
+    }
+
+    func ensureScratch(_ size: Int) {
+        guard scratch.count < size else { return }
+        scratch.deallocate()
+        scratch = .allocate(byteCount: max(size, scratch.count * 2), alignment: 16)
+    }
+
+    private func webSocketClosed(_ wsi: OpaquePointer) {
+        guard let connection = webSockets.removeValue(forKey: wsi) else { return }
+        connection.isClosed = true
+        observe(
+            connection.id, connection.listener, .inbound, .webSocket, "closed",
+            Array("\(connection.peerCloseCode.map(String.init) ?? "-")".utf8), device: connection.deviceID, user: connection.userID)
+        listeners[connection.listener]?.handler.webSocketClosed(connection)
+        checkDrained()
+    }
+}

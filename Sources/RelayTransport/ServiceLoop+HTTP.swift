@@ -1,0 +1,111 @@
+import CLibWebSockets
+import Foundation
+
+extension ServiceLoop {
+    private static let methodTokens: [(lws_token_indexes, String)] = [
+        (WSI_TOKEN_GET_URI, "GET"), (WSI_TOKEN_POST_URI, "POST"), (WSI_TOKEN_OPTIONS_URI, "OPTIONS"),
+        (WSI_TOKEN_PUT_URI, "PUT"), (WSI_TOKEN_DELETE_URI, "DELETE"), (WSI_TOKEN_HEAD_URI, "HEAD"),
+        (WSI_TOKEN_PATCH_URI, "PATCH"),
+    ]
+
+    func httpRequest(_ wsi: OpaquePointer, uri: UnsafeMutableRawPointer?, length: Int) -> Int32 {
+        guard let entry = listenerEntry(for: wsi) else { return -1 }
+        var method = "GET"
+        var path = "/"
+        for (token, name) in Self.methodTokens where lws_hdr_total_length(wsi, token) > 0 {
+            method = name
+            path = header(wsi, token) ?? "/"
+            break
+        }
+        let lengthHeader = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let exchange = HTTPExchange(
+            connectionID: newConnectionID(for: wsi), wsi: wsi, listener: entry.config.name, method: method, path: path,
+            query: header(wsi, WSI_TOKEN_HTTP_URI_ARGS) ?? "", authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
+            contentType: header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE), contentLength: lengthHeader,
+            isWebSocketUpgradePath: entry.config.webSocketPaths.contains(path), loop: self)
+        exchanges[wsi] = exchange
+        if let frameObserver {
+            let line = "\(method) \(path)" + (exchange.authorization.map { "\nauthorization: \($0)" } ?? "")
+            frameObserver.observe(
+                FrameRecord(
+                    timeMillis: Int64(Date().timeIntervalSince1970 * 1000), connectionID: exchange.connectionID,
+                    listener: exchange.listener, direction: .inbound, kind: .http, opcode: method, size: lengthHeader ?? 0,
+                    body: Array(line.utf8), deviceID: nil, userID: nil))
+        }
+        entry.handler.handleHTTP(exchange)
+        return 0
+    }
+
+    func observeHTTPResponse(_ exchange: HTTPExchange, _ response: HTTPResponse) {
+        guard let frameObserver else { return }
+        let body: [UInt8]
+        let size: Int
+        switch response.body {
+        case .bytes(let bytes):
+            body = Array(bytes.prefix(4096))
+            size = bytes.count
+        case .file(let path):
+            body = Array("<file \((path as NSString).lastPathComponent)>".utf8)
+            size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        }
+        frameObserver.observe(
+            FrameRecord(
+                timeMillis: Int64(Date().timeIntervalSince1970 * 1000), connectionID: exchange.connectionID,
+                listener: exchange.listener, direction: .outbound, kind: .http, opcode: "\(response.status)", size: size,
+                body: body, deviceID: nil, userID: nil))
+    }
+
+    func httpWritable(_ wsi: OpaquePointer) -> Int32 {
+        guard let exchange = exchanges[wsi], let response = exchange.response else { return 0 }
+        let pre = relay_lws_pre()
+        if !exchange.headersWritten {
+            exchange.headersWritten = true
+            if case .file(let path) = response.body {
+                var extra = response.headers.map { "\($0.0): \($0.1)\r\n" }.joined()
+                if exchange.mustCloseAfterResponse { extra += "connection: close\r\n" }
+                let result = lws_serve_http_file(wsi, path, response.contentType, extra.isEmpty ? nil : extra, Int32(extra.utf8.count))
+                if result < 0 { return -1 }
+                return result > 0 ? finishExchange(wsi) : 0
+            }
+            guard case .bytes(let body) = response.body else { return -1 }
+            ensureScratch(pre + 4096 + response.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 8 })
+            let start = scratch.baseAddress!.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
+            var cursor: UnsafeMutablePointer<UInt8>? = start
+            let end = scratch.baseAddress!.advanced(by: scratch.count - 1).assumingMemoryBound(to: UInt8.self)
+            if lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType, lws_filepos_t(body.count), &cursor, end) != 0 {
+                return -1
+            }
+            var headers = response.headers
+            if exchange.mustCloseAfterResponse { headers.append(("connection", "close")) }
+            for (name, value) in headers {
+                let nameBytes = Array((name.lowercased() + ":").utf8) + [0]
+                let valueBytes = Array(value.utf8)
+                if lws_add_http_header_by_name(wsi, nameBytes, valueBytes, Int32(valueBytes.count), &cursor, end) != 0 { return -1 }
+            }
+            if lws_finalize_write_http_header(wsi, start, &cursor, end) != 0 { return -1 }
+            if body.isEmpty { return finishExchange(wsi) }
+            lws_callback_on_writable(wsi)
+            return 0
+        }
+        guard case .bytes(let body) = response.body else { return 0 }
+        let chunk = min(body.count - exchange.bodyOffset, 64 * 1024)
+        let isLast = exchange.bodyOffset + chunk >= body.count
+        ensureScratch(pre + chunk)
+        let base = scratch.baseAddress!.advanced(by: pre)
+        body.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!.advanced(by: exchange.bodyOffset), byteCount: chunk) }
+        if lws_write(wsi, base.assumingMemoryBound(to: UInt8.self), chunk, isLast ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < chunk {
+            return -1
+        }
+        exchange.bodyOffset += chunk
+        if isLast { return finishExchange(wsi) }
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    func finishExchange(_ wsi: OpaquePointer) -> Int32 {
+        guard let exchange = exchanges.removeValue(forKey: wsi) else { return relay_http_done(wsi) != 0 ? -1 : 0 }
+        exchange.isClosed = true
+        if exchange.mustCloseAfterResponse { return -1 }
+        return relay_http_done(wsi) != 0 ? -1 : 0
+    }
+}

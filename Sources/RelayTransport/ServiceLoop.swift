@@ -1,0 +1,268 @@
+import CLibWebSockets
+import RelayCore
+import Foundation
+import Logging
+import Synchronization
+
+public struct TransportError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public var description: String { message }
+}
+
+/// The libwebsockets context and its one service thread.
+///
+/// `@unchecked Sendable` holds because all mutable state below is touched only on the service
+/// thread; other threads reach it through `execute` (a locked mailbox + `lws_cancel_service`).
+public final class ServiceLoop: LoopExecutor, @unchecked Sendable {
+    struct ListenerEntry {
+        let config: ListenerConfig
+        let handler: ListenerHandler
+        var vhost: OpaquePointer?
+        var boundPort: Int = 0
+    }
+
+    let logger: Logger
+    private let mailbox = Mailbox()
+    private let threadID = Atomic<UInt>(0)
+    private let contextPointer = Atomic<UInt>(0)
+    private let started = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private var startError: String?
+
+    var listeners: [String: ListenerEntry] = [:]
+    private var listenerOrder: [String] = []
+    var webSockets: [OpaquePointer: WebSocketConnection] = [:]
+    var exchanges: [OpaquePointer: HTTPExchange] = [:]
+    var connectionIDs: [OpaquePointer: UInt64] = [:]
+    private var nextConnectionID: UInt64 = 1
+    private var timers = TimerQueue()
+    private var timerStorage: UnsafeMutablePointer<relay_timer_t>
+    private var protocolStorage: UnsafeMutablePointer<lws_protocols>
+    private var cStrings: [UnsafeMutablePointer<CChar>] = []
+    var isStopping = false
+    private var shouldExit = false
+    private var retained: Unmanaged<ServiceLoop>?
+    var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+
+    /// Every frame in and out goes here when set.
+    public var frameObserver: FrameObserver?
+
+    public init(logger: Logger) {
+        self.logger = logger
+        timerStorage = .allocate(capacity: 1)
+        timerStorage.initialize(to: relay_timer_t())
+        protocolStorage = .allocate(capacity: 2)
+        protocolStorage.initialize(repeating: lws_protocols(), count: 2)
+    }
+
+    deinit {
+        timerStorage.deallocate()
+        protocolStorage.deallocate()
+        for pointer in cStrings { free(pointer) }
+        scratch.deallocate()
+    }
+
+    /// Registers a listener; call before `start`.
+    public func addListener(_ config: ListenerConfig, handler: ListenerHandler) {
+        listeners[config.name] = ListenerEntry(config: config, handler: handler)
+        listenerOrder.append(config.name)
+    }
+
+    /// Creates the context and the vhosts on a new thread and returns the bound ports by listener name.
+    public func start() throws -> [String: Int] {
+        retained = Unmanaged.passRetained(self)
+        let thread = Thread { [self] in self.run() }
+        thread.name = "lws-service"
+        thread.stackSize = 4 << 20
+        thread.start()
+        started.wait()
+        if let startError {
+            finished.wait()
+            retained?.release()
+            retained = nil
+            throw TransportError(message: startError)
+        }
+        return listeners.mapValues { $0.boundPort }
+    }
+
+    public var isOnLoop: Bool { threadID.load(ordering: .acquiring) == UInt(bitPattern: Int(bitPattern: pthread_self())) }
+
+    public func execute(_ job: @escaping @Sendable () -> Void) {
+        if mailbox.post(job) { wake() }
+    }
+
+    private func wake() {
+        let raw = contextPointer.load(ordering: .acquiring)
+        if raw != 0, let context = OpaquePointer(bitPattern: raw) { lws_cancel_service(context) }
+    }
+
+    /// Runs `job` after `delay` on the loop. Loop thread only.
+    @discardableResult
+    public func schedule(afterMillis delay: Int, _ job: @escaping () -> Void) -> TimerID {
+        precondition(isOnLoop)
+        let deadline = monotonicMicros() + UInt64(max(0, delay)) * 1_000
+        let before = timers.earliest
+        let id = timers.add(deadline: deadline, job: job)
+        if before == nil || deadline < before! { armTimer() }
+        return id
+    }
+
+    public func cancel(_ timer: TimerID) {
+        precondition(isOnLoop)
+        timers.cancel(timer)
+    }
+
+    /// Closes every WebSocket with 1001 and stops the loop once they are gone or `graceMillis` passed.
+    /// Returns when the context is destroyed. Any thread but the loop's.
+    public func stop(graceMillis: Int = 2_000) {
+        execute { [self] in
+            self.beginStop(graceMillis: graceMillis)
+        }
+        finished.wait()
+        retained?.release()
+        retained = nil
+    }
+
+    private func beginStop(graceMillis: Int) {
+        guard !isStopping else { return }
+        isStopping = true
+        for connection in webSockets.values { connection.close(code: 1001, reason: "server shutting down") }
+        schedule(afterMillis: graceMillis) { [self] in self.requestExit() }
+        checkDrained()
+    }
+
+    func checkDrained() {
+        if isStopping, webSockets.isEmpty { requestExit() }
+    }
+
+    private func requestExit() {
+        shouldExit = true
+        wake()
+    }
+
+    // MARK: - The service thread
+
+    private func run() {
+        threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .releasing)
+        lws_set_log_level(Int32(LLL_ERR), nil)
+        guard let context = createContext() else {
+            started.signal()
+            finished.signal()
+            return
+        }
+        contextPointer.store(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(context))), ordering: .releasing)
+        started.signal()
+        while !shouldExit {
+            if lws_service(context, 0) < 0 { break }
+        }
+        contextPointer.store(0, ordering: .releasing)
+        relay_timer_cancel(context, timerStorage)
+        lws_context_destroy(context)
+        webSockets.removeAll()
+        exchanges.removeAll()
+        finished.signal()
+    }
+
+    private func cString(_ string: String) -> UnsafePointer<CChar> {
+        let pointer = strdup(string)!
+        cStrings.append(pointer)
+        return UnsafePointer(pointer)
+    }
+
+    private func createContext() -> OpaquePointer? {
+        protocolStorage[0].name = cString("clawrelay")
+        protocolStorage[0].callback = relayServiceCallback
+        protocolStorage[0].per_session_data_size = 0
+        protocolStorage[0].rx_buffer_size = 65_536
+        var info = lws_context_creation_info()
+        info.port = CONTEXT_PORT_NO_LISTEN
+        info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS) | UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.protocols = UnsafePointer(protocolStorage)
+        guard let context = lws_create_context(&info) else {
+            startError = "libwebsockets could not create its context"
+            return nil
+        }
+        timerStorage.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
+        for name in listenerOrder {
+            guard var entry = listeners[name] else { continue }
+            var vinfo = lws_context_creation_info()
+            vinfo.port = Int32(entry.config.port)
+            vinfo.iface = cString(entry.config.host)
+            vinfo.vhost_name = cString(entry.config.name)
+            vinfo.protocols = UnsafePointer(protocolStorage)
+            vinfo.alpn = cString("http/1.1")
+            vinfo.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
+            if entry.config.host.contains(":") { vinfo.options &= ~UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
+            if let cert = entry.config.tlsCertificatePath, let key = entry.config.tlsKeyPath {
+                vinfo.ssl_cert_filepath = cString(cert)
+                vinfo.ssl_private_key_filepath = cString(key)
+            }
+            guard let vhost = lws_create_vhost(context, &vinfo) else {
+                startError = "cannot listen on \(entry.config.host):\(entry.config.port) for [\(name)] (address in use or not available)"
+                lws_context_destroy(context)
+                return nil
+            }
+            entry.vhost = vhost
+            entry.boundPort = Int(lws_get_vhost_listen_port(vhost))
+            listeners[name] = entry
+            if entry.config.pingIntervalMillis > 0 { scheduleKeepalive(listener: name, every: entry.config.pingIntervalMillis) }
+        }
+        return context
+    }
+
+    // MARK: - Timers
+
+    private func armTimer() {
+        let raw = contextPointer.load(ordering: .acquiring)
+        guard let earliest = timers.earliest, raw != 0, let context = OpaquePointer(bitPattern: raw) else { return }
+        let now = monotonicMicros()
+        let delay = earliest > now ? earliest - now : 1
+        relay_timer_schedule(context, timerStorage, relayTimerFired, lws_usec_t(delay))
+    }
+
+    func timersFired() {
+        let due = timers.popDue(now: monotonicMicros())
+        for job in due { job() }
+        armTimer()
+    }
+
+    func drainMailbox() {
+        for job in mailbox.drain() { job() }
+        if timers.earliest != nil { armTimer() }
+    }
+
+    private func scheduleKeepalive(listener: String, every interval: Int) {
+        schedule(afterMillis: interval) { [self] in
+            self.sweepKeepalive(listener: listener)
+            self.scheduleKeepalive(listener: listener, every: interval)
+        }
+    }
+
+    private func sweepKeepalive(listener: String) {
+        guard let config = listeners[listener]?.config else { return }
+        let now = monotonicMicros()
+        let timeout = UInt64(config.pongTimeoutMillis) * 1_000
+        for connection in webSockets.values where connection.listener == listener && !connection.isClosing {
+            if now - connection.lastPongMicros >= timeout {
+                logger.info("closing socket without pong", metadata: ["conn": "\(connection.id)"])
+                connection.close(code: 1001, reason: "ping timeout")
+            } else {
+                connection.sendPing()
+            }
+        }
+    }
+
+    func newConnectionID(for wsi: OpaquePointer) -> UInt64 {
+        if let id = connectionIDs[wsi] { return id }
+        let id = nextConnectionID
+        nextConnectionID += 1
+        connectionIDs[wsi] = id
+        return id
+    }
+}
+
+private func relayTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+    guard let sul, let owner = relay_timer_owner(sul) else { return }
+    Unmanaged<ServiceLoop>.fromOpaque(owner).takeUnretainedValue().timersFired()
+}

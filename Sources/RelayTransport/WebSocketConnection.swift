@@ -1,0 +1,99 @@
+import CLibWebSockets
+
+/// A server-side WebSocket, owned by the service thread.
+///
+/// Bridges queue frames with `send` and end it with `close`; the loop writes one frame per
+/// writable callback, in order.
+public final class WebSocketConnection {
+    enum Outbound {
+        case text([UInt8])
+        case binary([UInt8])
+        case ping
+        case close(code: UInt16, reason: String)
+    }
+
+    public let id: UInt64
+    public let listener: String
+    public let path: String
+    public let peerAddress: String
+    /// Set by the bridge once it knows who is on the other end; copied into audit records.
+    public var deviceID: String?
+    public var userID: String?
+    /// Free slot for the bridge's per-socket state.
+    public var context: AnyObject?
+
+    let wsi: OpaquePointer
+    unowned let loop: ServiceLoop
+    var outbound: [Outbound] = []
+    var outboundHead = 0
+    public private(set) var bufferedBytes = 0
+    var fragments: [UInt8] = []
+    var fragmentsAreBinary = false
+    var lastPongMicros: UInt64
+    public private(set) var isClosing = false
+    public internal(set) var isClosed = false
+    /// The close code the peer sent, if it sent one.
+    public internal(set) var peerCloseCode: UInt16?
+
+    init(id: UInt64, wsi: OpaquePointer, listener: String, path: String, peerAddress: String, loop: ServiceLoop) {
+        self.id = id
+        self.wsi = wsi
+        self.listener = listener
+        self.path = path
+        self.peerAddress = peerAddress
+        self.loop = loop
+        self.lastPongMicros = monotonicMicros()
+    }
+
+    /// Queues a text frame.
+    public func send(text: String) {
+        enqueue(.text(Array(text.utf8)))
+    }
+
+    /// Queues a text frame from UTF-8 bytes.
+    public func send(utf8 bytes: [UInt8]) {
+        enqueue(.text(bytes))
+    }
+
+    public func send(binary bytes: [UInt8]) {
+        enqueue(.binary(bytes))
+    }
+
+    /// Sends a close frame after the frames already queued, then drops the socket.
+    public func close(code: UInt16, reason: String = "") {
+        guard !isClosing, !isClosed else { return }
+        isClosing = true
+        appendOutbound(.close(code: code, reason: String(reason.utf8.prefix(120)) ?? ""))
+    }
+
+    func sendPing() {
+        enqueue(.ping)
+    }
+
+    private func enqueue(_ frame: Outbound) {
+        guard !isClosing, !isClosed else { return }
+        appendOutbound(frame)
+    }
+
+    private func appendOutbound(_ frame: Outbound) {
+        if case .text(let b) = frame { bufferedBytes += b.count }
+        if case .binary(let b) = frame { bufferedBytes += b.count }
+        outbound.append(frame)
+        if outbound.count - outboundHead == 1 { lws_callback_on_writable(wsi) }
+    }
+
+    func popOutbound() -> Outbound? {
+        guard outboundHead < outbound.count else { return nil }
+        let frame = outbound[outboundHead]
+        outboundHead += 1
+        if outboundHead > 64, outboundHead * 2 > outbound.count {
+            outbound.removeFirst(outboundHead)
+            outboundHead = 0
+        }
+        if case .text(let b) = frame { bufferedBytes -= b.count }
+        if case .binary(let b) = frame { bufferedBytes -= b.count }
+        return frame
+    }
+
+    var hasOutbound: Bool { outboundHead < outbound.count }
+}

@@ -1,0 +1,146 @@
+"""HTTP on the Clawline port (/version, /ws without upgrade, /upload, /download) and the admin port."""
+
+import json
+import os
+import re
+import uuid
+
+from conftest import (
+    assert_http_error,
+    pair_and_approve,
+    pair_first_admin,
+    setup_admin,
+    upload,
+)
+
+ASSET_RE = re.compile(r"^a_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$", re.I)
+
+
+def test_version_needs_no_auth(relay):
+    resp = relay.http("GET", "/version")
+    assert resp.status == 200, resp
+    assert resp.json() == {"protocolVersion": 1}
+    assert resp.headers.get("content-type", "").startswith("application/json"), resp.headers
+
+
+def test_plain_get_on_ws_is_426(relay):
+    resp = relay.http("GET", "/ws")
+    assert resp.status == 426, (resp.status, resp.body)
+
+
+async def test_upload_then_download_round_trip(relay):
+    admin = await pair_first_admin(relay)
+    content = os.urandom(3000)
+    resp = upload(relay, admin.token, content, "image/jpeg")
+    assert resp.status == 200, (resp.status, resp.body)
+    body = resp.json()
+    assert ASSET_RE.match(body.get("assetId", "")), body
+    assert body.get("mimeType") == "image/jpeg", body
+    assert body.get("size") == len(content), body
+    assert resp.headers.get("content-type", "").startswith("application/json"), resp.headers
+
+    down = relay.http("GET", f"/download/{body['assetId']}", headers=admin.bearer)
+    assert down.status == 200, (down.status, down.body[:200])
+    assert down.body == content
+    assert down.headers.get("content-type", "").startswith("image/jpeg"), down.headers
+
+
+async def test_two_uploads_get_distinct_asset_ids(relay):
+    admin = await pair_first_admin(relay)
+    first = upload(relay, admin.token, b"one").json()["assetId"]
+    second = upload(relay, admin.token, b"one").json()["assetId"]
+    assert first != second
+
+
+async def test_upload_over_limit_is_413(relay_factory):
+    relay = relay_factory(clawline={"max_upload_bytes": 1024})
+    admin = await pair_first_admin(relay)
+    ok = upload(relay, admin.token, b"x" * 1024)
+    assert ok.status == 200, (ok.status, ok.body)
+    resp = upload(relay, admin.token, b"x" * 4096)
+    assert_http_error(resp, 413, "payload_too_large")
+
+
+async def test_upload_with_wrong_field_name_is_400(relay):
+    admin = await pair_first_admin(relay)
+    resp = upload(relay, admin.token, b"data", field="attachment")
+    assert_http_error(resp, 400, "invalid_message")
+
+
+async def test_upload_without_multipart_body_is_400(relay):
+    admin = await pair_first_admin(relay)
+    resp = relay.http("POST", "/upload", body=b"raw bytes",
+                      headers={"Content-Type": "application/octet-stream", **admin.bearer})
+    assert_http_error(resp, 400, "invalid_message")
+
+
+async def test_upload_auth_header_missing_or_malformed_is_401(relay):
+    admin = await pair_first_admin(relay)
+    assert_http_error(upload(relay, None, b"data"), 401, "auth_failed")
+    for header in ["", "Bearer", "Bearer ", "Bearer garbage", f"Basic {admin.token}", admin.token]:
+        resp = upload(relay, None, b"data", auth_header=header)
+        assert_http_error(resp, 401, "auth_failed")
+
+
+async def test_upload_with_tampered_token_is_401(relay):
+    admin = await pair_first_admin(relay)
+    head, payload, sig = admin.token.split(".")
+    bad_sig = ("A" if sig[0] != "A" else "B") + sig[1:]
+    resp = upload(relay, None, b"data", auth_header=f"Bearer {head}.{payload}.{bad_sig}")
+    assert_http_error(resp, 401, "auth_failed")
+
+
+async def test_upload_with_revoked_token_is_403(relay):
+    admin, admin_client = await setup_admin(relay)
+    other = await pair_and_approve(relay, admin_client)
+    await admin_client.close()
+    relay.cli("devices", "revoke", other.device_id)
+    resp = upload(relay, other.token, b"data")
+    assert_http_error(resp, 403, "token_revoked")
+
+
+async def test_download_requires_auth(relay):
+    admin = await pair_first_admin(relay)
+    asset = upload(relay, admin.token, b"secret").json()["assetId"]
+    assert_http_error(relay.http("GET", f"/download/{asset}"), 401, "auth_failed")
+    assert_http_error(relay.http("GET", f"/download/{asset}", headers={"Authorization": "Bearer nope"}), 401, "auth_failed")
+
+
+async def test_download_unknown_asset_is_404(relay):
+    admin = await pair_first_admin(relay)
+    resp = relay.http("GET", f"/download/a_{uuid.uuid4()}", headers=admin.bearer)
+    assert_http_error(resp, 404, "asset_not_found")
+
+
+async def test_download_of_another_users_asset_is_404_same_user_is_200(relay):
+    admin, admin_client = await setup_admin(relay)
+    stranger = await pair_and_approve(relay, admin_client, name="Stranger")  # new userId
+    sibling = await pair_and_approve(relay, admin_client, user_id=admin.user_id, name="Sibling")
+    await admin_client.close()
+    asset = upload(relay, admin.token, b"private bytes", "image/png").json()["assetId"]
+
+    assert_http_error(relay.http("GET", f"/download/{asset}", headers=stranger.bearer), 404, "asset_not_found")
+    ok = relay.http("GET", f"/download/{asset}", headers=sibling.bearer)
+    assert ok.status == 200 and ok.body == b"private bytes", (ok.status, ok.body[:100])
+
+
+def test_admin_healthz(relay):
+    resp = relay.http("GET", "/healthz", admin=True)
+    assert resp.status == 200, (resp.status, resp.body)
+
+
+async def test_admin_metrics_are_prometheus_text(relay):
+    admin = await pair_first_admin(relay)  # at least one connection and some frames
+    resp = relay.http("GET", "/metrics", admin=True)
+    assert resp.status == 200, (resp.status, resp.body)
+    text = resp.body.decode()
+    assert "clawrelay_connections" in text, text[:2000]
+    assert "clawrelay_frames_total" in text, text[:2000]
+    samples = [l for l in text.splitlines() if l.startswith("clawrelay_frames_total")]
+    assert samples, text[:2000]
+    assert any(float(l.rsplit(" ", 1)[-1]) > 0 for l in samples), samples
+
+
+def test_listeners_json_matches_ready_line(relay):
+    listeners = json.loads((relay.data_dir / "listeners.json").read_text())
+    assert listeners == {"clawline": f"127.0.0.1:{relay.port}", "admin": f"127.0.0.1:{relay.admin_port}"}
