@@ -15,7 +15,8 @@ public protocol LoopExecutor: Sendable {
 /// `@unchecked Sendable` holds because `value` is read only on the loop thread (checked in debug builds).
 public struct LoopBound<Value>: @unchecked Sendable {
     private let stored: Value
-    private let loop: any LoopExecutor
+    /// The loop the value belongs to.
+    public let loop: any LoopExecutor
 
     public init(_ value: Value, loop: any LoopExecutor) {
         self.stored = value

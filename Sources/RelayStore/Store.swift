@@ -2,6 +2,9 @@ import Foundation
 import GRDB
 import RelayCore
 
+/// A transaction handed to store work; queries take it as their first argument.
+public typealias StoreTransaction = Database
+
 /// The relay's durable state in SQLite (WAL) under the data directory.
 ///
 /// The relay reaches it through `perform`, whose work runs on the writer thread and whose
@@ -44,6 +47,9 @@ public final class Store: Sendable {
             return { committed in bound.value(committed ? outcome : .failure(StoreError("the database did not commit"))) }
         }
     }
+
+    /// Writer counters; zero when opened without an executor.
+    public var stats: StoreStats { worker?.stats ?? StoreStats() }
 
     /// Synchronous read, for the CLI and start-up.
     public func read<R>(_ work: (Database) throws -> R) throws -> R { try pool.read(work) }

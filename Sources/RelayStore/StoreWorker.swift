@@ -23,6 +23,7 @@ final class StoreWorker: Sendable {
     private let wakeup = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     private let maxBatch = 512
+    let stats = StoreStats()
 
     init(pool: DatabasePool, executor: any LoopExecutor) {
         self.pool = pool
@@ -70,6 +71,8 @@ final class StoreWorker: Sendable {
         var reports: [@Sendable (Bool) -> Void] = []
         reports.reserveCapacity(batch.count)
         var committed = true
+        let started = DispatchTime.now().uptimeNanoseconds
+        defer { stats.record(operations: batch.count, nanoseconds: DispatchTime.now().uptimeNanoseconds - started) }
         do {
             try pool.writeWithoutTransaction { db in
                 try db.inTransaction {
@@ -84,4 +87,24 @@ final class StoreWorker: Sendable {
         let outcome = committed
         executor.execute { for report in collected { report(outcome) } }
     }
+}
+
+/// Writer counters for `/metrics`.
+public final class StoreStats: Sendable {
+    private let batchCount = Atomic<Int>(0)
+    private let operationCount = Atomic<Int>(0)
+    private let busyMicros = Atomic<Int>(0)
+    private let lastBatchMicros = Atomic<Int>(0)
+
+    func record(operations: Int, nanoseconds: UInt64) {
+        batchCount.add(1, ordering: .relaxed)
+        operationCount.add(operations, ordering: .relaxed)
+        busyMicros.add(Int(nanoseconds / 1_000), ordering: .relaxed)
+        lastBatchMicros.store(Int(nanoseconds / 1_000), ordering: .relaxed)
+    }
+
+    public var batches: Int { batchCount.load(ordering: .relaxed) }
+    public var operations: Int { operationCount.load(ordering: .relaxed) }
+    public var busySeconds: Double { Double(busyMicros.load(ordering: .relaxed)) / 1e6 }
+    public var lastBatchSeconds: Double { Double(lastBatchMicros.load(ordering: .relaxed)) / 1e6 }
 }

@@ -136,10 +136,16 @@ extension ServiceLoop {
     private func webSocketWritable(_ wsi: OpaquePointer) -> Int32 {
         guard let connection = webSockets[wsi], let frame = connection.popOutbound() else { return 0 }
         let pre = relay_lws_pre()
+        ensureScratch(pre + 16)
+        let base = scratch.baseAddress!
         switch frame {
-        case .text(let bytes), .binary(let bytes):
-            let isText: Bool
-            if case .text = frame { isText = true } else { isText = false }
+        case .text(let bytes, _), .binary(let bytes):
+            var isText = false
+            var onWritten: (() -> Void)?
+            if case .text(_, let callback) = frame {
+                isText = true
+                onWritten = callback
+            }
             ensureScratch(pre + bytes.count)
             let base = scratch.baseAddress!
             bytes.withUnsafeBytes { base.advanced(by: pre).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
@@ -149,9 +155,12 @@ extension ServiceLoop {
                 connection.id, connection.listener, .outbound, .webSocket, isText ? "text" : "binary", bytes,
                 device: connection.deviceID, user: connection.userID)
             if written < bytes.count { return -1 }
+            onWritten?()
         case .ping:
-            let base = scratch.baseAddress!
-            if lws_write(wsi, base.advanced(by: pre).assumingMemoryBound(to: UInt8.self), 0, LWS_WRITE_PING) < 0 { return -1 }
+            // libwebsockets hides pongs with an empty payload from the callback, so the ping carries one.
+            let payload = base.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
+            for (index, byte) in "ping".utf8.enumerated() { payload[index] = byte }
+            if lws_write(wsi, payload, 4, LWS_WRITE_PING) < 0 { return -1 }
         case .close(let code, let reason):
             var bytes = Array(reason.utf8)
             observe(

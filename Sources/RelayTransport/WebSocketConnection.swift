@@ -6,7 +6,7 @@ import CLibWebSockets
 /// writable callback, in order.
 public final class WebSocketConnection {
     enum Outbound {
-        case text([UInt8])
+        case text([UInt8], onWritten: (() -> Void)?)
         case binary([UInt8])
         case ping
         case close(code: UInt16, reason: String)
@@ -47,12 +47,17 @@ public final class WebSocketConnection {
 
     /// Queues a text frame.
     public func send(text: String) {
-        enqueue(.text(Array(text.utf8)))
+        enqueue(.text(Array(text.utf8), onWritten: nil))
+    }
+
+    /// Queues a text frame and calls `onWritten` once the socket took it (not if the socket closes first).
+    public func send(text: String, onWritten: @escaping () -> Void) {
+        enqueue(.text(Array(text.utf8), onWritten: onWritten))
     }
 
     /// Queues a text frame from UTF-8 bytes.
     public func send(utf8 bytes: [UInt8]) {
-        enqueue(.text(bytes))
+        enqueue(.text(bytes, onWritten: nil))
     }
 
     public func send(binary bytes: [UInt8]) {
@@ -76,7 +81,7 @@ public final class WebSocketConnection {
     }
 
     private func appendOutbound(_ frame: Outbound) {
-        if case .text(let b) = frame { bufferedBytes += b.count }
+        if case .text(let b, _) = frame { bufferedBytes += b.count }
         if case .binary(let b) = frame { bufferedBytes += b.count }
         outbound.append(frame)
         if outbound.count - outboundHead == 1 { lws_callback_on_writable(wsi) }
@@ -90,7 +95,7 @@ public final class WebSocketConnection {
             outbound.removeFirst(outboundHead)
             outboundHead = 0
         }
-        if case .text(let b) = frame { bufferedBytes -= b.count }
+        if case .text(let b, _) = frame { bufferedBytes -= b.count }
         if case .binary(let b) = frame { bufferedBytes -= b.count }
         return frame
     }

@@ -32,7 +32,9 @@ from websockets.exceptions import ConnectionClosed
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_BIN = REPO_ROOT / ".build" / "debug" / "clawrelay"
-READY_RE = re.compile(r"clawrelay ready clawline=(\S+):(\d+) admin=(\S+):(\d+)")
+READY_RE = re.compile(r"clawrelay ready( \w+=\S+:\d+)+")  # tolerant of listener order
+READY_EXACT_RE = re.compile(r"^clawrelay ready clawline=(\S+):(\d+) admin=(\S+):(\d+)$")  # the documented form
+LISTENER_RE = re.compile(r"(\w+)=(\S+):(\d+)")
 STARTUP_TIMEOUT = 20.0
 STOP_TIMEOUT = 15.0
 TEST_TIMEOUT = 90.0
@@ -207,9 +209,11 @@ class Relay:
                 f"relay did not print the ready line within {timeout}s (exit={rc})\n"
                 f"stdout: {lines}\nstderr: {self.stderr_text()[-4000:]}"
             )
-        match = next(READY_RE.search(l) for l in lines if READY_RE.search(l))
-        self.host, self.port = match.group(1), int(match.group(2))
-        self.admin_host, self.admin_port = match.group(3), int(match.group(4))
+        self.ready_line = next(l for l in lines if READY_RE.search(l))
+        listeners = {name: (host, int(port)) for name, host, port in LISTENER_RE.findall(self.ready_line)}
+        assert "clawline" in listeners and "admin" in listeners, f"ready line lacks a listener: {self.ready_line!r}"
+        self.host, self.port = listeners["clawline"]
+        self.admin_host, self.admin_port = listeners["admin"]
         self.expected_exit = 0
         return self
 
@@ -227,7 +231,9 @@ class Relay:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+                self.expected_exit = None
                 raise AssertionError(f"relay ignored SIGTERM for {timeout}s; killed")
+        self.expected_exit = None  # the caller asserts the exit code it got
         return self.proc.returncode
 
     def kill(self) -> int:
@@ -731,6 +737,7 @@ class RawWebSocket:
         self.close_code: int | None = None
         self.closed_at: float | None = None
         self.queue: asyncio.Queue = asyncio.Queue()
+        self.ping_event = asyncio.Event()
         self.task = asyncio.create_task(self._read_loop())
 
     @classmethod
@@ -789,6 +796,7 @@ class RawWebSocket:
                 opcode, fin, payload = await self._read_frame()
                 if opcode == self.OP_PING:
                     self.pings.append(time.monotonic())
+                    self.ping_event.set()
                     if self.answer_pings:
                         await self.send_frame(self.OP_PONG, payload)
                 elif opcode == self.OP_PONG:
@@ -814,6 +822,17 @@ class RawWebSocket:
             await self.queue.put(None)
             raise EOFError(f"closed (close code {self.close_code})")
         return item
+
+    async def wait_pings(self, count: int, timeout: float) -> None:
+        """Wait until `count` server pings have arrived."""
+        deadline = time.monotonic() + timeout
+        while len(self.pings) < count:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.closed_at is not None:
+                raise AssertionError(f"saw {len(self.pings)} of {count} pings (closed={self.closed_at is not None})")
+            self.ping_event.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.ping_event.wait(), left)
 
     async def wait_closed(self, timeout: float) -> float:
         """Wait until the server closes or drops the socket; returns the monotonic close time."""

@@ -1,7 +1,6 @@
 """Authentication: success fields, token validation, revocation, protocolVersion, limits, pre-auth frames."""
 
 import asyncio
-import base64
 import json
 import time
 
@@ -196,3 +195,13 @@ async def test_token_still_valid_after_restart(relay):
     relay.restart()
     client, result = await auth(relay, admin)
     assert result["userId"] == admin.user_id
+
+
+async def test_auth_result_reports_is_admin(relay):
+    admin, admin_client = await setup_admin(relay)
+    member = await pair_and_approve(relay, admin_client)
+    await admin_client.close()
+    _, admin_result = await auth(relay, admin)
+    _, member_result = await auth(relay, member)
+    assert admin_result.get("isAdmin") is True, admin_result
+    assert member_result.get("isAdmin") is False, member_result

@@ -47,7 +47,8 @@ async def test_first_device_becomes_admin_with_valid_token(relay):
     assert abs(claims["iat"] - time.time()) < 60, claims
     await client.close()
 
-    entry = await async_wait_for(lambda: relay.device(device_id), what="devices list entry")
+    entry = await async_wait_for(lambda: (relay.device(device_id) or {}).get("tokenDelivered") and relay.device(device_id),
+                                 what="devices list entry with tokenDelivered=true")
     assert entry["userId"] == result["userId"], entry
     assert entry["isAdmin"] is True, entry
     assert entry["status"] == "approved", entry
@@ -233,6 +234,7 @@ async def test_approval_while_requester_disconnected_issues_token_on_next_reques
 async def test_one_crash_reissue_then_repairing_is_refused(relay):
     device_id = new_device_id()
     admin = await pair_first_admin(relay, device_id)
+    await async_wait_for(lambda: (relay.device(device_id) or {}).get("tokenDelivered") is True, what="tokenDelivered=true")
     # tokenDelivered=true, lastSeenAt=null, created just now: one re-issue allowed
     client = await request_pairing(relay, device_id)
     result = await client.expect("pair_result")

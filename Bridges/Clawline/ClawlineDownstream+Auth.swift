@@ -1,0 +1,106 @@
+import Foundation
+import RelayCore
+import RelayStore
+
+/// What the store found for an `auth` whose token verified.
+enum AuthVerdict: Sendable {
+    case accepted(DeviceRecord, ReplayWindow)
+    case unknownDevice
+    case revoked
+    case supersededToken
+}
+
+extension ClawlineDownstream {
+    func handleAuth(token: String, deviceID: String, cursor: String?, on session: ClawlineSession) {
+        guard session.phase == .fresh else {
+            return session.fail(.invalidMessage, "this socket is already authenticated", close: false)
+        }
+        let now = clock.nowMillis()
+        guard authLimiter.allow(deviceID, now: now) else { return session.fail(.rateLimited, "too many auth attempts", close: true) }
+        if pairing.entry(deviceID) != nil { return refuseAuth(session, reason: "device_not_approved") }
+        guard case .success(let claims) = signer.verify(token, nowSeconds: now / 1000), claims.deviceId == deviceID,
+            Identifiers.isUUIDv4(claims.deviceId)
+        else { return refuseAuth(session, reason: "auth_failed") }
+
+        // Until the store answers, this socket is registered and buffers live events, so nothing
+        // published meanwhile is lost between the replay window and the live stream.
+        session.deviceID = deviceID
+        session.userID = claims.sub
+        session.phase = .replaying
+        bus.register(session, user: claims.sub)
+        let tokenHash = MessageRules.sha256Hex(token.utf8)
+        let limit = settings.maxReplayMessages
+        store.perform({ db -> AuthVerdict in
+            guard let device = try DeviceQueries.fetch(db, id: deviceID), device.userID == claims.sub else { return .unknownDevice }
+            guard device.status == .approved else { return .revoked }
+            if let stored = device.tokenHash, stored != tokenHash { return .supersededToken }
+            try DeviceQueries.touch(db, id: deviceID, at: now)
+            return .accepted(device, try EventQueries.replay(db, userID: device.userID, after: cursor, limit: limit))
+        }) { [self] result in
+            guard session.phase == .replaying else { return }
+            switch result {
+            case .success(.accepted(let device, let window)):
+                completeAuth(session, device: device, window: window)
+            case .success(.revoked):
+                bus.unregister(session, user: claims.sub)
+                refuseAuth(session, reason: "token_revoked")
+            case .success(.unknownDevice), .success(.supersededToken):
+                bus.unregister(session, user: claims.sub)
+                refuseAuth(session, reason: "auth_failed")
+            case .failure(let error):
+                bus.unregister(session, user: claims.sub)
+                logger.error("auth failed in the store", metadata: ["device": "\(deviceID)", "error": "\(error)"])
+                session.phase = .fresh
+                session.fail(.serverError, "could not read the device", close: true)
+            }
+        }
+    }
+
+    func refuseAuth(_ session: ClawlineSession, reason: String) {
+        session.phase = .fresh
+        session.userID = nil
+        session.send(ServerFrame.AuthResult(success: false, reason: reason))
+        session.close(code: 1008, reason: reason)
+    }
+
+    private func completeAuth(_ session: ClawlineSession, device: DeviceRecord, window: ReplayWindow) {
+        if let previous = activeSessions[device.id], previous !== session, previous.phase != .closed {
+            previous.fail(.sessionReplaced, "another connection authenticated as this device", close: true)
+            bus.unregister(previous, user: device.userID)
+            previous.phase = .closed
+        }
+        activeSessions[device.id] = session
+        session.isAdmin = device.isAdmin
+        session.connection.deviceID = device.id
+        session.connection.userID = device.userID
+        session.send(
+            ServerFrame.AuthResult(
+                success: true, userId: device.userID, sessionId: session.sessionID, isAdmin: device.isAdmin,
+                replayCount: window.events.count, replayTruncated: window.truncated, historyReset: window.historyReset))
+        for event in window.events { session.send(ServerFrame.message(event)) }
+        session.highWater = window.highWater
+        session.phase = .live
+        let buffered = session.buffered
+        session.buffered = []
+        for event in buffered { send(event, to: session) }
+        let lane = lane(for: device.id, userID: device.userID)
+        if let active = lane.active, !active.content.isEmpty {
+            send(.streaming(eventID: active.eventID, conversationID: active.conversationID, content: active.content, timestampMillis: active.startedAt), to: session)
+        }
+        if device.isAdmin {
+            for entry in pairing.ordered { sendApprovalRequest(entry, to: session) }
+        }
+        runNextTurn(on: lane)
+    }
+
+    /// Revokes or denylists a device now: its sockets close with `token_revoked`, its turns stop.
+    func cutOff(deviceID: String) {
+        for session in sessions.values where session.deviceID == deviceID && session.isAuthenticated {
+            session.fail(.tokenRevoked, "this device was revoked", close: true)
+            if let userID = session.userID { bus.unregister(session, user: userID) }
+            session.phase = .closed
+        }
+        activeSessions.removeValue(forKey: deviceID)
+        deviceWentAway(deviceID, revoked: true)
+    }
+}

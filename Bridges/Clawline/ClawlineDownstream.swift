@@ -1,0 +1,177 @@
+import Foundation
+import Logging
+import RelayCore
+import RelayStore
+import RelayTransport
+
+/// Terminates Clawline v1 clients on one listener and maps them onto the bus.
+///
+/// - Important: every method runs on the service thread.
+public final class ClawlineDownstream: ListenerHandler {
+    let settings: ClawlineSettings
+    let store: Store
+    let bus: Bus
+    let router: Router
+    let loop: ServiceLoop
+    let clock: any Clock
+    let signer: HS256Token
+    let assetsDirectory: String
+    let logger: Logger
+    let conversationID = "main"
+
+    var sessions: [UInt64: ClawlineSession] = [:]
+    /// The socket that authenticated last for each device: assistant output for that device goes there.
+    var activeSessions: [String: ClawlineSession] = [:]
+    var lanes: [String: DeviceLane] = [:]
+    var pairing: PairingBook
+    /// Devices an admin denied while they were away: their next `pair_request` learns it.
+    var deniedWhileAway: Set<String> = []
+    var pairLimiter: RateLimiter
+    var authLimiter: RateLimiter
+    var messageLimiter: RateLimiter
+    var typingLimiter: RateLimiter
+    var oversizeLimiter = RateLimiter(limit: 2, windowMillis: 60_000)
+    var typingTimers: [String: TimerID] = [:]
+    var lastOperatorCommand: Int64 = 0
+    public internal(set) var stats = ClawlineStats()
+
+    public init(
+        settings: ClawlineSettings, store: Store, bus: Bus, router: Router, loop: ServiceLoop, clock: any Clock, signingKey: [UInt8],
+        dataDirectory: String, logger: Logger
+    ) {
+        self.settings = settings
+        self.store = store
+        self.bus = bus
+        self.router = router
+        self.loop = loop
+        self.clock = clock
+        self.signer = HS256Token(secret: signingKey)
+        self.assetsDirectory = (dataDirectory as NSString).appendingPathComponent("assets")
+        self.logger = logger
+        pairing = PairingBook(ttlMillis: Int64(settings.pendingTTLSeconds) * 1000, capacity: settings.maxPendingRequests)
+        pairLimiter = RateLimiter(limit: settings.pairRequestsPerMinute, windowMillis: 60_000)
+        authLimiter = RateLimiter(limit: settings.authAttemptsPerMinute, windowMillis: 60_000)
+        messageLimiter = RateLimiter(limit: settings.messagesPerSecond, windowMillis: 1_000)
+        typingLimiter = RateLimiter(limit: settings.typingPerSecond, windowMillis: 1_000)
+        try? FileManager.default.createDirectory(atPath: assetsDirectory, withIntermediateDirectories: true)
+    }
+
+    /// The transport settings this bridge wants for its listener.
+    public static func listenerConfig(_ settings: ClawlineSettings) -> ListenerConfig {
+        ListenerConfig(
+            name: "clawline", host: settings.host, port: settings.port, tlsCertificatePath: settings.tlsCertificatePath,
+            tlsKeyPath: settings.tlsKeyPath, webSocketPaths: ["/ws"], maxMessageBytes: settings.maxFrameBytes,
+            pingIntervalMillis: settings.pingIntervalSeconds * 1000, pongTimeoutMillis: settings.pongTimeoutSeconds * 1000)
+    }
+
+    /// Starts the periodic work: operator commands from the CLI, limiter pruning.
+    public func start() {
+        lastOperatorCommand = (try? store.read { try OperatorQueries.lastID($0) }) ?? 0
+        scheduleOperatorPoll()
+        mirrorPending()
+    }
+
+    // MARK: ListenerHandler
+
+    public func webSocketOpened(_ connection: WebSocketConnection) {
+        let session = ClawlineSession(connection: connection)
+        session.downstream = self
+        sessions[connection.id] = session
+        stats.connections += 1
+    }
+
+    public func webSocket(_ connection: WebSocketConnection, received message: WebSocketMessage) {
+        guard let session = sessions[connection.id], session.phase != .closed, !connection.isClosing else { return }
+        guard case .text(let text) = message else {
+            session.fail(.invalidMessage, "binary frames are not part of the protocol", close: false)
+            return
+        }
+        switch ClientFrameDecoder.decode(text) {
+        case .failure(let rejection):
+            reject(rejection, on: session)
+        case .success(let frame):
+            handle(frame, on: session)
+        }
+    }
+
+    public func webSocketClosed(_ connection: WebSocketConnection) {
+        guard let session = sessions.removeValue(forKey: connection.id) else { return }
+        session.phase = .closed
+        stats.connections -= 1
+        if let pendingDevice = session.pairingDeviceID { pairing.detach(deviceID: pendingDevice, session: session) }
+        guard let userID = session.userID else { return }
+        bus.unregister(session, user: userID)
+        if activeSessions[session.deviceID] === session {
+            activeSessions.removeValue(forKey: session.deviceID)
+            deviceWentAway(session.deviceID)
+        }
+    }
+
+    func reject(_ rejection: FrameRejection, on session: ClawlineSession) {
+        switch rejection.action {
+        case .closeSilently:
+            session.close(code: 1002, reason: "malformed JSON")
+        case .error(let code, let close):
+            if code == .payloadTooLarge, !oversizeLimiter.allow(session.deviceID.isEmpty ? "conn\(session.connection.id)" : session.deviceID, now: clock.nowMillis()) {
+                session.fail(code, rejection.message + "; too many oversized messages", messageID: rejection.messageID, close: true)
+                return
+            }
+            session.fail(code, rejection.message, messageID: rejection.messageID, close: close)
+        }
+    }
+
+    private func handle(_ frame: ClientFrame, on session: ClawlineSession) {
+        switch frame {
+        case .pairRequest(let request):
+            handlePairRequest(request, on: session)
+        case .pairDecision(let deviceID, let approve, let userID):
+            handlePairDecision(deviceID: deviceID, approve: approve, userID: userID, on: session)
+        case .auth(let token, let deviceID, let cursor):
+            handleAuth(token: token, deviceID: deviceID, cursor: cursor, on: session)
+        case .message(let message):
+            guard session.isAuthenticated else { return session.fail(.authFailed, "authenticate first", close: true) }
+            handleMessage(message, on: session)
+        case .typing(let active):
+            guard session.isAuthenticated else { return session.fail(.authFailed, "authenticate first", close: true) }
+            handleTyping(active, on: session)
+        }
+    }
+
+    /// Sends a bus event to one socket in protocol form, holding it back while replay runs.
+    func deliver(_ event: BusEvent, to session: ClawlineSession) {
+        switch session.phase {
+        case .replaying:
+            session.buffered.append(event)
+        case .live:
+            send(event, to: session)
+        case .fresh, .closed:
+            break
+        }
+    }
+
+    func send(_ event: BusEvent, to session: ClawlineSession) {
+        switch event {
+        case .message(let chatEvent):
+            guard chatEvent.seq > session.highWater else { return }
+            session.send(ServerFrame.message(chatEvent))
+        case .streaming(let eventID, _, let content, let timestamp):
+            session.send(ServerFrame.Message(id: eventID, role: "assistant", content: content, timestamp: timestamp, streaming: true))
+        case .assistantTyping(_, let active):
+            session.send(ServerFrame.Typing(active: active))
+        }
+        stats.framesOut += 1
+    }
+}
+
+/// Counters for `/metrics`.
+public struct ClawlineStats: Sendable {
+    public init() {}
+    public var connections = 0
+    public var framesOut = 0
+    public var messagesAccepted = 0
+    public var turnsCompleted = 0
+    public var turnsFailed = 0
+    public var typingDevices = 0
+    public var pendingPairings = 0
+    public var queuedTurns = 0
+}

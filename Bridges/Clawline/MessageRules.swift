@@ -1,0 +1,89 @@
+import Crypto
+import Foundation
+import RelayCore
+
+/// The size and shape rules for a chat message's content and attachments.
+enum MessageRules {
+    static let maxContentBytes = 65_536
+    static let maxInlineBytes = 256 * 1024
+    static let maxMessageBytes = 320 * 1024
+    static let maxAttachments = 4
+    static let inlineMimeTypes: Set<String> = ["image/png", "image/jpeg", "image/gif", "image/webp", "image/heic"]
+
+    struct Validated: Equatable {
+        /// The attachments to store and echo, or nil when there are none.
+        var json: String?
+        /// Asset ids that must exist and belong to the user.
+        var assetIDs: [String]
+    }
+
+    static func sha256Hex(_ bytes: some Sequence<UInt8>) -> String {
+        SHA256.hash(data: Array(bytes)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Base64 that ignores whitespace and padding, as the test list requires.
+    static func decodeBase64(_ text: String) -> [UInt8]? {
+        var cleaned = text.filter { !$0.isWhitespace && $0 != "=" }
+        guard cleaned.utf8.count % 4 != 1 else { return nil }
+        while cleaned.utf8.count % 4 != 0 { cleaned += "=" }
+        return Data(base64Encoded: cleaned).map { Array($0) }
+    }
+
+    /// A hash over the attachments that is equal for equal decoded content, order-sensitive.
+    static func attachmentsHash(_ attachments: [JSONValue]) -> String {
+        let canonical = attachments.map { item -> String in
+            switch item["type"]?.stringValue {
+            case "image":
+                let data = item["data"]?.stringValue ?? ""
+                let digest = decodeBase64(data).map { sha256Hex($0) } ?? "raw:" + sha256Hex(data.utf8)
+                return "image|\(item["mimeType"]?.stringValue ?? "")|\(digest)"
+            case "asset": return "asset|\(item["assetId"]?.stringValue ?? "")"
+            case "url": return "url|\(item["url"]?.stringValue ?? "")"
+            default: return "other|\(item.encoded())"
+            }
+        }
+        return sha256Hex(canonical.joined(separator: "\n").utf8)
+    }
+
+    static func validate(clientID: String, content: String, attachments: [JSONValue]) -> Result<Validated, FrameRejection> {
+        func tooLarge(_ message: String) -> Result<Validated, FrameRejection> {
+            .failure(FrameRejection(action: .error(.payloadTooLarge, close: false), message: message, messageID: clientID))
+        }
+        func invalid(_ message: String) -> Result<Validated, FrameRejection> {
+            .failure(.invalid(message, messageID: clientID))
+        }
+        let contentBytes = content.utf8.count
+        if contentBytes > maxContentBytes { return tooLarge("content is larger than 64 KB") }
+        if attachments.count > maxAttachments { return tooLarge("at most \(maxAttachments) attachments") }
+        var inlineTotal = 0
+        var stored: [JSONValue] = []
+        var assetIDs: [String] = []
+        for item in attachments {
+            guard case .object(let fields) = item else { return invalid("each attachment must be an object") }
+            switch fields["type"]?.stringValue {
+            case "image":
+                guard let mime = fields["mimeType"]?.stringValue, !mime.isEmpty else { return invalid("image attachment needs mimeType") }
+                guard let data = fields["data"]?.stringValue, !data.isEmpty else { return invalid("image attachment needs data") }
+                guard inlineMimeTypes.contains(mime) else { return invalid("unsupported image mimeType \(mime.prefix(64))") }
+                guard let bytes = decodeBase64(data) else { return invalid("image data is not valid base64") }
+                if bytes.count > maxInlineBytes { return tooLarge("inline attachment is larger than 256 KB") }
+                inlineTotal += bytes.count
+                stored.append(.object(["type": .string("image"), "mimeType": .string(mime), "data": .string(data)]))
+            case "asset":
+                guard let assetID = fields["assetId"]?.stringValue, !assetID.isEmpty else { return invalid("asset attachment needs assetId") }
+                assetIDs.append(assetID)
+                stored.append(.object(["type": .string("asset"), "assetId": .string(assetID)]))
+            case "url":
+                guard let url = fields["url"]?.stringValue, !url.isEmpty else { return invalid("url attachment needs url") }
+                stored.append(.object(["type": .string("url"), "url": .string(url)]))
+            case nil:
+                return invalid("attachment needs a type")
+            case let other?:
+                return invalid("unknown attachment type \(other.prefix(32))")
+            }
+        }
+        if inlineTotal > maxInlineBytes { return tooLarge("inline attachments total more than 256 KB") }
+        if inlineTotal + contentBytes > maxMessageBytes { return tooLarge("message is larger than 320 KB") }
+        return .success(Validated(json: stored.isEmpty ? nil : JSONValue.array(stored).encoded(), assetIDs: assetIDs))
+    }
+}

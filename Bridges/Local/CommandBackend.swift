@@ -1,0 +1,42 @@
+import Foundation
+import RelayCore
+
+/// A built-in backend that runs a program per turn: the user's text on stdin, the answer on stdout.
+///
+/// Each turn gets its own thread, child process and process group. The child sees the relay's
+/// environment plus `environment`, plus `CLAWRELAY_USER_ID`, `CLAWRELAY_DEVICE_ID` and
+/// `CLAWRELAY_CONVERSATION_ID`. stderr is read and dropped.
+///
+/// - Important: Events arrive on the turn's thread. After `cancel()` returns at most the event
+///   already being delivered can still arrive.
+public final class CommandBackend: Backend {
+    public let name: String
+    private let command: [String]
+    private let timeout: Duration
+    private let environment: [String: String]
+
+    public init(name: String, command: [String], timeoutSeconds: Int, environment: [String: String] = [:]) {
+        self.name = name
+        self.command = command
+        self.timeout = .seconds(timeoutSeconds)
+        self.environment = ProcessInfo.processInfo.environment.merging(environment) { _, configured in configured }
+    }
+
+    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
+        var environment = environment
+        environment["CLAWRELAY_USER_ID"] = turn.userID
+        environment["CLAWRELAY_DEVICE_ID"] = turn.deviceID
+        environment["CLAWRELAY_CONVERSATION_ID"] = turn.conversationID
+        let runner = CommandTurn(
+            arguments: command,
+            environment: environment.map { "\($0.key)=\($0.value)" },
+            input: turn.text,
+            timeout: timeout,
+            events: events
+        )
+        let thread = Thread { runner.run() }
+        thread.name = "clawrelay.command.\(name)"
+        thread.start()
+        return TurnCancellation { runner.cancel() }
+    }
+}

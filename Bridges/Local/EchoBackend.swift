@@ -1,0 +1,90 @@
+import Dispatch
+import RelayCore
+import Synchronization
+
+/// A built-in backend that answers every turn with `echo: <text>`, streamed word by word.
+///
+/// - Important: Events are delivered on a private serial queue, never on the caller's thread.
+///   After `cancel()` returns at most the event already being delivered can still arrive.
+public final class EchoBackend: Backend {
+    public let name: String
+    private let delay: DispatchTimeInterval?
+    private let queue: DispatchQueue
+
+    /// Creates an echo backend that waits `delayMillis` before each progress step and the final answer.
+    public init(name: String, delayMillis: Int) {
+        self.name = name
+        self.delay = delayMillis > 0 ? .milliseconds(delayMillis) : nil
+        self.queue = DispatchQueue(label: "clawrelay.echo.\(name)")
+    }
+
+    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
+        let steps = Self.script(for: turn.text)
+        let cancelled = CancellationFlag()
+        if let delay {
+            queue.async { events(.typing(true)) }
+            scheduleStep(1, of: steps, after: delay, cancelled: cancelled, events: events)
+        } else {
+            queue.async {
+                for event in steps.joined() {
+                    guard !cancelled.isSet else { return }
+                    events(event)
+                }
+            }
+        }
+        return TurnCancellation { cancelled.set() }
+    }
+
+    private func scheduleStep(
+        _ index: Int,
+        of steps: [[TurnEvent]],
+        after delay: DispatchTimeInterval,
+        cancelled: CancellationFlag,
+        events: @escaping @Sendable (TurnEvent) -> Void
+    ) {
+        queue.asyncAfter(deadline: .now() + delay) { [self] in
+            for event in steps[index] {
+                guard !cancelled.isSet else { return }
+                events(event)
+            }
+            if index + 1 < steps.count {
+                scheduleStep(index + 1, of: steps, after: delay, cancelled: cancelled, events: events)
+            }
+        }
+    }
+
+    /// The events of one turn, grouped by the pause that precedes each group.
+    static func script(for text: String) -> [[TurnEvent]] {
+        let reply = "echo: " + text
+        var steps: [[TurnEvent]] = [[.typing(true)]]
+        steps += progressTexts(for: text).map { [.progress($0)] }
+        steps.append([.typing(false), .final(reply)])
+        return steps
+    }
+
+    /// "echo:" then the reply growing at word ends, at most `maxWordSteps` word steps, the last one complete.
+    static func progressTexts(for text: String, maxWordSteps: Int = 8) -> [String] {
+        var ends: [String.Index] = []
+        var previousIsSpace = true
+        for index in text.indices {
+            let isSpace = text[index].isWhitespace
+            if isSpace && !previousIsSpace { ends.append(index) }
+            previousIsSpace = isSpace
+        }
+        if ends.last != text.endIndex { ends.append(text.endIndex) }
+        if ends.count > maxWordSteps {
+            let all = ends
+            ends = (1...maxWordSteps).map { step in all[(step * all.count + maxWordSteps - 1) / maxWordSteps - 1] }
+        }
+        return ["echo:"] + ends.map { "echo: " + text[..<$0] }
+    }
+}
+
+/// A one-way switch shared by a turn and its cancellation handle.
+final class CancellationFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    var isSet: Bool { value.load(ordering: .acquiring) }
+
+    func set() { value.store(true, ordering: .releasing) }
+}

@@ -1,0 +1,40 @@
+import RelayTransport
+
+/// `GET /healthz` and Prometheus `GET /metrics` on the admin listener.
+final class AdminHandler: ListenerHandler {
+    private let metrics: () -> String
+
+    init(metrics: @escaping () -> String) { self.metrics = metrics }
+
+    func handleHTTP(_ exchange: HTTPExchange) {
+        switch (exchange.method, exchange.path) {
+        case ("GET", "/healthz"):
+            exchange.respond(.json(200, #"{"status":"ok"}"#))
+        case ("GET", "/metrics"):
+            exchange.respond(.text(200, metrics(), contentType: "text/plain; version=0.0.4; charset=utf-8"))
+        default:
+            exchange.respond(.json(404, #"{"error":"not found"}"#))
+        }
+    }
+
+    func webSocketOpened(_ connection: WebSocketConnection) { connection.close(code: 1008, reason: "no WebSocket here") }
+    func webSocket(_ connection: WebSocketConnection, received message: WebSocketMessage) {}
+    func webSocketClosed(_ connection: WebSocketConnection) {}
+}
+
+/// Prometheus text exposition, built by hand: a handful of gauges and counters does not need a registry.
+struct MetricsText {
+    private(set) var text = ""
+
+    mutating func add(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: Double)]) {
+        text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        for sample in samples {
+            let value = sample.value.rounded() == sample.value && abs(sample.value) < 1e15 ? String(Int64(sample.value)) : String(sample.value)
+            text += sample.labels.isEmpty ? "\(name) \(value)\n" : "\(name){\(sample.labels)} \(value)\n"
+        }
+    }
+
+    mutating func add(_ name: String, _ type: String, _ help: String, _ value: Double) {
+        add(name, type, help, [("", value)])
+    }
+}

@@ -1,0 +1,53 @@
+import ClawlineBridge
+
+extension ConfigDecoder {
+    /// `[clawline]` keys that are positive integers, and where each goes.
+    private static var clawlineIntegers: [(key: String, field: WritableKeyPath<ClawlineSettings, Int>)] {
+        [
+            ("pending_ttl_seconds", \.pendingTTLSeconds),
+            ("max_pending_requests", \.maxPendingRequests),
+            ("token_ttl_seconds", \.tokenTTLSeconds),
+            ("max_replay_messages", \.maxReplayMessages),
+            ("max_queued_messages", \.maxQueuedMessages),
+            ("stream_inactivity_seconds", \.streamInactivitySeconds),
+            ("messages_per_second", \.messagesPerSecond),
+            ("typing_per_second", \.typingPerSecond),
+            ("pair_requests_per_minute", \.pairRequestsPerMinute),
+            ("auth_attempts_per_minute", \.authAttemptsPerMinute),
+            ("typing_timeout_seconds", \.typingTimeoutSeconds),
+            ("ping_interval_seconds", \.pingIntervalSeconds),
+            ("pong_timeout_seconds", \.pongTimeoutSeconds),
+            ("max_upload_bytes", \.maxUploadBytes),
+            ("max_frame_bytes", \.maxFrameBytes),
+        ]
+    }
+
+    static func clawline(_ table: ConfigTable, backends: [BackendSettings]) throws(ConfigError) -> ClawlineSettings {
+        let integers = clawlineIntegers
+        try table.rejectUnknownKeys(["listen", "allow_public", "tls_cert", "tls_key"] + integers.map(\.key) + ["backend"])
+        var settings = ClawlineSettings()
+        let endpoint = try table.endpoint("listen", default: RelayConfig.defaultClawlineEndpoint)
+        settings.host = endpoint.host
+        settings.port = endpoint.port
+        for (key, field) in integers {
+            if let value = try table.integer(key) { settings[keyPath: field] = value }
+        }
+
+        settings.tlsCertificatePath = try table.readableFile("tls_cert")
+        settings.tlsKeyPath = try table.readableFile("tls_key")
+        switch (settings.tlsCertificatePath, settings.tlsKeyPath) {
+        case (.some, nil): throw table.error(.missingKey, key: "tls_cert", "needs tls_key as well")
+        case (nil, .some): throw table.error(.missingKey, key: "tls_key", "needs tls_cert as well")
+        default: break
+        }
+
+        if let backend = try table.string("backend") {
+            guard backends.contains(where: { $0.name == backend }) else {
+                let names = backends.map(\.name).joined(separator: ", ")
+                throw table.error(.unknownBackend, key: "backend", "no backend named \(quoted(backend)); configured: \(names)")
+            }
+            settings.backend = backend
+        }
+        return settings
+    }
+}

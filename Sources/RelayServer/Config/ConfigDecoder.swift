@@ -1,0 +1,118 @@
+import ClawlineBridge
+import TOMLKit
+
+/// Turns the parsed TOML tree into a `RelayConfig`, section by section.
+struct ConfigDecoder {
+    let root: ConfigTable
+
+    private static let sections = ["server", "admin", "clawline", "audit", "backends"]
+
+    func decode() throws(ConfigError) -> RelayConfig {
+        try rejectUnknownSections()
+        var config = RelayConfig(admin: nil, clawline: nil)
+        if let server = try section("server") {
+            try server.rejectUnknownKeys(["data_dir", "log_level"])
+            if let directory = try server.string("data_dir") {
+                guard !directory.isEmpty else { throw server.error(.invalidValue, key: "data_dir", "must not be empty") }
+                config.dataDirectory = directory
+            }
+            if let level = try server.string("log_level") {
+                guard RelayConfig.logLevels.contains(level) else {
+                    throw server.error(
+                        .invalidValue, key: "log_level", "expected one of \(RelayConfig.logLevels.joined(separator: ", ")), got \(quoted(level))")
+                }
+                config.logLevel = level
+            }
+        }
+        if let admin = try section("admin") {
+            try admin.rejectUnknownKeys(["listen", "allow_public"])
+            config.admin = try admin.endpoint("listen", default: RelayConfig.defaultAdminEndpoint)
+        }
+        if let audit = try section("audit") {
+            try audit.rejectUnknownKeys(["enabled", "retention_days"])
+            config.audit.enabled = try audit.bool("enabled") ?? config.audit.enabled
+            config.audit.retentionDays = try audit.integer("retention_days") ?? config.audit.retentionDays
+        }
+        config.backends = try backends() ?? [.defaultEcho]
+        if let clawline = try section("clawline") {
+            config.clawline = try Self.clawline(clawline, backends: config.backends)
+        }
+        return config
+    }
+
+    private func rejectUnknownSections() throws(ConfigError) {
+        let unknown = root.table.keys.filter { !Self.sections.contains($0) }
+        let lines = unknown.map { root.source.locator.line(of: ConfigSection(name: $0, occurrence: nil)) ?? Int.max }
+        guard let first = zip(unknown, lines).min(by: { $0.1 < $1.1 })?.0 else { return }
+        let known = "server, admin, clawline, audit, [[backends]]"
+        throw root.source.error(.unknownSection, ConfigSection(name: first, occurrence: nil), "unknown section; expected one of: \(known)")
+    }
+
+    /// The `[name]` table, nil when absent.
+    private func section(_ name: String) throws(ConfigError) -> ConfigTable? {
+        guard let value = root.table[name] else { return nil }
+        let section = ConfigSection(name: name, occurrence: nil)
+        guard let table = value.table else {
+            throw root.source.error(.wrongType, section, "expected a table, got \(ConfigTable.describe(value))")
+        }
+        return ConfigTable(table: table, section: section, source: root.source)
+    }
+
+    /// Every `[[backends]]` entry, nil when there are none in the file.
+    private func backends() throws(ConfigError) -> [BackendSettings]? {
+        guard let value = root.table["backends"] else { return nil }
+        let first = ConfigSection(name: "backends", occurrence: 0)
+        guard let array = value.array else {
+            throw root.source.error(.wrongType, first, "expected [[backends]] entries, got \(ConfigTable.describe(value))")
+        }
+        guard !array.isEmpty else { throw root.source.error(.invalidValue, first, "needs at least one backend") }
+        var backends: [BackendSettings] = []
+        var firstLines: [String: Int] = [:]
+        for (index, element) in array.enumerated() {
+            let section = ConfigSection(name: "backends", occurrence: index)
+            guard let table = element.table else {
+                throw root.source.error(.wrongType, section, "expected a table, got \(ConfigTable.describe(element))")
+            }
+            let entry = ConfigTable(table: table, section: section, source: root.source)
+            let backend = try Self.backend(entry)
+            if backends.contains(where: { $0.name == backend.name }) {
+                let previous = firstLines[backend.name].map { " (first defined on line \($0))" } ?? ""
+                throw entry.error(.duplicateName, key: "name", "duplicate backend name \(quoted(backend.name))\(previous)")
+            }
+            firstLines[backend.name] = root.source.locator.line(of: section, key: "name")
+            backends.append(backend)
+        }
+        return backends
+    }
+
+    private static func backend(_ entry: ConfigTable) throws(ConfigError) -> BackendSettings {
+        let echoKeys = ["delay_ms"]
+        let commandKeys = ["command", "timeout_seconds"]
+        try entry.rejectUnknownKeys(["name", "kind"] + echoKeys + commandKeys)
+        guard let name = try entry.string("name") else { throw entry.error(.missingKey, key: "name", "every backend needs a name") }
+        guard !name.isEmpty else { throw entry.error(.invalidValue, key: "name", "must not be empty") }
+        guard let kind = try entry.string("kind") else {
+            throw entry.error(.missingKey, key: "kind", #"missing; expected "echo" or "command""#)
+        }
+        let (allowed, misplaced) =
+            switch kind {
+            case "echo": (echoKeys, commandKeys)
+            case "command": (commandKeys, echoKeys)
+            default: throw entry.error(.invalidValue, key: "kind", #"expected "echo" or "command", got \#(quoted(kind))"#)
+            }
+        if let key = misplaced.first(where: entry.contains) {
+            let owner = allowed == echoKeys ? "command" : "echo"
+            throw entry.error(.invalidValue, key: key, #"applies only to kind = "\#(owner)""#)
+        }
+        if kind == "echo" {
+            return BackendSettings(name: name, kind: .echo(delayMillis: try entry.integer("delay_ms", minimum: 0) ?? 0))
+        }
+        guard let command = try entry.strings("command") else {
+            throw entry.error(.missingKey, key: "command", #"missing; a command backend needs command = ["program", "argument", ...]"#)
+        }
+        guard let program = command.first, !program.isEmpty else {
+            throw entry.error(.invalidValue, key: "command", "needs at least the program to run")
+        }
+        return BackendSettings(name: name, kind: .command(command: command, timeoutSeconds: try entry.integer("timeout_seconds") ?? 30))
+    }
+}

@@ -1,0 +1,84 @@
+import ClawlineBridge
+import Foundation
+import TOMLKit
+
+/// Everything the relay reads from its TOML file, validated once at start-up.
+public struct RelayConfig: Sendable {
+    /// `[server] data_dir`: SQLite database, keys and uploads.
+    public var dataDirectory: String
+    /// `[server] log_level`: trace, debug, info, notice, warning or error.
+    public var logLevel: String
+    /// `[admin]`: health and metrics; nil when the section is absent.
+    public var admin: ListenEndpoint?
+    /// `[clawline]`: the Clawline listener; nil when the section is absent.
+    public var clawline: ClawlineSettings?
+    public var audit: AuditSettings
+    /// `[[backends]]`, in file order; never empty.
+    public var backends: [BackendSettings]
+    /// The file this came from; nil for the embedded default or parsed text.
+    public var sourcePath: String?
+
+    public static let defaultDataDirectory = "./.clawrelay"
+    public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error"]
+    public static let defaultAdminEndpoint = ListenEndpoint(host: "127.0.0.1", port: 8787)
+    public static let defaultClawlineEndpoint = ListenEndpoint(host: "127.0.0.1", port: 18800)
+
+    public init(
+        dataDirectory: String = Self.defaultDataDirectory,
+        logLevel: String = "info",
+        admin: ListenEndpoint? = nil,
+        clawline: ClawlineSettings? = nil,
+        audit: AuditSettings = AuditSettings(),
+        backends: [BackendSettings] = [.defaultEcho],
+        sourcePath: String? = nil
+    ) {
+        self.dataDirectory = dataDirectory
+        self.logLevel = logLevel
+        self.admin = admin
+        self.clawline = clawline
+        self.audit = audit
+        self.backends = backends
+        self.sourcePath = sourcePath
+    }
+
+    /// The configuration without a file: every listener on loopback at its default port, the echo backend.
+    public static func embeddedDefault(dataDirectory: String = defaultDataDirectory) -> RelayConfig {
+        RelayConfig(dataDirectory: dataDirectory, admin: defaultAdminEndpoint, clawline: ClawlineSettings())
+    }
+
+    /// Reads and validates the file at `path`.
+    public static func load(path: String) throws(ConfigError) -> RelayConfig {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            let reason = (error as NSError).localizedFailureReason ?? error.localizedDescription
+            throw ConfigError(code: .unreadable, file: path, line: nil, section: nil, key: nil, message: "cannot read the file: \(reason)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigError(code: .unreadable, file: path, line: nil, section: nil, key: nil, message: "the file is not UTF-8 text")
+        }
+        var config = try parse(text: text, fileName: path)
+        config.sourcePath = path
+        return config
+    }
+
+    /// Validates TOML `text`; `fileName` is only used in error messages.
+    public static func parse(text: String, fileName: String) throws(ConfigError) -> RelayConfig {
+        // TOMLKit hands the text to C++ as a C string, which would silently end at a NUL.
+        if let nul = text.utf8.firstIndex(of: 0) {
+            let line = text.utf8[..<nul].count(where: { $0 == UInt8(ascii: "\n") }) + 1
+            throw ConfigError(code: .syntax, file: fileName, line: line, section: nil, key: nil, message: "NUL character in the file")
+        }
+        let root: TOMLTable
+        do {
+            root = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw ConfigError(code: .syntax, file: fileName, line: error.source.begin.line, section: nil, key: nil, message: error.description)
+        } catch {
+            throw ConfigError(code: .syntax, file: fileName, line: nil, section: nil, key: nil, message: "\(error)")
+        }
+        let source = ConfigSource(fileName: fileName, locator: ConfigLineLocator(text: text))
+        return try ConfigDecoder(root: ConfigTable(table: root, section: .root, source: source)).decode()
+    }
+}

@@ -1,0 +1,135 @@
+import ClawlineBridge
+import Foundation
+import LocalBridge
+import Logging
+import RelayCore
+import RelayStore
+import RelayTransport
+
+/// The whole relay in one process: store, audit, bus, backends, bridges and the service loop.
+public final class Relay {
+    public let config: RelayConfig
+    private let logger: Logger
+    private let loop: ServiceLoop
+    private var store: Store?
+    private var audit: AuditLog?
+    private var observer: AuditObserver?
+    private var clawline: ClawlineDownstream?
+    public private(set) var ports: [String: Int] = [:]
+
+    public init(config: RelayConfig, logger: Logger) {
+        self.config = config
+        self.logger = logger
+        self.loop = ServiceLoop(logger: logger)
+    }
+
+    /// Opens the data directory, binds every configured listener and starts serving.
+    public func start() throws {
+        let dataDirectory = config.dataDirectory
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let store = try Store(dataDirectory: dataDirectory, executor: loop)
+        let failed = try store.write { try MessageQueries.failActive($0) }
+        if failed > 0 { logger.notice("marked streams cut off by the last stop as failed", metadata: ["count": "\(failed)"]) }
+        try store.write { try OperatorQueries.replacePending($0, []) }
+        self.store = store
+        if config.audit.enabled {
+            audit = try AuditLog(dataDirectory: dataDirectory, retentionDays: config.audit.retentionDays, startWriter: true)
+        }
+        let observer = AuditObserver(audit: audit)
+        self.observer = observer
+        loop.frameObserver = observer
+
+        let backends: [any Backend] = config.backends.map { settings in
+            switch settings.kind {
+            case .echo(let delay): EchoBackend(name: settings.name, delayMillis: delay)
+            case .command(let command, let timeout): CommandBackend(name: settings.name, command: command, timeoutSeconds: timeout)
+            }
+        }
+        let bus = Bus()
+        if let settings = config.clawline {
+            let router = Router(backends: backends, defaultBackend: settings.backend)
+            let key = try SigningKey.loadOrCreate(in: dataDirectory)
+            let downstream = ClawlineDownstream(
+                settings: settings, store: store, bus: bus, router: router, loop: loop, clock: SystemClock(), signingKey: key,
+                dataDirectory: dataDirectory, logger: logger)
+            loop.addListener(ClawlineDownstream.listenerConfig(settings), handler: downstream)
+            clawline = downstream
+        }
+        if let admin = config.admin {
+            let handler = AdminHandler { [unowned self] in self.metricsText() }
+            loop.addListener(ListenerConfig(name: "admin", host: admin.host, port: admin.port, pingIntervalMillis: 0), handler: handler)
+        }
+        ports = try loop.start()
+        if let clawline { loop.execute(with: clawline) { $0.start() } }
+        try writeListenersFile()
+    }
+
+    /// The `listen` addresses as bound, e.g. `["clawline": "127.0.0.1:18800"]`.
+    public var boundAddresses: [String: String] {
+        var out: [String: String] = [:]
+        if let clawline = config.clawline, let port = ports["clawline"] { out["clawline"] = Self.format(host: clawline.host, port: port) }
+        if let admin = config.admin, let port = ports["admin"] { out["admin"] = Self.format(host: admin.host, port: port) }
+        return out
+    }
+
+    private static func format(host: String, port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    private func writeListenersFile() throws {
+        let path = (config.dataDirectory as NSString).appendingPathComponent("listeners.json")
+        let json = JSONValue.object(boundAddresses.mapValues { .string($0) }).encoded()
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
+    /// Closes every socket with 1001, lets the store and audit commit what they hold, then returns.
+    public func stop() {
+        loop.stop(graceMillis: 2_000)
+        store?.close()
+        audit?.close()
+    }
+
+    /// Called on the loop by the admin listener.
+    private func metricsText() -> String {
+        var metrics = MetricsText()
+        let stats = clawline?.stats ?? ClawlineStats()
+        metrics.add("clawrelay_connections", "gauge", "Open client WebSockets by protocol.", [("protocol=\"clawline\"", Double(stats.connections))])
+        metrics.add(
+            "clawrelay_frames_total", "counter", "Frames and HTTP messages seen at the transport edge.",
+            [("direction=\"in\"", Double(observer?.framesIn ?? 0)), ("direction=\"out\"", Double(observer?.framesOut ?? 0))])
+        metrics.add(
+            "clawrelay_bytes_total", "counter", "Payload bytes at the transport edge.",
+            [("direction=\"in\"", Double(observer?.bytesIn ?? 0)), ("direction=\"out\"", Double(observer?.bytesOut ?? 0))])
+        metrics.add("clawrelay_messages_accepted_total", "counter", "Client messages made durable and acknowledged.", Double(stats.messagesAccepted))
+        metrics.add(
+            "clawrelay_turns_total", "counter", "Backend turns by outcome.",
+            [("outcome=\"completed\"", Double(stats.turnsCompleted)), ("outcome=\"failed\"", Double(stats.turnsFailed))])
+        metrics.add("clawrelay_queued_turns", "gauge", "Turns waiting behind a device's active stream.", Double(stats.queuedTurns))
+        metrics.add("clawrelay_pending_pairings", "gauge", "Pairing requests waiting for an admin.", Double(stats.pendingPairings))
+        metrics.add("clawrelay_typing_devices", "gauge", "Devices whose user is typing.", Double(stats.typingDevices))
+        metrics.add("clawrelay_audit_queue_depth", "gauge", "Audit entries waiting for the writer.", Double(audit?.queueDepth ?? 0))
+        metrics.add("clawrelay_audit_rows_total", "counter", "Audit rows written.", Double(audit?.writtenCount ?? 0))
+        if let storeStats = store?.stats {
+            metrics.add("clawrelay_store_batches_total", "counter", "Store transactions committed.", Double(storeStats.batches))
+            metrics.add("clawrelay_store_operations_total", "counter", "Store operations run.", Double(storeStats.operations))
+            metrics.add("clawrelay_store_busy_seconds_total", "counter", "Time the store writer spent in transactions.", storeStats.busySeconds)
+            metrics.add("clawrelay_store_last_batch_seconds", "gauge", "Duration of the last store transaction.", storeStats.lastBatchSeconds)
+        }
+        return metrics.text
+    }
+}
+
+/// The HS256 key for Clawline tokens: 32 random bytes in `jwt.key` (0600) under the data directory.
+enum SigningKey {
+    static func loadOrCreate(in dataDirectory: String) throws -> [UInt8] {
+        let path = (dataDirectory as NSString).appendingPathComponent("jwt.key")
+        if let data = FileManager.default.contents(atPath: path), data.count >= 32 { return Array(data) }
+        var key = [UInt8](repeating: 0, count: 32)
+        var generator = SystemRandomNumberGenerator()
+        for index in key.indices { key[index] = generator.next() }
+        guard FileManager.default.createFile(atPath: path, contents: Data(key), attributes: [.posixPermissions: 0o600]) else {
+            throw StoreError("cannot write the signing key \(path)")
+        }
+        return key
+    }
+}

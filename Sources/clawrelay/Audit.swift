@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import RelayCore
+import RelayServer
+import RelayStore
+
+struct Audit: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Query the audit log of every frame in and out (secrets redacted).")
+
+    @OptionGroup var options: DataOptions
+    @Option(help: "Only entries newer than this: 30s, 10m, 2h, 7d.") var since: String?
+    @Option(name: .customLong("device"), help: "Only this device id.") var deviceID: String?
+    @Option(name: .customLong("protocol"), help: "Only this listener: clawline, admin.") var protocolName: String?
+    @Flag(help: "One JSON object per line.") var json = false
+    @Flag(help: "Keep printing new entries until interrupted.") var follow = false
+    @Option(help: "At most this many entries (without --follow).") var limit = 10_000
+
+    static func parseDuration(_ text: String) -> Int64? {
+        guard let unit = text.last, let number = Int64(text.dropLast()), number >= 0 else { return Int64(text).map { $0 * 1000 } }
+        switch unit {
+        case "s": return number * 1000
+        case "m": return number * 60_000
+        case "h": return number * 3_600_000
+        case "d": return number * 86_400_000
+        default: return nil
+        }
+    }
+
+    func run() throws {
+        var sinceMillis: Int64?
+        if let since {
+            guard let duration = Self.parseDuration(since) else { fail("--since takes a duration such as 30s, 10m, 2h or 7d") }
+            sinceMillis = SystemClock().nowMillis() - duration
+        }
+        let log: AuditLog
+        do {
+            let config = try options.load()
+            log = try AuditLog(dataDirectory: config.dataDirectory, retentionDays: 0, startWriter: false)
+        } catch {
+            fail("\(error)")
+        }
+        var lastID: Int64 = 0
+        repeat {
+            let entries = try AuditQueries.fetch(
+                log, since: sinceMillis, deviceID: deviceID, protocolName: protocolName, afterID: lastID, limit: follow ? 1000 : limit)
+            for entry in entries {
+                print(json ? Self.json(entry) : Self.line(entry))
+                lastID = entry.id
+            }
+            fflush(nil)
+            if follow && entries.isEmpty { usleep(250_000) }
+        } while follow
+    }
+
+    static func json(_ entry: AuditEntry) -> String {
+        JSONValue.object([
+            "id": .int(entry.id), "time": .int(entry.timeMillis), "connection": .int(Int64(entry.connectionID)),
+            "protocol": .string(entry.protocolName), "direction": .string(entry.direction), "kind": .string(entry.kind),
+            "deviceId": entry.deviceID.map(JSONValue.string) ?? .null, "userId": entry.userID.map(JSONValue.string) ?? .null,
+            "opcode": .string(entry.opcode), "size": .int(Int64(entry.size)), "body": .string(entry.body),
+        ]).encoded()
+    }
+
+    static func line(_ entry: AuditEntry) -> String {
+        let time = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(entry.timeMillis) / 1000))
+        let arrow = entry.direction == "in" ? "<-" : "->"
+        let device = entry.deviceID.map { " dev=\($0.prefix(8))" } ?? ""
+        return "\(time) \(entry.protocolName) #\(entry.connectionID) \(arrow) \(entry.kind)/\(entry.opcode) \(entry.size)B\(device) \(entry.body.prefix(200))"
+    }
+}

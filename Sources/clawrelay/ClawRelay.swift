@@ -1,0 +1,38 @@
+import ArgumentParser
+import Foundation
+import RelayServer
+
+@main
+struct ClawRelay: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clawrelay",
+        abstract: "A multi-account message bridge and relay for AI assistant clients.",
+        subcommands: [Serve.self, Devices.self, Audit.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// `--config` and `--data-dir`, accepted by every subcommand.
+struct DataOptions: ParsableArguments {
+    @Option(name: .long, help: "TOML configuration file (default: the embedded default).")
+    var config: String?
+
+    @Option(name: .customLong("data-dir"), help: "Data directory (overrides [server] data_dir).")
+    var dataDirectory: String?
+
+    func load() throws -> RelayConfig {
+        var loaded: RelayConfig
+        if let config {
+            loaded = try RelayConfig.load(path: config)
+        } else {
+            loaded = RelayConfig.embeddedDefault(dataDirectory: dataDirectory ?? "./.clawrelay")
+        }
+        if let dataDirectory { loaded.dataDirectory = dataDirectory }
+        return loaded
+    }
+}
+
+/// Prints a readable error and exits non-zero instead of ArgumentParser's usage text.
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("clawrelay: \(message)\n".utf8))
+    Foundation.exit(1)
+}

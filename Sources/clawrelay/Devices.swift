@@ -1,0 +1,116 @@
+import ArgumentParser
+import Foundation
+import RelayCore
+import RelayServer
+import RelayStore
+
+struct Devices: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List, approve, deny or revoke devices (works while the relay runs).",
+        subcommands: [List.self, Approve.self, Deny.self, Revoke.self], defaultSubcommand: List.self)
+
+    static func openStore(_ options: DataOptions) -> Store {
+        do {
+            let config = try options.load()
+            return try Store(dataDirectory: config.dataDirectory, executor: nil)
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+    /// Queues a command for the running relay and waits for its answer.
+    static func ask(_ store: Store, _ action: OperatorCommand.Action, deviceID: String, userID: String?, timeout: Double = 5) -> String? {
+        do {
+            let id = try store.write { try OperatorQueries.enqueue($0, action: action, deviceID: deviceID, userID: userID, at: SystemClock().nowMillis()) }
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                if let result = try store.read({ try OperatorQueries.result($0, id: id) }) { return result }
+                usleep(50_000)
+            }
+        } catch {
+            fail("\(error)")
+        }
+        return nil
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show paired and pending devices.")
+        @OptionGroup var options: DataOptions
+        @Flag(help: "One JSON array instead of a table.") var json = false
+
+        func run() throws {
+            let store = Devices.openStore(options)
+            let (devices, pending) = try store.read { db in (try DeviceQueries.all(db), try OperatorQueries.pendingPairings(db)) }
+            var rows: [JSONValue] = devices.map { device in
+                .object([
+                    "deviceId": .string(device.id), "userId": .string(device.userID), "protocol": .string(device.protocolName),
+                    "claimedName": device.claimedName.map(JSONValue.string) ?? .null, "isAdmin": .bool(device.isAdmin),
+                    "status": .string(device.status.rawValue), "tokenDelivered": .bool(device.tokenDelivered),
+                    "createdAt": .int(device.createdAt), "lastSeenAt": device.lastSeenAt.map(JSONValue.int) ?? .null,
+                ])
+            }
+            rows += pending.map { entry in
+                .object([
+                    "deviceId": .string(entry.deviceID), "userId": .null, "protocol": .string("clawline"),
+                    "claimedName": entry.claimedName.map(JSONValue.string) ?? .null, "isAdmin": .bool(false), "status": .string("pending"),
+                    "tokenDelivered": .bool(false), "createdAt": .int(entry.createdAt), "lastSeenAt": .null, "expiresAt": .int(entry.expiresAt),
+                ])
+            }
+            if json {
+                print(JSONValue.array(rows).encoded())
+                return
+            }
+            if rows.isEmpty { print("no devices") }
+            for row in rows {
+                let admin = row["isAdmin"]?.boolValue == true ? " admin" : ""
+                let name = row["claimedName"]?.stringValue.map { " \"\($0)\"" } ?? ""
+                print("\(row["deviceId"]?.stringValue ?? "")  \(row["status"]?.stringValue ?? "")\(admin)  user=\(row["userId"]?.stringValue ?? "-")\(name)")
+            }
+        }
+    }
+
+    struct Approve: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Approve a pending pairing request on the running relay.")
+        @OptionGroup var options: DataOptions
+        @Argument(help: "The pending device id.") var deviceID: String
+        @Option(name: .customLong("user"), help: "Attach the device to this user id (default: a new user).") var userID: String?
+
+        func run() throws {
+            if let userID, !Identifiers.isUUIDv4(userID) { fail("--user must be a UUIDv4") }
+            let store = Devices.openStore(options)
+            guard let result = Devices.ask(store, .approve, deviceID: deviceID, userID: userID) else {
+                fail("no running relay answered; pending requests exist only inside a running relay")
+            }
+            guard result.hasPrefix("approved") else { fail(result) }
+            print("\(deviceID): \(result)")
+        }
+    }
+
+    struct Deny: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Deny a pending request, or denylist a paired device.")
+        @OptionGroup var options: DataOptions
+        @Argument(help: "The device id.") var deviceID: String
+
+        func run() throws {
+            let store = Devices.openStore(options)
+            let known = try store.write { try DeviceQueries.setStatus($0, id: deviceID, .denied) }
+            let result = Devices.ask(store, .deny, deviceID: deviceID, userID: nil, timeout: known ? 2 : 5)
+            if !known && result == nil { fail("no such device, and no running relay has a pending request for it") }
+            if let result, result.hasPrefix("no pending") { fail(result) }
+            print("\(deviceID): \(known ? "denylisted" : result ?? "denied")")
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a device's token and close its live sockets.")
+        @OptionGroup var options: DataOptions
+        @Argument(help: "The device id.") var deviceID: String
+
+        func run() throws {
+            let store = Devices.openStore(options)
+            guard try store.write({ try DeviceQueries.setStatus($0, id: deviceID, .revoked) }) else { fail("no such device: \(deviceID)") }
+            _ = Devices.ask(store, .revoke, deviceID: deviceID, userID: nil, timeout: 2)
+            print("\(deviceID): revoked")
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import RelayCore
+import RelayStore
+import Testing
+
+/// A store in a fresh temporary directory, removed afterwards.
+final class TemporaryStore {
+    let directory: String
+    let store: Store
+
+    init() throws {
+        directory = NSTemporaryDirectory() + "clawrelay-store-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        store = try Store(dataDirectory: directory, executor: nil)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+@Suite struct EventLogTests {
+    func fill(_ store: Store, user: String, count: Int) throws -> [ChatEvent] {
+        try store.write { db in
+            try (0..<count).map { index in
+                try EventQueries.append(
+                    db, userID: user, conversationID: "main", role: .user, content: "m\(index)", deviceID: "d", attachmentsJSON: nil, at: Int64(index))
+            }
+        }
+    }
+
+    @Test func seqIsPerUserAndMonotonic() throws {
+        let temp = try TemporaryStore()
+        let a = try fill(temp.store, user: "a", count: 3)
+        let b = try fill(temp.store, user: "b", count: 2)
+        #expect(a.map(\.seq) == [1, 2, 3])
+        #expect(b.map(\.seq) == [1, 2])
+        #expect(Set((a + b).map(\.id)).count == 5)
+    }
+
+    @Test func replayAfterCursorKeepsTheNewestWithinTheCap() throws {
+        let temp = try TemporaryStore()
+        let events = try fill(temp.store, user: "u", count: 800)
+        let window = try temp.store.read { try EventQueries.replay($0, userID: "u", after: events[0].id, limit: 500) }
+        #expect(window.events.count == 500)
+        #expect(window.events.first?.content == "m300")
+        #expect(window.events.last?.content == "m799")
+        #expect(window.truncated)
+        #expect(!window.historyReset)
+        #expect(window.highWater == 800)
+    }
+
+    @Test func replayWithoutOrWithUnknownCursorIsTheTail() throws {
+        let temp = try TemporaryStore()
+        _ = try fill(temp.store, user: "u", count: 3)
+        let none = try temp.store.read { try EventQueries.replay($0, userID: "u", after: nil, limit: 500) }
+        #expect(none.events.count == 3 && none.historyReset && !none.truncated)
+        let unknown = try temp.store.read { try EventQueries.replay($0, userID: "u", after: "s_nope", limit: 2) }
+        #expect(unknown.events.map(\.content) == ["m1", "m2"] && unknown.historyReset && unknown.truncated)
+        let latest = try temp.store.read { try EventQueries.replay($0, userID: "u", after: none.events.last?.id, limit: 500) }
+        #expect(latest.events.isEmpty && !latest.truncated && !latest.historyReset)
+    }
+}
+
+@Suite struct MessageRecordTests {
+    func accept(_ store: Store, id: String, content: String) throws -> MessageAcceptance {
+        try store.write { db in
+            try MessageQueries.accept(
+                db, deviceID: "d", clientID: id, userID: "u", conversationID: "main", content: content, contentHash: content, attachmentsHash: "",
+                attachmentsJSON: nil, at: 1)
+        }
+    }
+
+    @Test func duplicatesAreDetectedByDeviceAndClientID() throws {
+        let temp = try TemporaryStore()
+        guard case .fresh(let event) = try accept(temp.store, id: "c_1", content: "hello") else {
+            Issue.record("first accept was not fresh")
+            return
+        }
+        #expect(event.role == .user && event.deviceID == "d")
+        guard case .duplicate(let record) = try accept(temp.store, id: "c_1", content: "hello") else {
+            Issue.record("retry was not a duplicate")
+            return
+        }
+        #expect(record.state == .active && !record.ackSent)
+        #expect(try accept(temp.store, id: "c_1", content: "other") == .mismatch)
+    }
+
+    @Test func restartFailsActiveStreams() throws {
+        let temp = try TemporaryStore()
+        _ = try accept(temp.store, id: "c_1", content: "x")
+        #expect(try temp.store.write { try MessageQueries.failActive($0) } == 1)
+        let record = try temp.store.read { try MessageQueries.fetch($0, deviceID: "d", clientID: "c_1") }
+        #expect(record?.state == .failed)
+    }
+
+    @Test func auditRedactsBeforeStoring() throws {
+        let temp = try TemporaryStore()
+        let log = try AuditLog(dataDirectory: temp.directory, retentionDays: 1, startWriter: true)
+        log.append(
+            AuditEntry(timeMillis: SystemClock().nowMillis(), connectionID: 7, protocolName: "clawline", direction: "in", kind: "ws", deviceID: "d", userID: nil,
+                       opcode: "text", size: 10, body: ""),
+            raw: Array(#"{"type":"auth","token":"supersecret"}"#.utf8))
+        log.close()
+        let reader = try AuditLog(dataDirectory: temp.directory, retentionDays: 0, startWriter: false)
+        let rows = try AuditQueries.fetch(reader, since: nil, deviceID: "d", protocolName: nil, afterID: 0, limit: 10)
+        #expect(rows.count == 1)
+        #expect(rows.first?.body.contains("supersecret") == false)
+        #expect(rows.first?.body.contains("sha256:") == true)
+    }
+}

@@ -1,0 +1,94 @@
+"""Audit trail: frames in and out are recorded, secrets are redacted, nothing secret lands on disk."""
+
+import json
+import re
+
+from conftest import (
+    PNG_1PX,
+    async_wait_for,
+    send_and_complete,
+    setup_admin,
+    upload,
+)
+
+ROW_FIELDS = {"time", "connection", "protocol", "direction", "kind", "deviceId", "userId", "opcode", "size", "body"}
+REDACTED_RE = re.compile(r"sha256:[0-9a-f]{8}")
+
+
+def text_of(row) -> str:
+    body = row.get("body")
+    return body if isinstance(body, str) else json.dumps(body)
+
+
+def rows_with(relay, needle, *args):
+    rows = relay.audit(*args)
+    return [r for r in rows if needle in text_of(r)]
+
+
+async def test_frames_in_and_out_are_audited(relay):
+    admin, client = await setup_admin(relay)
+    await send_and_complete(client, "audit me please")
+    rows = await async_wait_for(
+        lambda: (lambda rs: rs if {r["direction"] for r in rs} >= {"in", "out"} else None)(
+            rows_with(relay, "audit me please", "--since", "10m")),
+        timeout=10, what="audit rows for the message")
+    for row in rows:
+        assert ROW_FIELDS <= set(row), row
+        assert row["protocol"] == "clawline" and row["kind"] == "ws", row
+        assert isinstance(row["size"], int) and row["size"] > 0, row
+    inbound = [r for r in rows if r["direction"] == "in"]
+    assert inbound and all(r["deviceId"] == admin.device_id and r["userId"] == admin.user_id for r in inbound), inbound
+    outbound_texts = " ".join(text_of(r) for r in relay.audit("--since", "10m") if r["direction"] == "out")
+    assert "echo: audit me please" in outbound_texts
+
+
+async def test_audit_filters_by_device_and_protocol(relay):
+    admin, admin_client = await setup_admin(relay)
+    await send_and_complete(admin_client, "filtered")
+    await async_wait_for(lambda: rows_with(relay, "filtered", "--device", admin.device_id), timeout=10,
+                         what="rows for the admin device")
+    rows = relay.audit("--device", admin.device_id, "--protocol", "clawline", "--since", "10m")
+    assert rows and all(r["deviceId"] == admin.device_id and r["protocol"] == "clawline" for r in rows), rows
+    assert relay.audit("--device", "00000000-0000-4000-8000-000000000000") == []
+
+
+async def test_tokens_are_redacted_in_audit(relay):
+    admin, client = await setup_admin(relay)
+    upload(relay, admin.token, PNG_1PX)
+    await send_and_complete(client, "after auth")
+    signature = admin.token.split(".")[2]
+
+    await async_wait_for(lambda: rows_with(relay, "after auth"), timeout=10, what="audit rows")
+    await async_wait_for(lambda: [r for r in relay.audit() if r.get("kind") == "http"], timeout=10, what="http audit rows")
+    raw = relay.cli("audit", "--json").stdout
+    assert admin.token not in raw and signature not in raw, "JWT or its signature leaked into the audit output"
+    pair_rows = [r for r in relay.audit() if "pair_result" in text_of(r)]
+    auth_in = [r for r in relay.audit() if r["direction"] == "in" and '"auth"' in text_of(r).replace(" ", "")]
+    assert pair_rows and auth_in, "pairing and auth frames are audited"
+    for row in pair_rows + auth_in:
+        assert REDACTED_RE.search(text_of(row)), f"token field should read sha256:<8 hex>: {row}"
+    http_rows = [r for r in relay.audit() if r.get("kind") == "http"]
+    assert any("upload" in json.dumps(r) for r in http_rows), http_rows
+
+
+async def test_no_token_on_disk_or_in_logs_after_a_session(relay):
+    admin, client = await setup_admin(relay)
+    asset = upload(relay, admin.token, PNG_1PX).json()["assetId"]
+    relay.http("GET", f"/download/{asset}", headers=admin.bearer)
+    await send_and_complete(client, "secret-free session")
+    await async_wait_for(lambda: rows_with(relay, "secret-free session"), timeout=10, what="audit flushed")
+    await client.close()
+    assert relay.terminate() == 0
+
+    token = admin.token.encode()
+    signature = admin.token.split(".")[2].encode()
+    leaks = []
+    for path in relay.workdir.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            if token in data or signature in data:
+                leaks.append(str(path.relative_to(relay.workdir)))
+    stdout = "\n".join(relay.stdout_lines).encode()
+    if token in stdout or signature in stdout:
+        leaks.append("<stdout>")
+    assert leaks == [], f"JWT or its signature found in: {leaks}"

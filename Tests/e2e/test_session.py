@@ -1,0 +1,86 @@
+"""Session takeover: session_replaced, stream handoff, queue survival, failed takeover."""
+
+from conftest import (
+    Client,
+    Device,
+    auth,
+    auth_frame,
+    is_assistant_final,
+    message_frame,
+    pair_and_approve,
+    send_and_complete,
+    setup_admin,
+)
+
+
+def is_stream_update(f):
+    return f.get("type") == "message" and f.get("role") == "assistant" and f.get("streaming") is True
+
+
+async def test_new_socket_replaces_old_with_session_replaced_1000(relay):
+    admin, old = await setup_admin(relay)
+    new, result = await auth(relay, admin, name="new")
+    frames = await old.expect_close(1000)
+    errors = [f for f in frames if f.get("type") == "error"]
+    assert errors and errors[-1]["code"] == "session_replaced" and frames[-1] is errors[-1], frames
+    assert isinstance(errors[-1].get("message"), str)
+    await send_and_complete(new, "still works")
+
+
+async def test_takeover_moves_the_active_stream_to_the_new_socket(relay_factory):
+    relay = relay_factory(echo={"delay_ms": 300})
+    admin, old = await setup_admin(relay)
+    frame = message_frame("hand me over")
+    await old.send_json(frame)
+    echo, _ = await old.recv_until(lambda f: f.get("type") == "message" and f.get("role") == "user")
+    first, _ = await old.recv_until(is_stream_update)
+
+    new, result = await auth(relay, admin, last_message_id=echo["id"], name="new")
+    assert result["replayCount"] == 0, result
+    old_frames = await old.expect_close(1000)
+    assert any(f.get("type") == "error" and f.get("code") == "session_replaced" for f in old_frames), old_frames
+    assert not any(is_assistant_final()(f) for f in old_frames), f"old socket must not finish the stream: {old_frames}"
+
+    snapshot, before = await new.recv_until(lambda f: f.get("type") == "message")
+    assert all(f.get("type") == "typing" for f in before), before
+    assert is_stream_update(snapshot) and snapshot["id"] == first["id"], f"expected a snapshot of {first['id']}: {snapshot}"
+    assert snapshot["content"].startswith(first["content"]) and snapshot["content"], snapshot
+    final, between = await new.recv_until(is_assistant_final(), timeout=15)
+    assert final["id"] == first["id"] and final["content"] == "echo: hand me over", final
+    for update in [f for f in between if f.get("type") == "message"]:
+        assert update["id"] == first["id"] and final["content"].startswith(update["content"]), between
+
+
+async def test_queue_survives_takeover(relay_factory):
+    relay = relay_factory(echo={"delay_ms": 300})
+    admin, old = await setup_admin(relay)
+    await old.send_json(message_frame("first"))
+    second = message_frame("second")
+    await old.send_json(second)
+    await old.recv_until(lambda f: f.get("type") == "ack" and f.get("id") == second["id"])
+    await old.recv_until(is_stream_update)
+    new, _ = await auth(relay, admin, name="new")
+    await old.expect_close(1000)
+    final, _ = await new.recv_until(is_assistant_final("echo: second"), timeout=20)
+    assert final["id"].startswith("s_")
+
+
+async def test_failed_takeover_leaves_the_old_socket_active(relay):
+    admin, old = await setup_admin(relay)
+    intruder = await Client.connect(relay, "intruder")
+    await intruder.send_json(auth_frame(Device(admin.device_id, "not-a-jwt", admin.user_id)))
+    await intruder.expect("auth_result", success=False, reason="auth_failed")
+    await intruder.expect_close(1008)
+    await send_and_complete(old, "old socket still alive")
+
+
+async def test_takeover_leaves_sibling_devices_connected(relay):
+    admin, old = await setup_admin(relay)
+    sibling = await pair_and_approve(relay, old, user_id=admin.user_id)
+    sib_client, _ = await auth(relay, sibling)
+    new, _ = await auth(relay, admin, name="new")
+    await old.expect_close(1000)
+    ex = await send_and_complete(new, "after takeover")
+    echo, _ = await sib_client.recv_until(lambda f: f.get("id") == ex.echo["id"])
+    assert echo["deviceId"] == admin.device_id
+    await sib_client.assert_open()
