@@ -197,6 +197,7 @@ public final class ServiceLoop: LoopExecutor, @unchecked Sendable {
             if let cert = entry.config.tlsCertificatePath, let key = entry.config.tlsKeyPath {
                 vinfo.ssl_cert_filepath = cString(cert)
                 vinfo.ssl_private_key_filepath = cString(key)
+                vinfo.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
             }
             guard let vhost = lws_create_vhost(context, &vinfo) else {
                 startError = "cannot listen on \(entry.config.host):\(entry.config.port) for [\(name)] (address in use or not available)"

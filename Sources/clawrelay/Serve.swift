@@ -18,6 +18,14 @@ struct Serve: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "clawrelay")
+        // SIGTERM and SIGINT stay blocked in every thread (threads inherit the mask) and are taken
+        // with sigwait below, so a stop that arrives at any moment, even before "ready", is kept.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGTERM)
+        sigaddset(&stopSignals, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+
         let relay = Relay(config: config, logger: logger)
         do { try relay.start() } catch { fail("\(error)") }
 
@@ -27,19 +35,10 @@ struct Serve: ParsableCommand {
         fflush(nil)
         logger.info("relay started", metadata: ["data_dir": "\(config.dataDirectory)", "listeners": "\(addresses)"])
 
-        let stopped = DispatchSemaphore(value: 0)
-        var sources: [DispatchSourceSignal] = []
-        for signalNumber in [SIGTERM, SIGINT] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { stopped.signal() }
-            source.resume()
-            sources.append(source)
-        }
-        stopped.wait()
-        logger.info("stopping: closing sockets and flushing the store")
+        var received: Int32 = 0
+        sigwait(&stopSignals, &received)
+        logger.info("stopping: closing sockets and flushing the store", metadata: ["signal": "\(received)"])
         relay.stop()
         logger.info("stopped")
-        _ = sources
     }
 }

@@ -476,3 +476,13 @@ async def test_user_id_is_uuid4_and_in_token_sub(relay):
     admin = await pair_first_admin(relay)
     assert UUID4_RE.match(admin.user_id)
     assert jwt_parts(admin.token)[1]["sub"] == admin.user_id
+
+
+async def test_first_admin_is_the_first_request_not_the_first_connection(relay):
+    early, late = await Client.connect(relay, "early"), await Client.connect(relay, "late")
+    early_id, late_id = new_device_id(), new_device_id()
+    await late.send_json(pair_request(late_id, "Late"))
+    assert_pair_success(await late.expect("pair_result"), late_id)
+    await early.send_json(pair_request(early_id, "Early"))
+    await async_wait_for(lambda: (relay.device(early_id) or {}).get("status") == "pending", what="early device pending")
+    assert relay.device(late_id)["isAdmin"] is True

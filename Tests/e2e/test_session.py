@@ -84,3 +84,41 @@ async def test_takeover_leaves_sibling_devices_connected(relay):
     echo, _ = await sib_client.recv_until(lambda f: f.get("id") == ex.echo["id"])
     assert echo["deviceId"] == admin.device_id
     await sib_client.assert_open()
+
+
+async def test_stream_fails_when_its_socket_closes_and_is_not_resumed(relay_factory):
+    relay = relay_factory(echo={"delay_ms": 400})
+    admin, client = await setup_admin(relay)
+    frame = message_frame("cut off")
+    await client.send_json(frame)
+    echo, _ = await client.recv_until(lambda f: f.get("type") == "message" and f.get("role") == "user")
+    await client.recv_until(is_stream_update)
+    await client.close()
+
+    client, result = await auth(relay, admin, last_message_id=echo["id"])
+    assert result["replayCount"] == 0, f"no final exists for the cut-off stream: {result}"
+    await client.send_json(frame)  # same id again: the stream failed, a new id is required
+    reply, skipped = await client.recv_until(lambda f: f.get("type") in ("ack", "error"))
+    assert reply.get("type") == "error" and reply.get("code") == "invalid_message", reply
+    assert not any(is_stream_update(f) for f in skipped), f"the stream must not resume: {skipped}"
+    await send_and_complete(client, "new id works", timeout=15)
+
+
+async def test_queue_is_dropped_when_the_last_socket_closes_and_a_retry_regenerates(relay_factory):
+    relay = relay_factory(echo={"delay_ms": 400})
+    admin, client = await setup_admin(relay)
+    first, second = message_frame("active one"), message_frame("queued one")
+    await client.send_json(first)
+    await client.send_json(second)
+    await client.recv_until(lambda f: f.get("type") == "ack" and f.get("id") == second["id"])
+    await client.recv_until(is_stream_update)
+    await client.close()
+
+    client, _ = await auth(relay, admin)
+    await client.send_json(second)  # acked before, never generated: retry re-runs it
+    ack, _ = await client.recv_until(lambda f: f.get("type") in ("ack", "error"))
+    assert ack == {"type": "ack", "id": second["id"]}, ack
+    final, frames = await client.recv_until(is_assistant_final("echo: queued one"), timeout=15)
+    assert not any(is_assistant_final("echo: active one")(f) for f in frames), frames
+    assert not any(f.get("role") == "user" and f.get("content") == "queued one" for f in frames), \
+        f"a retry is not echoed a second time: {frames}"
