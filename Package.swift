@@ -59,10 +59,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "RelayBench",
+            dependencies: ["RelayCore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "clawrelay",
             dependencies: [
-                "RelayServer", "RelayStore", "RelayCore",
+                "RelayServer", "RelayStore", "RelayCore", "RelayBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

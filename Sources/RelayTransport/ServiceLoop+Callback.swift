@@ -32,10 +32,19 @@ extension ServiceLoop {
                 let bytes = input.assumingMemoryBound(to: UInt8.self)
                 connection.peerCloseCode = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
             }
-        case LWS_CALLBACK_SERVER_WRITEABLE:
+        case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE:
             return webSocketWritable(wsi)
-        case LWS_CALLBACK_CLOSED:
+        case LWS_CALLBACK_CLOSED, LWS_CALLBACK_CLIENT_CLOSED:
             webSocketClosed(wsi)
+        case LWS_CALLBACK_CLIENT_ESTABLISHED:
+            return clientEstablished(wsi)
+        case LWS_CALLBACK_CLIENT_RECEIVE:
+            return webSocketReceive(wsi, input: input, length: length)
+        case LWS_CALLBACK_CLIENT_RECEIVE_PONG:
+            webSockets[wsi]?.lastPongMicros = monotonicMicros()
+        case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+            let reason = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "connection failed"
+            clientFailed(wsi, reason: reason)
         case LWS_CALLBACK_HTTP:
             return httpRequest(wsi, uri: input, length: length)
         case LWS_CALLBACK_HTTP_BODY:
@@ -99,7 +108,7 @@ extension ServiceLoop {
         let id = newConnectionID(for: wsi)
         let connection = WebSocketConnection(
             id: id, wsi: wsi, listener: entry.config.name, path: header(wsi, WSI_TOKEN_GET_URI) ?? "/",
-            peerAddress: peerAddress(wsi), loop: self)
+            peerAddress: peerAddress(wsi), loop: self, maxMessageBytes: entry.config.maxMessageBytes)
         webSockets[wsi] = connection
         observe(id, connection.listener, .inbound, .webSocket, "open", Array(connection.path.utf8))
         entry.handler.webSocketOpened(connection)
@@ -107,13 +116,13 @@ extension ServiceLoop {
     }
 
     private func webSocketReceive(_ wsi: OpaquePointer, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
-        guard let connection = webSockets[wsi], let entry = listeners[connection.listener] else { return -1 }
+        guard let connection = webSockets[wsi] else { return -1 }
         if connection.isClosing { return 0 }
         if lws_is_first_fragment(wsi) != 0 {
             connection.fragments.removeAll(keepingCapacity: true)
             connection.fragmentsAreBinary = lws_frame_is_binary(wsi) != 0
         }
-        if connection.fragments.count + length > entry.config.maxMessageBytes {
+        if connection.fragments.count + length > connection.maxMessageBytes {
             observe(connection.id, connection.listener, .inbound, .webSocket, "oversized", [], size: connection.fragments.count + length)
             connection.fragments = []
             connection.close(code: 1009, reason: "message too big")
@@ -129,7 +138,11 @@ extension ServiceLoop {
             connection.id, connection.listener, .inbound, .webSocket, connection.fragmentsAreBinary ? "binary" : "text", bytes,
             device: connection.deviceID, user: connection.userID)
         let message: WebSocketMessage = connection.fragmentsAreBinary ? .binary(bytes) : .text(String(decoding: bytes, as: UTF8.self))
-        entry.handler.webSocket(connection, received: message)
+        if let client = connection.clientHandler {
+            client.client(connection, received: message)
+        } else {
+            listeners[connection.listener]?.handler.webSocket(connection, received: message)
+        }
         return 0
     }
 
@@ -179,13 +192,23 @@ extension ServiceLoop {
         scratch = .allocate(byteCount: max(size, scratch.count * 2), alignment: 16)
     }
 
+    func webSocketClosedByError(_ wsi: OpaquePointer, reason: String) {
+        guard let connection = webSockets.removeValue(forKey: wsi) else { return }
+        connection.isClosed = true
+        connection.clientHandler?.clientClosed(connection, error: reason)
+    }
+
     private func webSocketClosed(_ wsi: OpaquePointer) {
         guard let connection = webSockets.removeValue(forKey: wsi) else { return }
         connection.isClosed = true
         observe(
             connection.id, connection.listener, .inbound, .webSocket, "closed",
             Array("\(connection.peerCloseCode.map(String.init) ?? "-")".utf8), device: connection.deviceID, user: connection.userID)
-        listeners[connection.listener]?.handler.webSocketClosed(connection)
+        if connection.isClient {
+            connection.clientHandler?.clientClosed(connection, error: nil)
+        } else {
+            listeners[connection.listener]?.handler.webSocketClosed(connection)
+        }
         checkDrained()
     }
 }

@@ -39,6 +39,9 @@ public final class ServiceLoop: LoopExecutor, @unchecked Sendable {
     private var timerStorage: UnsafeMutablePointer<relay_timer_t>
     private var protocolStorage: UnsafeMutablePointer<lws_protocols>
     private var cStrings: [UnsafeMutablePointer<CChar>] = []
+    var pendingClients: [UInt64: PendingClient] = [:]
+    private var clientTokenCounter: UInt64 = 0
+    var clientVhost: OpaquePointer?
     var isStopping = false
     private var shouldExit = false
     private var retained: Unmanaged<ServiceLoop>?
@@ -173,7 +176,7 @@ public final class ServiceLoop: LoopExecutor, @unchecked Sendable {
         protocolStorage[0].name = cString("clawrelay")
         protocolStorage[0].callback = relayServiceCallback
         protocolStorage[0].per_session_data_size = 0
-        protocolStorage[0].rx_buffer_size = 65_536
+        protocolStorage[0].rx_buffer_size = 4_096
         var info = lws_context_creation_info()
         info.port = CONTEXT_PORT_NO_LISTEN
         info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS) | UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
@@ -184,6 +187,12 @@ public final class ServiceLoop: LoopExecutor, @unchecked Sendable {
             return nil
         }
         timerStorage.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
+        var clientInfo = lws_context_creation_info()
+        clientInfo.port = CONTEXT_PORT_NO_LISTEN
+        clientInfo.vhost_name = cString(Self.clientVhostName)
+        clientInfo.protocols = UnsafePointer(protocolStorage)
+        clientInfo.options = UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) | UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        clientVhost = lws_create_vhost(context, &clientInfo)
         for name in listenerOrder {
             guard var entry = listeners[name] else { continue }
             var vinfo = lws_context_creation_info()
@@ -210,6 +219,16 @@ public final class ServiceLoop: LoopExecutor, @unchecked Sendable {
             if entry.config.pingIntervalMillis > 0 { scheduleKeepalive(listener: name, every: entry.config.pingIntervalMillis) }
         }
         return context
+    }
+
+    var currentContext: OpaquePointer? {
+        let raw = contextPointer.load(ordering: .acquiring)
+        return raw == 0 ? nil : OpaquePointer(bitPattern: raw)
+    }
+
+    func nextClientToken() -> UInt64 {
+        clientTokenCounter += 1
+        return clientTokenCounter
     }
 
     // MARK: - Timers

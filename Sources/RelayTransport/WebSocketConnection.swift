@@ -24,6 +24,9 @@ public final class WebSocketConnection {
 
     let wsi: OpaquePointer
     unowned let loop: ServiceLoop
+    /// Set for connections this process opened; their events go here instead of a listener.
+    weak var clientHandler: ClientHandler?
+    let maxMessageBytes: Int
     var outbound: [Outbound] = []
     var outboundHead = 0
     public private(set) var bufferedBytes = 0
@@ -35,8 +38,13 @@ public final class WebSocketConnection {
     /// The close code the peer sent, if it sent one.
     public internal(set) var peerCloseCode: UInt16?
 
-    init(id: UInt64, wsi: OpaquePointer, listener: String, path: String, peerAddress: String, loop: ServiceLoop) {
+    init(
+        id: UInt64, wsi: OpaquePointer, listener: String, path: String, peerAddress: String, loop: ServiceLoop, maxMessageBytes: Int,
+        clientHandler: ClientHandler? = nil
+    ) {
         self.id = id
+        self.maxMessageBytes = maxMessageBytes
+        self.clientHandler = clientHandler
         self.wsi = wsi
         self.listener = listener
         self.path = path
@@ -44,6 +52,9 @@ public final class WebSocketConnection {
         self.loop = loop
         self.lastPongMicros = monotonicMicros()
     }
+
+    /// True for a connection this process opened as a client.
+    public var isClient: Bool { listener == ServiceLoop.clientVhostName }
 
     /// Queues a text frame.
     public func send(text: String) {

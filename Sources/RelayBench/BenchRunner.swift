@@ -1,0 +1,116 @@
+import Foundation
+import Logging
+import RelayCore
+import RelayTransport
+
+/// Runs the bench scenarios against relays it starts itself, from one generator loop.
+public final class BenchRunner {
+    let options: BenchOptions
+    let loop: ServiceLoop
+    var report = BenchReport()
+    private var runCounter = 0
+
+    public init(options: BenchOptions) {
+        self.options = options
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        loop = ServiceLoop(logger: logger)
+    }
+
+    public func run() throws -> BenchReport {
+        let files = raiseFileLimit()
+        _ = try loop.start()
+        defer { loop.stop(graceMillis: 500) }
+        progress("open-file limit \(files); generator on one lws service thread")
+        let all = ["roundtrip", "fanout", "idle", "replay", "audit"]
+        let scenarios = options.scenarios.flatMap { $0 == "all" ? all : [$0] }
+        for scenario in scenarios {
+            let started = Date()
+            switch scenario {
+            case "roundtrip": try roundtrip()
+            case "fanout": try fanout()
+            case "idle": try idle()
+            case "replay": try replay()
+            case "audit": try auditRatio()
+            case "chaos": try chaos()
+            default: throw BenchError("unknown scenario \(scenario) (roundtrip, fanout, idle, replay, audit, chaos, all)")
+            }
+            progress("\(scenario) done in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        }
+        for baseline in options.baselines {
+            try runBaseline(baseline)
+        }
+        return report
+    }
+
+    /// A fresh relay on a fresh data directory.
+    func startRelay(audit: Bool = true, replayCap: Int = 500, port: Int = 0, dataFrom previous: RelayProcess? = nil) throws -> RelayProcess {
+        runCounter += 1
+        let work = (options.workDirectory as NSString).appendingPathComponent("clawrelay-bench-\(getpid())-\(runCounter)")
+        let relay = try RelayProcess(
+            binary: options.binary, workDirectory: work, config: benchRelayConfig(port: port, audit: audit, replayCap: replayCap))
+        try relay.start()
+        return relay
+    }
+
+    func target(_ relay: RelayProcess) -> ServiceLoop.ClientTarget {
+        ServiceLoop.ClientTarget(host: "127.0.0.1", port: relay.clawlinePort, path: "/ws")
+    }
+
+    /// Pairs and authenticates `count` devices on `relay`.
+    func provision(_ relay: RelayProcess, count: Int, sameUser: Bool, concurrency: Int = 64) throws -> UncheckedBox<[BenchDevice]> {
+        let (loop, relayTarget) = (self.loop, target(relay))
+        let outcome: UncheckedBox<Result<[BenchDevice], BenchError>> = try waitOnLoop(loop, timeout: 600) { done in
+            let fleet = Fleet(loop: loop, target: relayTarget)
+            fleet.provision(count: count, sameUser: sameUser, concurrency: concurrency) { result in
+                _ = fleet
+                done(UncheckedBox(result))
+            }
+        }
+        return UncheckedBox(try outcome.value.get())
+    }
+
+    /// Runs a roundtrip driver to completion and returns its result.
+    func drive(_ devices: UncheckedBox<[BenchDevice]>, window: Int, seconds: Double, prefix: String) throws -> RoundtripDriver.Result {
+        try waitOnLoop(loop, timeout: seconds + 120) { done in
+            let driver = RoundtripDriver(devices: devices.value, window: window, durationSeconds: seconds, prefix: prefix)
+            driver.run { result in
+                _ = driver
+                done(result)
+            }
+        }
+    }
+
+    func roundtrip() throws {
+        let relay = try startRelay()
+        defer { relay.stop() }
+        progress("roundtrip: pairing \(options.devices) devices")
+        let devices = try provision(relay, count: options.devices, sameUser: false)
+        defer { release(devices) }
+        progress("roundtrip: \(options.devices) devices × \(options.window) in flight for \(options.seconds) s")
+        let cpu = CPUMeter()
+        let result = try drive(devices, window: options.window, seconds: options.seconds, prefix: "rt")
+        record("roundtrip", result, generatorCPU: cpu.share)
+    }
+
+    func record(_ scenario: String, _ result: RoundtripDriver.Result, generatorCPU: Double) {
+        let rate = result.seconds > 0 ? Double(result.completed) / result.seconds : 0
+        report.add(scenario, "messages", Double(result.completed), "count")
+        report.add(scenario, "throughput", rate, "messages/s")
+        report.add(scenario, "frames", rate * 8, "frames/s (1 in, 7 out per message)")
+        for (key, value) in result.ack.summary("send_to_ack").merging(result.final.summary("send_to_final"), uniquingKeysWith: { a, _ in a })
+            .sorted(by: { $0.key < $1.key })
+        {
+            report.add(scenario, key, value, "ms")
+        }
+        report.add(scenario, "generator_cpu", generatorCPU * 100, "% of one core")
+        if result.failures > 0 { report.add(scenario, "failed_devices", Double(result.failures), "count") }
+    }
+}
+
+/// Carries a loop-only value through a Sendable callback that is read back on the same loop.
+/// `@unchecked Sendable` holds because producer and consumer both run on the generator loop.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,88 @@
+import Foundation
+
+/// A `clawrelay serve` child started by the bench on a temporary data directory.
+final class RelayProcess {
+    let dataDirectory: String
+    let configPath: String
+    private let binary: String
+    private let workDirectory: String
+    private var process: Process?
+    private(set) var clawlinePort = 0
+    private(set) var adminPort = 0
+
+    init(binary: String, workDirectory: String, config: String) throws {
+        self.binary = binary
+        self.workDirectory = workDirectory
+        dataDirectory = (workDirectory as NSString).appendingPathComponent("data")
+        configPath = (workDirectory as NSString).appendingPathComponent("relay.toml")
+        try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
+        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
+    }
+
+    var pid: Int32 { process?.processIdentifier ?? 0 }
+
+    /// Starts the relay and waits for its ready line.
+    func start(timeout: Double = 30) throws {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: binary)
+        child.arguments = ["serve", "--config", configPath, "--data-dir", dataDirectory]
+        let stdout = Pipe()
+        child.standardOutput = stdout
+        child.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try child.run()
+        process = child
+        let deadline = Date().addingTimeInterval(timeout)
+        var buffer = Data()
+        while Date() < deadline {
+            let chunk = stdout.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            buffer += chunk
+            guard let line = String(data: buffer, encoding: .utf8)?.split(separator: "\n").first(where: { $0.hasPrefix("clawrelay ready") })
+            else { continue }
+            for field in line.split(separator: " ") {
+                let pair = field.split(separator: "=")
+                guard pair.count == 2, let port = pair[1].split(separator: ":").last.flatMap({ Int($0) }) else { continue }
+                if pair[0] == "clawline" { clawlinePort = port }
+                if pair[0] == "admin" { adminPort = port }
+            }
+            return
+        }
+        child.terminate()
+        throw BenchError("the relay did not print its ready line within \(Int(timeout)) s")
+    }
+
+    /// Resident set size of the relay in bytes, from /proc.
+    func residentBytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let number = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
+            return number * 1024
+        }
+        return 0
+    }
+
+    /// SIGKILL, no chance to flush: what the chaos run does to it.
+    func kill() {
+        guard let process, process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM and wait for a clean exit.
+    func stop() {
+        guard let process, process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    deinit {
+        stop()
+        // CLAWRELAY_BENCH_KEEP=1 keeps the relay's data directory (audit, store) for inspection.
+        if ProcessInfo.processInfo.environment["CLAWRELAY_BENCH_KEEP"] == nil { try? FileManager.default.removeItem(atPath: workDirectory) }
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
