@@ -100,9 +100,11 @@ extension BenchRunner {
         defer { echoLoop.stop(graceMillis: 200) }
         var port = echoPort
         var nginx: Process?
+        var nginxPrefix: String?
         defer {
             nginx?.terminate()
             nginx?.waitUntilExit()
+            if let nginxPrefix { try? FileManager.default.removeItem(atPath: nginxPrefix) }
         }
         switch name {
         case "direct":
@@ -111,6 +113,7 @@ extension BenchRunner {
             let started = try startNginx(upstreamPort: echoPort)
             nginx = started.process
             port = started.port
+            nginxPrefix = started.prefix
         default:
             throw BenchError("unknown baseline \(name) (direct, nginx)")
         }
@@ -136,7 +139,7 @@ extension BenchRunner {
     }
 
     /// nginx from Debian's package, on loopback, proxying WebSocket to the echo server.
-    private func startNginx(upstreamPort: Int) throws -> (process: Process, port: Int) {
+    private func startNginx(upstreamPort: Int) throws -> (process: Process, port: Int, prefix: String) {
         let binary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
         guard let binary else { throw BenchError("nginx is not installed (apt-get install -y nginx-light)") }
         let prefix = (options.workDirectory as NSString).appendingPathComponent("clawrelay-bench-nginx-\(getpid())")
@@ -176,7 +179,7 @@ extension BenchRunner {
         try process.run()
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            if canConnect(port: port) { return (process, port) }
+            if canConnect(port: port) { return (process, port, prefix) }
             usleep(50_000)
         }
         process.terminate()

@@ -95,3 +95,57 @@ extension BenchRunner {
         return Set(contents)
     }
 }
+
+extension BenchRunner {
+    /// Mutated frames and half-open sockets for a fixed count; the relay must stay up, answer with
+    /// protocol errors, and keep its memory bounded.
+    func fuzz() throws {
+        let relay = try startRelay()
+        defer { relay.stop() }
+        let devices = try provision(relay, count: 8, sameUser: false)
+        defer { release(devices) }
+        let total = options.fuzzFrames
+        let before = relay.residentBytes()
+        let halfOpen = openHalfOpenSockets(port: relay.clawlinePort, count: 64)
+        defer { for fd in halfOpen { close(fd) } }
+        progress("fuzz: \(total) mutated frames from 8 devices, \(halfOpen.count) half-open sockets")
+        let loop = self.loop
+        let result: FuzzDriver.Result = try waitOnLoop(loop, timeout: 600) { done in
+            let driver = FuzzDriver(devices: devices.value, total: total, loop: loop)
+            driver.run { result in
+                _ = driver
+                done(result)
+            }
+        }
+        let after = relay.residentBytes()
+        // The relay must still serve a normal turn afterwards.
+        let check = try drive(UncheckedBox([devices.value[0]]), window: 1, seconds: 0, prefix: "after")
+        report.add("fuzz", "frames_sent", Double(result.sent), "frames")
+        report.add("fuzz", "error_replies", Double(result.errors), "frames")
+        report.add("fuzz", "closes_by_relay", Double(result.closes), "sockets")
+        report.add("fuzz", "relay_rss_before", Double(before) / 1024, "KiB")
+        report.add("fuzz", "relay_rss_after", Double(after) / 1024, "KiB")
+        report.add("fuzz", "turns_after_fuzz", Double(check.completed), "completed")
+        if check.completed == 0 { throw BenchError("fuzz: the relay did not answer a normal message afterwards") }
+    }
+
+    /// TCP connections that send half a request line and then nothing.
+    private func openHalfOpenSockets(port: Int, count: Int) -> [Int32] {
+        (0..<count).compactMap { _ in
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+            guard connected else {
+                close(fd)
+                return nil
+            }
+            _ = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\n".withCString { send(fd, $0, strlen($0), 0) }
+            return fd
+        }
+    }
+}

@@ -33,7 +33,8 @@ public final class BenchRunner {
             case "replay": try replay()
             case "audit": try auditRatio()
             case "chaos": try chaos()
-            default: throw BenchError("unknown scenario \(scenario) (roundtrip, fanout, idle, replay, audit, chaos, all)")
+            case "fuzz": try fuzz()
+            default: throw BenchError("unknown scenario \(scenario) (roundtrip, fanout, idle, replay, audit, chaos, fuzz, all)")
             }
             progress("\(scenario) done in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         }

@@ -12,6 +12,7 @@ public struct BenchOptions: Sendable {
     public var idleConnections = 10_000
     public var replayEvents = 10_000
     public var kills = 20
+    public var fuzzFrames = 20_000
     public var baselines: [String] = []
     public var json = false
     /// The `clawrelay` binary to start as the relay under test.
@@ -31,6 +32,7 @@ public struct BenchOptions: Sendable {
         options.idleConnections = 50
         options.replayEvents = 200
         options.kills = 2
+        options.fuzzFrames = 300
         return options
     }
 }

@@ -4,10 +4,10 @@ import RelayBench
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Measure the relay: roundtrip, fanout, idle, replay, audit, chaos (or all), with baselines.",
+        abstract: "Measure the relay: roundtrip, fanout, idle, replay, audit, chaos, fuzz, with baselines.",
         discussion: "Starts its own relays on loopback with temporary data directories and the echo backend.")
 
-    @Argument(help: "Scenarios: roundtrip, fanout, idle, replay, audit, chaos, all.") var scenarios: [String] = ["all"]
+    @Argument(help: "Scenarios: roundtrip, fanout, idle, replay, audit, chaos, fuzz, all (the first five).") var scenarios: [String] = ["all"]
     @Option(help: "Devices for roundtrip/audit/chaos (and baseline connections).") var devices: Int?
     @Option(help: "Messages in flight per device.") var window: Int?
     @Option(help: "Seconds of load per scenario.") var seconds: Double?
@@ -15,6 +15,7 @@ struct Bench: ParsableCommand {
     @Option(help: "Authenticated connections in idle.") var connections: Int?
     @Option(name: .customLong("replay-events"), help: "Events behind in replay.") var replayEvents: Int?
     @Option(help: "kill -9 rounds in chaos.") var kills: Int?
+    @Option(name: .customLong("fuzz-frames"), help: "Mutated frames in fuzz.") var fuzzFrames: Int?
     @Option(help: "Baselines to run after the scenarios: direct, nginx (comma-separated).") var baseline: String?
     @Flag(help: "Seconds-scale sizes for CI: every code path runs, nothing is judged.") var smoke = false
     @Flag(help: "Print the report as JSON.") var json = false
@@ -29,6 +30,7 @@ struct Bench: ParsableCommand {
         if let connections { options.idleConnections = connections }
         if let replayEvents { options.replayEvents = replayEvents }
         if let kills { options.kills = kills }
+        if let fuzzFrames { options.fuzzFrames = fuzzFrames }
         if let baseline { options.baselines = baseline.split(separator: ",").map(String.init) }
         options.binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         let report: BenchReport
