@@ -77,7 +77,7 @@ extension ClawlineDownstream {
             ServerFrame.AuthResult(
                 success: true, userId: device.userID, sessionId: session.sessionID, isAdmin: device.isAdmin,
                 replayCount: window.events.count, replayTruncated: window.truncated, historyReset: window.historyReset))
-        for event in window.events { session.send(ServerFrame.message(event)) }
+        for event in window.events { session.connection.send(utf8: FastFrames.message(event)) }
         session.highWater = window.highWater
         session.phase = .live
         let buffered = session.buffered

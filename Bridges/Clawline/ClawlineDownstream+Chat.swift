@@ -91,7 +91,7 @@ extension ClawlineDownstream {
 
     private func acknowledge(_ clientID: String, deviceID: String, on session: ClawlineSession) {
         guard session.phase == .live || session.phase == .replaying else { return }
-        session.connection.send(text: FrameEncoder.encode(ServerFrame.Ack(id: clientID))) { [store] in
+        session.connection.send(utf8: FastFrames.ack(clientID)) { [store] in
             store.perform({ db in try MessageQueries.markAckSent(db, deviceID: deviceID, clientID: clientID) }) { _ in }
         }
     }

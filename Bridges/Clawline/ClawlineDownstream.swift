@@ -33,6 +33,7 @@ public final class ClawlineDownstream: ListenerHandler {
     var oversizeLimiter = RateLimiter(limit: 2, windowMillis: 60_000)
     var typingTimers: [String: TimerID] = [:]
     var lastOperatorCommand: Int64 = 0
+    private var lastEncoded: (event: BusEvent, bytes: [UInt8])?
     public internal(set) var stats = ClawlineStats()
 
     public init(
@@ -150,16 +151,22 @@ public final class ClawlineDownstream: ListenerHandler {
     }
 
     func send(_ event: BusEvent, to session: ClawlineSession) {
-        switch event {
-        case .message(let chatEvent):
-            guard chatEvent.seq > session.highWater else { return }
-            session.send(ServerFrame.message(chatEvent))
-        case .streaming(let eventID, _, let content, let timestamp):
-            session.send(ServerFrame.Message(id: eventID, role: "assistant", content: content, timestamp: timestamp, streaming: true))
-        case .assistantTyping(_, let active):
-            session.send(ServerFrame.Typing(active: active))
-        }
+        if case .message(let chatEvent) = event, chatEvent.seq <= session.highWater { return }
+        session.connection.send(utf8: encoded(event))
         stats.framesOut += 1
+    }
+
+    /// The wire bytes of a bus event, encoded once per event however many devices receive it.
+    private func encoded(_ event: BusEvent) -> [UInt8] {
+        if let cached = lastEncoded, cached.event == event { return cached.bytes }
+        let bytes: [UInt8]
+        switch event {
+        case .message(let chatEvent): bytes = FastFrames.message(chatEvent)
+        case .streaming(let eventID, _, let content, let timestamp): bytes = FastFrames.streaming(id: eventID, content: content, timestamp: timestamp)
+        case .assistantTyping(_, let active): bytes = active ? FastFrames.typingOn : FastFrames.typingOff
+        }
+        lastEncoded = (event, bytes)
+        return bytes
     }
 }
 

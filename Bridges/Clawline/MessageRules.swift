@@ -17,8 +17,16 @@ enum MessageRules {
         var assetIDs: [String]
     }
 
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     static func sha256Hex(_ bytes: some Sequence<UInt8>) -> String {
-        SHA256.hash(data: Array(bytes)).map { String(format: "%02x", $0) }.joined()
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        for byte in SHA256.hash(data: Array(bytes)) {
+            out.append(hexDigits[Int(byte >> 4)])
+            out.append(hexDigits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Base64 that ignores whitespace and padding, as the test list requires.

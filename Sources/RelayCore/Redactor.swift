@@ -15,7 +15,9 @@ public enum Redactor {
     }
 
     /// Redacts a frame body; JSON stays JSON (keys sorted), anything else is treated as text.
+    /// A body that mentions no secret word and no JWT header is kept as it is (the common case).
     public static func redact(_ body: [UInt8]) -> String {
+        guard mightHoldSecret(body) else { return String(decoding: body, as: UTF8.self) }
         if let first = body.first(where: { $0 != 0x20 && $0 != 0x0a && $0 != 0x0d && $0 != 0x09 }),
             first == UInt8(ascii: "{") || first == UInt8(ascii: "["), let json = JSONValue.parse(body)
         {
@@ -36,6 +38,27 @@ public enum Redactor {
             return .object(out)
         default:
             return value
+        }
+    }
+
+    static let needles: [[UInt8]] = (secretWords + ["bearer", "eyj"]).map { Array($0.utf8) }
+
+    /// A case-insensitive scan for any secret word or the start of a JWT.
+    static func mightHoldSecret(_ body: [UInt8]) -> Bool {
+        body.withUnsafeBufferPointer { bytes in
+            guard bytes.count >= 3 else { return false }
+            for index in 0..<bytes.count {
+                let first = bytes[index] | 0x20
+                for needle in needles where needle[0] == first && index + needle.count <= bytes.count {
+                    var matched = true
+                    for offset in 1..<needle.count where bytes[index + offset] | 0x20 != needle[offset] {
+                        matched = false
+                        break
+                    }
+                    if matched { return true }
+                }
+            }
+            return false
         }
     }
 

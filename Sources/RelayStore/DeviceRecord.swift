@@ -56,22 +56,20 @@ public struct DeviceRecord: Sendable, Equatable {
 /// Device and user queries; each runs inside the caller's transaction.
 public enum DeviceQueries {
     public static func fetch(_ db: Database, id: String) throws -> DeviceRecord? {
-        try Row.fetchOne(db, sql: "SELECT * FROM devices WHERE id = ?", arguments: [id]).map(DeviceRecord.init(row:))
+        try db.row( "SELECT * FROM devices WHERE id = ?", [id]).map(DeviceRecord.init(row:))
     }
 
     public static func all(_ db: Database) throws -> [DeviceRecord] {
-        try Row.fetchAll(db, sql: "SELECT * FROM devices ORDER BY created_at, id").map(DeviceRecord.init(row:))
+        try db.rows( "SELECT * FROM devices ORDER BY created_at, id").map(DeviceRecord.init(row:))
     }
 
     public static func hasAdmin(_ db: Database) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM devices WHERE is_admin = 1 AND status = 'approved')") ?? false
+        try db.value(Bool.self,  "SELECT EXISTS (SELECT 1 FROM devices WHERE is_admin = 1 AND status = 'approved')") ?? false
     }
 
     public static func insert(_ db: Database, _ device: DeviceRecord) throws {
-        try db.execute(
-            sql: "INSERT OR IGNORE INTO users (id, created_at) VALUES (?, ?)", arguments: [device.userID, device.createdAt])
-        try db.execute(
-            sql: """
+        try db.run( "INSERT OR IGNORE INTO users (id, created_at) VALUES (?, ?)", [device.userID, device.createdAt])
+        try db.run( """
                 INSERT INTO devices (id, user_id, protocol, claimed_name, device_info, is_admin, status, token_hash,
                                      token_delivered, created_at, last_seen_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -80,26 +78,26 @@ public enum DeviceQueries {
                     token_hash = excluded.token_hash, token_delivered = excluded.token_delivered,
                     created_at = excluded.created_at, last_seen_at = excluded.last_seen_at
                 """,
-            arguments: [
+            [
                 device.id, device.userID, device.protocolName, device.claimedName, device.deviceInfoJSON, device.isAdmin,
                 device.status.rawValue, device.tokenHash, device.tokenDelivered, device.createdAt, device.lastSeenAt,
             ])
     }
 
     public static func setTokenHash(_ db: Database, id: String, hash: String) throws {
-        try db.execute(sql: "UPDATE devices SET token_hash = ?, token_delivered = 0 WHERE id = ?", arguments: [hash, id])
+        try db.run( "UPDATE devices SET token_hash = ?, token_delivered = 0 WHERE id = ?", [hash, id])
     }
 
     public static func markTokenDelivered(_ db: Database, id: String) throws {
-        try db.execute(sql: "UPDATE devices SET token_delivered = 1 WHERE id = ?", arguments: [id])
+        try db.run( "UPDATE devices SET token_delivered = 1 WHERE id = ?", [id])
     }
 
     public static func touch(_ db: Database, id: String, at millis: Int64) throws {
-        try db.execute(sql: "UPDATE devices SET last_seen_at = ? WHERE id = ?", arguments: [millis, id])
+        try db.run( "UPDATE devices SET last_seen_at = ? WHERE id = ?", [millis, id])
     }
 
     public static func setStatus(_ db: Database, id: String, _ status: DeviceRecord.Status) throws -> Bool {
-        try db.execute(sql: "UPDATE devices SET status = ? WHERE id = ?", arguments: [status.rawValue, id])
+        try db.run( "UPDATE devices SET status = ? WHERE id = ?", [status.rawValue, id])
         return db.changesCount > 0
     }
 }

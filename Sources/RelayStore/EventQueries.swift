@@ -17,38 +17,34 @@ public enum EventQueries {
         _ db: Database, userID: String, conversationID: String, role: ChatRole, content: String, deviceID: String?,
         attachmentsJSON: String?, at millis: Int64, id: String = Identifiers.newEventID()
     ) throws -> ChatEvent {
-        let seq = (try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM events WHERE user_id = ?", arguments: [userID]) ?? 0) + 1
-        try db.execute(
-            sql: """
+        let seq = (try db.value(Int64.self,  "SELECT MAX(seq) FROM events WHERE user_id = ?", [userID]) ?? 0) + 1
+        try db.run( """
                 INSERT INTO events (user_id, seq, id, conversation, role, content, device_id, attachments, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-            arguments: [userID, seq, id, conversationID, role.rawValue, content, deviceID, attachmentsJSON, millis])
+            [userID, seq, id, conversationID, role.rawValue, content, deviceID, attachmentsJSON, millis])
         return ChatEvent(
             id: id, seq: seq, userID: userID, conversationID: conversationID, role: role, content: content, timestampMillis: millis,
             deviceID: deviceID, attachmentsJSON: attachmentsJSON)
     }
 
     public static func fetch(_ db: Database, id: String) throws -> ChatEvent? {
-        try Row.fetchOne(db, sql: "SELECT * FROM events WHERE id = ?", arguments: [id]).map(event(from:))
+        try db.row( "SELECT * FROM events WHERE id = ?", [id]).map(event(from:))
     }
 
     /// The events after `cursor` (an event id), oldest first, at most `limit` (the newest ones).
     public static func replay(_ db: Database, userID: String, after cursor: String?, limit: Int) throws -> ReplayWindow {
-        let highWater = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM events WHERE user_id = ?", arguments: [userID]) ?? 0
+        let highWater = try db.value(Int64.self,  "SELECT MAX(seq) FROM events WHERE user_id = ?", [userID]) ?? 0
         var afterSeq: Int64 = 0
         var historyReset = true
         if let cursor,
-            let seq = try Int64.fetchOne(db, sql: "SELECT seq FROM events WHERE id = ? AND user_id = ?", arguments: [cursor, userID])
+            let seq = try db.value(Int64.self,  "SELECT seq FROM events WHERE id = ? AND user_id = ?", [cursor, userID])
         {
             afterSeq = seq
             historyReset = false
         }
         let available = highWater - afterSeq
-        let rows = try Row.fetchAll(
-            db,
-            sql: "SELECT * FROM events WHERE user_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?",
-            arguments: [userID, afterSeq, limit])
+        let rows = try db.rows("SELECT * FROM events WHERE user_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?", [userID, afterSeq, limit])
         return ReplayWindow(
             events: rows.reversed().map(event(from:)), truncated: available > Int64(limit), historyReset: historyReset,
             highWater: highWater)

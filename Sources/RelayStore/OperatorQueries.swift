@@ -35,14 +35,13 @@ public enum OperatorQueries {
     public static func enqueue(_ db: Database, action: OperatorCommand.Action, deviceID: String, userID: String?, at millis: Int64) throws
         -> Int64
     {
-        try db.execute(
-            sql: "INSERT INTO operator_commands (action, device_id, user_id, created_at) VALUES (?, ?, ?, ?)",
-            arguments: [action.rawValue, deviceID, userID, millis])
+        try db.run( "INSERT INTO operator_commands (action, device_id, user_id, created_at) VALUES (?, ?, ?, ?)",
+            [action.rawValue, deviceID, userID, millis])
         return db.lastInsertedRowID
     }
 
     public static func pending(_ db: Database, after id: Int64) throws -> [OperatorCommand] {
-        try Row.fetchAll(db, sql: "SELECT * FROM operator_commands WHERE id > ? AND done_at IS NULL ORDER BY id", arguments: [id])
+        try db.rows( "SELECT * FROM operator_commands WHERE id > ? AND done_at IS NULL ORDER BY id", [id])
             .compactMap { row in
                 guard let action = OperatorCommand.Action(rawValue: row["action"]) else { return nil }
                 return OperatorCommand(id: row["id"], action: action, deviceID: row["device_id"], userID: row["user_id"])
@@ -50,29 +49,28 @@ public enum OperatorQueries {
     }
 
     public static func complete(_ db: Database, id: Int64, result: String, at millis: Int64) throws {
-        try db.execute(sql: "UPDATE operator_commands SET done_at = ?, result = ? WHERE id = ?", arguments: [millis, result, id])
+        try db.run( "UPDATE operator_commands SET done_at = ?, result = ? WHERE id = ?", [millis, result, id])
     }
 
     /// The command's result once the relay handled it, else nil.
     public static func result(_ db: Database, id: Int64) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT result FROM operator_commands WHERE id = ? AND done_at IS NOT NULL", arguments: [id])
+        try db.value(String.self,  "SELECT result FROM operator_commands WHERE id = ? AND done_at IS NOT NULL", [id])
     }
 
     public static func lastID(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(id), 0) FROM operator_commands") ?? 0
+        try db.value(Int64.self,  "SELECT COALESCE(MAX(id), 0) FROM operator_commands") ?? 0
     }
 
     public static func replacePending(_ db: Database, _ pending: [PendingPairing]) throws {
-        try db.execute(sql: "DELETE FROM pending_pairings")
+        try db.run( "DELETE FROM pending_pairings")
         for entry in pending {
-            try db.execute(
-                sql: "INSERT INTO pending_pairings (device_id, claimed_name, device_info, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-                arguments: [entry.deviceID, entry.claimedName, entry.deviceInfoJSON, entry.createdAt, entry.expiresAt])
+            try db.run( "INSERT INTO pending_pairings (device_id, claimed_name, device_info, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+                [entry.deviceID, entry.claimedName, entry.deviceInfoJSON, entry.createdAt, entry.expiresAt])
         }
     }
 
     public static func pendingPairings(_ db: Database) throws -> [PendingPairing] {
-        try Row.fetchAll(db, sql: "SELECT * FROM pending_pairings ORDER BY created_at").map { row in
+        try db.rows( "SELECT * FROM pending_pairings ORDER BY created_at").map { row in
             PendingPairing(
                 deviceID: row["device_id"], claimedName: row["claimed_name"], deviceInfoJSON: row["device_info"],
                 createdAt: row["created_at"], expiresAt: row["expires_at"])

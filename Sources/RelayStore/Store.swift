@@ -19,7 +19,7 @@ public final class Store: Sendable {
     /// Opens the store for the relay: completions are delivered on `executor`.
     public init(dataDirectory: String, executor: (any LoopExecutor)?) throws {
         path = (dataDirectory as NSString).appendingPathComponent("relay.sqlite")
-        let pool = try DatabaseOpener.open(path: path, migrator: Migrations.relay())
+        let pool = try DatabaseOpener.open(path: path, migrator: Migrations.relay(), fullSync: ProcessInfo.processInfo.environment["CLAWRELAY_SYNC_NORMAL"] == nil)
         self.pool = pool
         self.executor = executor
         worker = executor.map { StoreWorker(pool: pool, executor: $0) }
@@ -34,12 +34,17 @@ public final class Store: Sendable {
         worker.submit { db in
             var result: Result<R, any Error>
             do {
-                var value: R?
-                try db.inSavepoint {
-                    value = try work(db)
-                    return .commit
+                // A savepoint per operation: a failing one rolls back only its own writes.
+                try db.run("SAVEPOINT op")
+                do {
+                    let value = try work(db)
+                    try db.run("RELEASE op")
+                    result = .success(value)
+                } catch {
+                    try? db.run("ROLLBACK TO op")
+                    try? db.run("RELEASE op")
+                    throw error
                 }
-                result = .success(value!)
             } catch {
                 result = .failure(error)
             }

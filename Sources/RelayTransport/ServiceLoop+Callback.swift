@@ -146,11 +146,23 @@ extension ServiceLoop {
         return 0
     }
 
+    /// Writes queued frames while the kernel takes them whole (`lws_send_pipe_choked` is false),
+    /// up to a bound per callback so one busy socket cannot starve the others.
     private func webSocketWritable(_ wsi: OpaquePointer) -> Int32 {
-        guard let connection = webSockets[wsi], let frame = connection.popOutbound() else { return 0 }
+        guard let connection = webSockets[wsi] else { return 0 }
+        var budget = 64
+        while budget > 0, let frame = connection.popOutbound() {
+            budget -= 1
+            if write(frame, on: connection, wsi: wsi) < 0 { return -1 }
+            if lws_send_pipe_choked(wsi) != 0 { break }
+        }
+        if connection.hasOutbound { lws_callback_on_writable(wsi) }
+        return 0
+    }
+
+    /// One frame; -1 means close the socket (an error, or a close frame was sent).
+    private func write(_ frame: WebSocketConnection.Outbound, on connection: WebSocketConnection, wsi: OpaquePointer) -> Int32 {
         let pre = relay_lws_pre()
-        ensureScratch(pre + 16)
-        let base = scratch.baseAddress!
         switch frame {
         case .text(let bytes, _), .binary(let bytes):
             var isText = false
@@ -171,7 +183,8 @@ extension ServiceLoop {
             onWritten?()
         case .ping:
             // libwebsockets hides pongs with an empty payload from the callback, so the ping carries one.
-            let payload = base.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
+            ensureScratch(pre + 16)
+            let payload = scratch.baseAddress!.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
             for (index, byte) in "ping".utf8.enumerated() { payload[index] = byte }
             if lws_write(wsi, payload, 4, LWS_WRITE_PING) < 0 { return -1 }
         case .close(let code, let reason):
@@ -182,7 +195,6 @@ extension ServiceLoop {
             lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
             return -1
         }
-        if connection.hasOutbound { lws_callback_on_writable(wsi) }
         return 0
     }
 

@@ -71,6 +71,11 @@ public final class WebSocketConnection {
         enqueue(.text(bytes, onWritten: nil))
     }
 
+    /// Queues a text frame from UTF-8 bytes and calls `onWritten` once the socket took it.
+    public func send(utf8 bytes: [UInt8], onWritten: @escaping () -> Void) {
+        enqueue(.text(bytes, onWritten: onWritten))
+    }
+
     public func send(binary bytes: [UInt8]) {
         enqueue(.binary(bytes))
     }

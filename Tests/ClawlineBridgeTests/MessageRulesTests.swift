@@ -55,3 +55,20 @@ import Testing
         #expect(MultipartForm.parse(Data("garbage".utf8), boundary: "XyZ") == nil)
     }
 }
+
+@Suite struct FastFramesTests {
+    @Test func hotFramesMatchTheEncoder() throws {
+        let event = ChatEvent(
+            id: "s_1", seq: 1, userID: "u", conversationID: "main", role: .user, content: "quote \" slash \\ line\n tab\t bell\u{7} é 🎉",
+            timestampMillis: 42, deviceID: "d1", attachmentsJSON: nil)
+        let fast = try #require(JSONValue.parse(FastFrames.message(event)))
+        let slow = try #require(JSONValue.parse(FrameEncoder.encode(ServerFrame.message(event))))
+        #expect(fast == slow)
+        let assistant = ChatEvent(
+            id: "s_2", seq: 2, userID: "u", conversationID: "main", role: .assistant, content: "hi", timestampMillis: 43, deviceID: nil,
+            attachmentsJSON: nil)
+        #expect(JSONValue.parse(FastFrames.message(assistant)) == JSONValue.parse(FrameEncoder.encode(ServerFrame.message(assistant))))
+        #expect(JSONValue.parse(FastFrames.ack("c_\"x")) == JSONValue.parse(FrameEncoder.encode(ServerFrame.Ack(id: "c_\"x"))))
+        #expect(JSONValue.parse(FastFrames.typingOn) == JSONValue.parse(FrameEncoder.encode(ServerFrame.Typing(active: true))))
+    }
+}

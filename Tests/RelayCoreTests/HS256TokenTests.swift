@@ -55,3 +55,15 @@ import Testing
         #expect(Redactor.fingerprint("abc") == "sha256:ba7816bf")
     }
 }
+
+@Suite struct RedactorFastPathTests {
+    @Test func bodiesWithoutSecretsAreKeptVerbatim() {
+        let body = #"{"type":"message","id":"c_1","content":"hello"}"#
+        #expect(Redactor.redact(Array(body.utf8)) == body)
+    }
+
+    @Test func anyCaseOfASecretWordTriggersRedaction() {
+        #expect(Redactor.redact(Array(#"{"AuthToken":"abc"}"#.utf8)).contains(Redactor.fingerprint("abc")))
+        #expect(!Redactor.redact(Array("GET /\nAuthorization: Bearer xyz".utf8)).contains("xyz"))
+    }
+}

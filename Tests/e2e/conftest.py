@@ -56,9 +56,21 @@ def pytest_pyfunc_call(pyfuncitem):
     if inspect.iscoroutinefunction(pyfuncitem.obj):
         names = pyfuncitem._fixtureinfo.argnames
         kwargs = {name: pyfuncitem.funcargs[name] for name in names}
-        asyncio.run(asyncio.wait_for(pyfuncitem.obj(**kwargs), TEST_TIMEOUT))
+        asyncio.run(_run_test(pyfuncitem.obj(**kwargs)))
         return True
     return None
+
+
+_OPEN_CLIENTS: list = []
+
+
+async def _run_test(coro) -> None:
+    """Run one async test, then close the sockets it left open (before the loop goes away)."""
+    try:
+        await asyncio.wait_for(coro, TEST_TIMEOUT)
+    finally:
+        clients, _OPEN_CLIENTS[:] = list(_OPEN_CLIENTS), []
+        await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -406,7 +418,9 @@ class Client:
             open_timeout=10,
             close_timeout=2,
         )
-        return cls(ws, name)
+        client = cls(ws, name)
+        _OPEN_CLIENTS.append(client)
+        return client
 
     async def send_json(self, obj: Any) -> None:
         await self.ws.send(json.dumps(obj))
@@ -754,7 +768,9 @@ class RawWebSocket:
         assert b" 101" in status, f"upgrade refused: {head!r}"
         accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
         assert accept.encode() in head, f"bad Sec-WebSocket-Accept in {head!r}"
-        return cls(reader, writer, answer_pings)
+        raw = cls(reader, writer, answer_pings)
+        _OPEN_CLIENTS.append(raw)
+        return raw
 
     async def send_frame(self, opcode: int, payload: bytes) -> None:
         header = bytearray([0x80 | opcode])
@@ -843,7 +859,8 @@ class RawWebSocket:
         assert self.closed_at is not None
         return self.closed_at
 
-    def close(self) -> None:
+    async def close(self) -> None:
         self.task.cancel()
         with contextlib.suppress(Exception):
             self.writer.close()
+            await asyncio.wait_for(self.writer.wait_closed(), 2)

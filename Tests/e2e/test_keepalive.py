@@ -41,7 +41,7 @@ async def test_server_pings_and_a_responsive_client_stays_connected(relay_factor
     await raw.send_json(frame)
     await wait_for_ack(raw, frame["id"])
     assert raw.closed_at is None
-    raw.close()
+    await raw.close()
 
 
 async def test_client_without_pongs_is_closed_after_the_pong_timeout(relay_factory):
@@ -52,7 +52,7 @@ async def test_client_without_pongs_is_closed_after_the_pong_timeout(relay_facto
     elapsed = closed_at - started
     assert raw.pings, "the server pinged before closing"
     assert 2.0 <= elapsed <= 7.0, f"closed {elapsed:.1f}s after auth (ping 1 s, pong timeout 3 s)"
-    raw.close()
+    await raw.close()
 
 
 async def test_client_pings_are_ignored(relay_factory):
@@ -64,4 +64,4 @@ async def test_client_pings_are_ignored(relay_factory):
     await raw.send_json(frame)
     await wait_for_ack(raw, frame["id"])
     assert raw.closed_at is None, f"server closed after client pings (code {raw.close_code})"
-    raw.close()
+    await raw.close()
