@@ -34,6 +34,7 @@ public final class ClawlineDownstream: ListenerHandler {
     var typingTimers: [String: TimerID] = [:]
     var lastOperatorCommand: Int64 = 0
     private var lastEncoded: (event: BusEvent, bytes: [UInt8])?
+    var acksToRecord: [(String, String)] = []
     public internal(set) var stats = ClawlineStats()
 
     public init(

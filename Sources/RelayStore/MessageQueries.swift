@@ -61,8 +61,19 @@ public enum MessageQueries {
             ackSent: row["ack_sent"], userEventID: row["user_event_id"], assistantEventID: row["assistant_event_id"])
     }
 
-    public static func markAckSent(_ db: Database, deviceID: String, clientID: String) throws {
-        try db.run( "UPDATE messages SET ack_sent = 1 WHERE device_id = ? AND client_id = ?", [deviceID, clientID])
+    public struct AckKey: Sendable {
+        public var deviceID: String
+        public var clientID: String
+        public init(deviceID: String, clientID: String) {
+            self.deviceID = deviceID
+            self.clientID = clientID
+        }
+    }
+
+    public static func markAckSent(_ db: Database, _ keys: [AckKey]) throws {
+        for key in keys {
+            try db.run("UPDATE messages SET ack_sent = 1 WHERE device_id = ? AND client_id = ?", [key.deviceID, key.clientID])
+        }
     }
 
     public static func setState(_ db: Database, deviceID: String, clientID: String, _ state: MessageRecord.State) throws {
