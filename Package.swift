@@ -45,6 +45,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "GatewayBridge",
+            dependencies: [
+                "RelayCore", "RelayStore", "RelayTransport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Bridges/Gateway",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "LocalBridge",
             dependencies: ["RelayCore"],
             path: "Bridges/Local",
@@ -53,7 +62,7 @@ let package = Package(
         .target(
             name: "RelayServer",
             dependencies: [
-                "RelayCore", "RelayStore", "RelayTransport", "ClawlineBridge", "LocalBridge",
+                "RelayCore", "RelayStore", "RelayTransport", "ClawlineBridge", "GatewayBridge", "LocalBridge",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -76,6 +85,9 @@ let package = Package(
         .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"], swiftSettings: swiftSettings),
         .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(name: "ClawlineBridgeTests", dependencies: ["ClawlineBridge", "RelayCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "GatewayBridgeTests", dependencies: ["GatewayBridge", "RelayCore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer"], swiftSettings: swiftSettings),
         .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore"], swiftSettings: swiftSettings),
     ]

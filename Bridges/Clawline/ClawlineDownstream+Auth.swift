@@ -94,7 +94,7 @@ extension ClawlineDownstream {
     }
 
     /// Revokes or denylists a device now: its sockets close with `token_revoked`, its turns stop.
-    func cutOff(deviceID: String) {
+    public func cutOff(deviceID: String) {
         for session in sessions.values where session.deviceID == deviceID && session.isAuthenticated {
             session.fail(.tokenRevoked, "this device was revoked", close: true)
             if let userID = session.userID { bus.unregister(session, user: userID) }

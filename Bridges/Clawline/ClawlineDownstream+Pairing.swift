@@ -185,7 +185,7 @@ extension ClawlineDownstream {
                 deviceID: $0.deviceID, claimedName: $0.claimedName, deviceInfoJSON: $0.deviceInfo.encoded(), createdAt: $0.createdAt,
                 expiresAt: $0.expiresAt)
         }
-        store.perform({ db in try OperatorQueries.replacePending(db, snapshot) }) { _ in }
+        store.perform({ db in try OperatorQueries.replacePending(db, protocolName: "clawline", snapshot) }) { _ in }
     }
 }
 

@@ -32,7 +32,6 @@ public final class ClawlineDownstream: ListenerHandler {
     var typingLimiter: RateLimiter
     var oversizeLimiter = RateLimiter(limit: 2, windowMillis: 60_000)
     var typingTimers: [String: TimerID] = [:]
-    var lastOperatorCommand: Int64 = 0
     private var lastEncoded: (event: BusEvent, bytes: [UInt8])?
     var acksToRecord: [(String, String)] = []
     public internal(set) var stats = ClawlineStats()
@@ -66,10 +65,9 @@ public final class ClawlineDownstream: ListenerHandler {
             pingIntervalMillis: settings.pingIntervalSeconds * 1000, pongTimeoutMillis: settings.pongTimeoutSeconds * 1000)
     }
 
-    /// Starts the periodic work: operator commands from the CLI, limiter pruning.
+    /// Starts the periodic work. Loop thread.
     public func start() {
-        lastOperatorCommand = (try? store.read { try OperatorQueries.lastID($0) }) ?? 0
-        scheduleOperatorPoll()
+        scheduleLimiterPruning()
         mirrorPending()
     }
 

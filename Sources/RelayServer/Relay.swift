@@ -15,6 +15,7 @@ public final class Relay {
     private var audit: AuditLog?
     private var observer: AuditObserver?
     private var clawline: ClawlineDownstream?
+    private var desk: OperatorDesk?
     public private(set) var ports: [String: Int] = [:]
 
     public init(config: RelayConfig, logger: Logger) {
@@ -59,8 +60,11 @@ public final class Relay {
             let handler = AdminHandler { [unowned self] in self.metricsText() }
             loop.addListener(ListenerConfig(name: "admin", host: admin.host, port: admin.port, pingIntervalMillis: 0), handler: handler)
         }
+        let desk = try OperatorDesk(store: store, loop: loop, clock: SystemClock(), bridges: [clawline].compactMap { $0 })
         ports = try loop.start()
         if let clawline { loop.execute(with: clawline) { $0.start() } }
+        self.desk = desk
+        loop.execute(with: desk) { $0.start() }
         try writeListenersFile()
     }
 

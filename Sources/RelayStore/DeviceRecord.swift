@@ -20,6 +20,10 @@ public struct DeviceRecord: Sendable, Equatable {
     public var tokenDelivered: Bool
     public var createdAt: Int64
     public var lastSeenAt: Int64?
+    /// Gateway devices: the raw Ed25519 key (base64url), the granted role and scopes.
+    public var publicKey: String?
+    public var role: String?
+    public var scopes: [String] = []
 
     public init(
         id: String, userID: String, protocolName: String = "clawline", claimedName: String?, deviceInfoJSON: String?, isAdmin: Bool,
@@ -50,54 +54,59 @@ public struct DeviceRecord: Sendable, Equatable {
         tokenDelivered = row["token_delivered"]
         createdAt = row["created_at"]
         lastSeenAt = row["last_seen_at"]
+        publicKey = row["public_key"]
+        role = row["role"]
+        scopes = (row["scopes"] as String?).map { $0.split(separator: ",").map(String.init) } ?? []
     }
 }
 
 /// Device and user queries; each runs inside the caller's transaction.
 public enum DeviceQueries {
     public static func fetch(_ db: Database, id: String) throws -> DeviceRecord? {
-        try db.row( "SELECT * FROM devices WHERE id = ?", [id]).map(DeviceRecord.init(row:))
+        try db.row("SELECT * FROM devices WHERE id = ?", [id]).map(DeviceRecord.init(row:))
     }
 
     public static func all(_ db: Database) throws -> [DeviceRecord] {
-        try db.rows( "SELECT * FROM devices ORDER BY created_at, id").map(DeviceRecord.init(row:))
+        try db.rows("SELECT * FROM devices ORDER BY created_at, id").map(DeviceRecord.init(row:))
     }
 
     public static func hasAdmin(_ db: Database) throws -> Bool {
-        try db.value(Bool.self,  "SELECT EXISTS (SELECT 1 FROM devices WHERE is_admin = 1 AND status = 'approved')") ?? false
+        try db.value(Bool.self, "SELECT EXISTS (SELECT 1 FROM devices WHERE is_admin = 1 AND status = 'approved')") ?? false
     }
 
     public static func insert(_ db: Database, _ device: DeviceRecord) throws {
-        try db.run( "INSERT OR IGNORE INTO users (id, created_at) VALUES (?, ?)", [device.userID, device.createdAt])
-        try db.run( """
+        try db.run("INSERT OR IGNORE INTO users (id, created_at) VALUES (?, ?)", [device.userID, device.createdAt])
+        try db.run("""
                 INSERT INTO devices (id, user_id, protocol, claimed_name, device_info, is_admin, status, token_hash,
-                                     token_delivered, created_at, last_seen_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                     token_delivered, created_at, last_seen_at, public_key, role, scopes)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET user_id = excluded.user_id, claimed_name = excluded.claimed_name,
                     device_info = excluded.device_info, is_admin = excluded.is_admin, status = excluded.status,
                     token_hash = excluded.token_hash, token_delivered = excluded.token_delivered,
-                    created_at = excluded.created_at, last_seen_at = excluded.last_seen_at
+                    created_at = excluded.created_at, last_seen_at = excluded.last_seen_at,
+                    public_key = excluded.public_key, role = excluded.role, scopes = excluded.scopes
                 """,
             [
                 device.id, device.userID, device.protocolName, device.claimedName, device.deviceInfoJSON, device.isAdmin,
                 device.status.rawValue, device.tokenHash, device.tokenDelivered, device.createdAt, device.lastSeenAt,
+                device.publicKey, device.role, device.scopes.isEmpty ? nil : device.scopes.joined(separator: ","),
             ])
     }
 
     public static func setTokenHash(_ db: Database, id: String, hash: String) throws {
-        try db.run( "UPDATE devices SET token_hash = ?, token_delivered = 0 WHERE id = ?", [hash, id])
+        try db.run("UPDATE devices SET token_hash = ?, token_delivered = 0 WHERE id = ?", [hash, id])
     }
 
     public static func markTokenDelivered(_ db: Database, id: String) throws {
-        try db.run( "UPDATE devices SET token_delivered = 1 WHERE id = ?", [id])
+        try db.run("UPDATE devices SET token_delivered = 1 WHERE id = ?", [id])
     }
 
     public static func touch(_ db: Database, id: String, at millis: Int64) throws {
-        try db.run( "UPDATE devices SET last_seen_at = ? WHERE id = ?", [millis, id])
+        try db.run("UPDATE devices SET last_seen_at = ? WHERE id = ?", [millis, id])
     }
 
     public static func setStatus(_ db: Database, id: String, _ status: DeviceRecord.Status) throws -> Bool {
-        try db.run( "UPDATE devices SET status = ? WHERE id = ?", [status.rawValue, id])
+        try db.run("UPDATE devices SET status = ? WHERE id = ?", [status.rawValue, id])
         return db.changesCount > 0
     }
 }

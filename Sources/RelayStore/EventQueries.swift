@@ -17,8 +17,8 @@ public enum EventQueries {
         _ db: Database, userID: String, conversationID: String, role: ChatRole, content: String, deviceID: String?,
         attachmentsJSON: String?, at millis: Int64, id: String = Identifiers.newEventID()
     ) throws -> ChatEvent {
-        let seq = (try db.value(Int64.self,  "SELECT MAX(seq) FROM events WHERE user_id = ?", [userID]) ?? 0) + 1
-        try db.run( """
+        let seq = (try db.value(Int64.self, "SELECT MAX(seq) FROM events WHERE user_id = ?", [userID]) ?? 0) + 1
+        try db.run("""
                 INSERT INTO events (user_id, seq, id, conversation, role, content, device_id, attachments, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
@@ -29,16 +29,16 @@ public enum EventQueries {
     }
 
     public static func fetch(_ db: Database, id: String) throws -> ChatEvent? {
-        try db.row( "SELECT * FROM events WHERE id = ?", [id]).map(event(from:))
+        try db.row("SELECT * FROM events WHERE id = ?", [id]).map(event(from:))
     }
 
     /// The events after `cursor` (an event id), oldest first, at most `limit` (the newest ones).
     public static func replay(_ db: Database, userID: String, after cursor: String?, limit: Int) throws -> ReplayWindow {
-        let highWater = try db.value(Int64.self,  "SELECT MAX(seq) FROM events WHERE user_id = ?", [userID]) ?? 0
+        let highWater = try db.value(Int64.self, "SELECT MAX(seq) FROM events WHERE user_id = ?", [userID]) ?? 0
         var afterSeq: Int64 = 0
         var historyReset = true
         if let cursor,
-            let seq = try db.value(Int64.self,  "SELECT seq FROM events WHERE id = ? AND user_id = ?", [cursor, userID])
+            let seq = try db.value(Int64.self, "SELECT seq FROM events WHERE id = ? AND user_id = ?", [cursor, userID])
         {
             afterSeq = seq
             historyReset = false

@@ -43,7 +43,7 @@ public enum MessageQueries {
         let event = try EventQueries.append(
             db, userID: userID, conversationID: conversationID, role: .user, content: content, deviceID: deviceID,
             attachmentsJSON: attachmentsJSON, at: millis)
-        try db.run( """
+        try db.run("""
                 INSERT INTO messages (device_id, client_id, user_id, content_hash, attachments_hash, streaming, ack_sent,
                                       user_event_id, created_at)
                 VALUES (?, ?, ?, ?, ?, 1, 0, ?, ?)
@@ -53,7 +53,7 @@ public enum MessageQueries {
     }
 
     public static func fetch(_ db: Database, deviceID: String, clientID: String) throws -> MessageRecord? {
-        guard let row = try db.row( "SELECT * FROM messages WHERE device_id = ? AND client_id = ?", [deviceID, clientID])
+        guard let row = try db.row("SELECT * FROM messages WHERE device_id = ? AND client_id = ?", [deviceID, clientID])
         else { return nil }
         return MessageRecord(
             deviceID: row["device_id"], clientID: row["client_id"], contentHash: row["content_hash"],
@@ -77,7 +77,7 @@ public enum MessageQueries {
     }
 
     public static func setState(_ db: Database, deviceID: String, clientID: String, _ state: MessageRecord.State) throws {
-        try db.run( "UPDATE messages SET streaming = ? WHERE device_id = ? AND client_id = ?", [state.rawValue, deviceID, clientID])
+        try db.run("UPDATE messages SET streaming = ? WHERE device_id = ? AND client_id = ?", [state.rawValue, deviceID, clientID])
     }
 
     /// Persists the assistant's final answer and finalizes the record in one step.
@@ -88,14 +88,14 @@ public enum MessageQueries {
         let event = try EventQueries.append(
             db, userID: userID, conversationID: conversationID, role: .assistant, content: content, deviceID: nil, attachmentsJSON: nil,
             at: millis, id: eventID)
-        try db.run( "UPDATE messages SET streaming = 0, assistant_event_id = ? WHERE device_id = ? AND client_id = ?",
+        try db.run("UPDATE messages SET streaming = 0, assistant_event_id = ? WHERE device_id = ? AND client_id = ?",
             [eventID, deviceID, clientID])
         return event
     }
 
     /// Streams cannot survive a restart: every active record becomes failed.
     public static func failActive(_ db: Database) throws -> Int {
-        try db.run( "UPDATE messages SET streaming = 2 WHERE streaming = 1")
+        try db.run("UPDATE messages SET streaming = 2 WHERE streaming = 1")
         return db.changesCount
     }
 }

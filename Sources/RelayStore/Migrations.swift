@@ -73,6 +73,16 @@ enum Migrations {
                     );
                     """)
         }
+        migrator.registerMigration("v2-gateway") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE devices ADD COLUMN public_key TEXT;
+                    ALTER TABLE devices ADD COLUMN role TEXT;
+                    ALTER TABLE devices ADD COLUMN scopes TEXT;
+                    ALTER TABLE pending_pairings ADD COLUMN protocol TEXT NOT NULL DEFAULT 'clawline';
+                    ALTER TABLE pending_pairings ADD COLUMN request_id TEXT;
+                    """)
+        }
         return migrator
     }
 

@@ -1,0 +1,64 @@
+import RelayCore
+import RelayStore
+import RelayTransport
+
+/// Picks up what `clawrelay devices` asked of the running relay (rows in `operator_commands`)
+/// and hands each command to the bridges.
+final class OperatorDesk {
+    static let pollMillis = 250
+
+    private let store: Store
+    private let loop: ServiceLoop
+    private let clock: any Clock
+    private let bridges: [OperatorActions]
+    private var lastCommand: Int64
+
+    init(store: Store, loop: ServiceLoop, clock: any Clock, bridges: [OperatorActions]) throws {
+        self.store = store
+        self.loop = loop
+        self.clock = clock
+        self.bridges = bridges
+        lastCommand = try store.read { try OperatorQueries.lastID($0) }
+    }
+
+    /// Loop thread.
+    func start() { schedulePoll() }
+
+    private func schedulePoll() {
+        loop.schedule(afterMillis: Self.pollMillis) { [weak self] in self?.poll() }
+    }
+
+    private func poll() {
+        let after = lastCommand
+        store.perform({ db in try OperatorQueries.pending(db, after: after) }) { [self] result in
+            defer { schedulePoll() }
+            guard case .success(let commands) = result else { return }
+            for command in commands {
+                lastCommand = max(lastCommand, command.id)
+                run(command)
+            }
+        }
+    }
+
+    private func run(_ command: OperatorCommand) {
+        let finish: (String) -> Void = { [store, clock] outcome in
+            store.perform({ db in try OperatorQueries.complete(db, id: command.id, result: outcome, at: clock.nowMillis()) }) { _ in }
+        }
+        switch command.action {
+        case .approve, .deny:
+            let approve = command.action == .approve
+            if bridges.contains(where: { $0.resolvePending(deviceID: command.deviceID, approve: approve, userID: command.userID, completion: finish) }) {
+                return
+            }
+            if approve {
+                finish("no pending request for \(command.deviceID)")
+            } else {
+                for bridge in bridges { bridge.cutOff(deviceID: command.deviceID) }
+                finish("denylisted")
+            }
+        case .revoke:
+            for bridge in bridges { bridge.cutOff(deviceID: command.deviceID) }
+            finish("revoked")
+        }
+    }
+}
