@@ -1,4 +1,5 @@
 import ClawlineBridge
+import GatewayBridge
 import Foundation
 import LocalBridge
 import Logging
@@ -15,6 +16,7 @@ public final class Relay {
     private var audit: AuditLog?
     private var observer: AuditObserver?
     private var clawline: ClawlineDownstream?
+    private var gateway: GatewayDownstream?
     private var desk: OperatorDesk?
     public private(set) var ports: [String: Int] = [:]
 
@@ -56,13 +58,21 @@ public final class Relay {
             loop.addListener(ClawlineDownstream.listenerConfig(settings), handler: downstream)
             clawline = downstream
         }
+        if let settings = config.gateway {
+            let downstream = GatewayDownstream(
+                settings: settings, store: store, bus: bus, router: Router(backends: backends, defaultBackend: settings.backend), loop: loop,
+                clock: SystemClock(), logger: logger)
+            loop.addListener(GatewayDownstream.listenerConfig(settings), handler: downstream)
+            gateway = downstream
+        }
         if let admin = config.admin {
             let handler = AdminHandler { [unowned self] in self.metricsText() }
             loop.addListener(ListenerConfig(name: "admin", host: admin.host, port: admin.port, pingIntervalMillis: 0), handler: handler)
         }
-        let desk = try OperatorDesk(store: store, loop: loop, clock: SystemClock(), bridges: [clawline].compactMap { $0 })
+        let desk = try OperatorDesk(store: store, loop: loop, clock: SystemClock(), bridges: [clawline as OperatorActions?, gateway].compactMap { $0 })
         ports = try loop.start()
         if let clawline { loop.execute(with: clawline) { $0.start() } }
+        if let gateway { loop.execute(with: gateway) { $0.start() } }
         self.desk = desk
         loop.execute(with: desk) { $0.start() }
         try writeListenersFile()
@@ -72,6 +82,7 @@ public final class Relay {
     public var boundAddresses: [String: String] {
         var out: [String: String] = [:]
         if let clawline = config.clawline, let port = ports["clawline"] { out["clawline"] = Self.format(host: clawline.host, port: port) }
+        if let gateway = config.gateway, let port = ports["gateway"] { out["gateway"] = Self.format(host: gateway.host, port: port) }
         if let admin = config.admin, let port = ports["admin"] { out["admin"] = Self.format(host: admin.host, port: port) }
         return out
     }
@@ -97,7 +108,9 @@ public final class Relay {
     private func metricsText() -> String {
         var metrics = MetricsText()
         let stats = clawline?.stats ?? ClawlineStats()
-        metrics.add("clawrelay_connections", "gauge", "Open client WebSockets by protocol.", [("protocol=\"clawline\"", Double(stats.connections))])
+        metrics.add(
+            "clawrelay_connections", "gauge", "Open client WebSockets by protocol.",
+            [("protocol=\"clawline\"", Double(stats.connections)), ("protocol=\"gateway\"", Double(gateway?.connectionCount ?? 0))])
         metrics.add(
             "clawrelay_frames_total", "counter", "Frames and HTTP messages seen at the transport edge.",
             [("direction=\"in\"", Double(observer?.framesIn ?? 0)), ("direction=\"out\"", Double(observer?.framesOut ?? 0))])

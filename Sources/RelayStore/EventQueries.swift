@@ -50,6 +50,21 @@ public enum EventQueries {
             highWater: highWater)
     }
 
+    /// The last `limit` events of one conversation, oldest first.
+    public static func conversation(_ db: Database, userID: String, conversationID: String, limit: Int) throws -> [ChatEvent] {
+        try db.rows(
+            "SELECT * FROM events WHERE user_id = ? AND conversation = ? ORDER BY seq DESC LIMIT ?", [userID, conversationID, limit]
+        ).reversed().map(event(from:))
+    }
+
+    /// Every conversation of a user with its last activity and size, newest first.
+    public static func conversations(_ db: Database, userID: String, limit: Int) throws -> [(id: String, updatedAt: Int64, count: Int)] {
+        try db.rows(
+            "SELECT conversation, MAX(created_at) AS updated, COUNT(*) AS n FROM events WHERE user_id = ? GROUP BY conversation ORDER BY updated DESC LIMIT ?",
+            [userID, limit]
+        ).map { ($0["conversation"], $0["updated"], $0["n"]) }
+    }
+
     static func event(from row: Row) -> ChatEvent {
         ChatEvent(
             id: row["id"], seq: row["seq"], userID: row["user_id"], conversationID: row["conversation"],

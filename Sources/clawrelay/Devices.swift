@@ -51,7 +51,7 @@ struct Devices: ParsableCommand {
             }
             rows += pending.map { entry in
                 .object([
-                    "deviceId": .string(entry.deviceID), "userId": .null, "protocol": .string("clawline"),
+                    "deviceId": .string(entry.deviceID), "userId": .null, "protocol": .string(entry.protocolName),
                     "claimedName": entry.claimedName.map(JSONValue.string) ?? .null, "isAdmin": .bool(false), "status": .string("pending"),
                     "tokenDelivered": .bool(false), "createdAt": .int(entry.createdAt), "lastSeenAt": .null, "expiresAt": .int(entry.expiresAt),
                 ])

@@ -224,6 +224,7 @@ class Relay:
         self.ready_line = next(l for l in lines if READY_RE.search(l))
         listeners = {name: (host, int(port)) for name, host, port in LISTENER_RE.findall(self.ready_line)}
         assert "clawline" in listeners and "admin" in listeners, f"ready line lacks a listener: {self.ready_line!r}"
+        self.listeners = listeners
         self.host, self.port = listeners["clawline"]
         self.admin_host, self.admin_port = listeners["admin"]
         self.expected_exit = 0

@@ -5,7 +5,7 @@ import TOMLKit
 struct ConfigDecoder {
     let root: ConfigTable
 
-    private static let sections = ["server", "admin", "clawline", "audit", "backends"]
+    private static let sections = ["server", "admin", "clawline", "gateway", "audit", "backends"]
 
     func decode() throws(ConfigError) -> RelayConfig {
         try rejectUnknownSections()
@@ -37,6 +37,9 @@ struct ConfigDecoder {
         if let clawline = try section("clawline") {
             config.clawline = try Self.clawline(clawline, backends: config.backends)
         }
+        if let gateway = try section("gateway") {
+            config.gateway = try Self.gateway(gateway, backends: config.backends)
+        }
         return config
     }
 
@@ -44,7 +47,7 @@ struct ConfigDecoder {
         let unknown = root.table.keys.filter { !Self.sections.contains($0) }
         let lines = unknown.map { root.source.locator.line(of: ConfigSection(name: $0, occurrence: nil)) ?? Int.max }
         guard let first = zip(unknown, lines).min(by: { $0.1 < $1.1 })?.0 else { return }
-        let known = "server, admin, clawline, audit, [[backends]]"
+        let known = "server, admin, clawline, gateway, audit, [[backends]]"
         throw root.source.error(.unknownSection, ConfigSection(name: first, occurrence: nil), "unknown section; expected one of: \(known)")
     }
 

@@ -1,4 +1,5 @@
 import ClawlineBridge
+import GatewayBridge
 import Foundation
 import TOMLKit
 
@@ -12,6 +13,8 @@ public struct RelayConfig: Sendable {
     public var admin: ListenEndpoint?
     /// `[clawline]`: the Clawline listener; nil when the section is absent.
     public var clawline: ClawlineSettings?
+    /// `[gateway]`: the OpenClaw gateway listener; nil when the section is absent.
+    public var gateway: GatewaySettings?
     public var audit: AuditSettings
     /// `[[backends]]`, in file order; never empty.
     public var backends: [BackendSettings]
@@ -22,6 +25,7 @@ public struct RelayConfig: Sendable {
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error"]
     public static let defaultAdminEndpoint = ListenEndpoint(host: "127.0.0.1", port: 8787)
     public static let defaultClawlineEndpoint = ListenEndpoint(host: "127.0.0.1", port: 18800)
+    public static let defaultGatewayEndpoint = ListenEndpoint(host: "127.0.0.1", port: 18789)
 
     public init(
         dataDirectory: String = Self.defaultDataDirectory,
@@ -43,7 +47,9 @@ public struct RelayConfig: Sendable {
 
     /// The configuration without a file: every listener on loopback at its default port, the echo backend.
     public static func embeddedDefault(dataDirectory: String = defaultDataDirectory) -> RelayConfig {
-        RelayConfig(dataDirectory: dataDirectory, admin: defaultAdminEndpoint, clawline: ClawlineSettings())
+        var config = RelayConfig(dataDirectory: dataDirectory, admin: defaultAdminEndpoint, clawline: ClawlineSettings())
+        config.gateway = GatewaySettings()
+        return config
     }
 
     /// Reads and validates the file at `path`.

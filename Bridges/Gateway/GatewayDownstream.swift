@@ -1,0 +1,171 @@
+import Foundation
+import Logging
+import RelayCore
+import RelayStore
+import RelayTransport
+
+/// Terminates OpenClaw gateway v3 clients (operators and nodes) on one listener.
+///
+/// - Important: every method runs on the service thread.
+public final class GatewayDownstream: ListenerHandler {
+    static let protocolVersion: Int64 = 3
+    static let clientModes: Set<String> = ["webchat", "cli", "ui", "backend", "node", "probe", "test"]
+    static let preAuthMaxBytes = 64 * 1024
+    static let methods = [
+        "connect", "device.pair.list", "device.pair.approve", "device.pair.reject", "device.pair.remove", "node.list", "node.describe",
+        "node.invoke", "node.invoke.result", "chat.send", "chat.history", "chat.abort", "sessions.list",
+    ]
+    static let events = [
+        "connect.challenge", "tick", "presence", "device.pair.requested", "device.pair.resolved", "node.invoke.request", "chat",
+    ]
+
+    let settings: GatewaySettings
+    let store: Store
+    let bus: Bus
+    let router: Router
+    let loop: ServiceLoop
+    let clock: any Clock
+    let logger: Logger
+    let startedAt: Int64
+
+    var sessions: [UInt64: GatewaySession] = [:]
+    var nodes: [String: GatewaySession] = [:]
+    var pending: [String: PendingDevice] = [:]
+    var invokes: [String: PendingInvoke] = [:]
+    var runs: [String: ChatRun] = [:]
+    var finishedRuns: [String: JSONValue] = [:]
+    var eventSeq = 0
+    var presenceVersion: Int64 = 1
+
+    public init(settings: GatewaySettings, store: Store, bus: Bus, router: Router, loop: ServiceLoop, clock: any Clock, logger: Logger) {
+        self.settings = settings
+        self.store = store
+        self.bus = bus
+        self.router = router
+        self.loop = loop
+        self.clock = clock
+        self.logger = logger
+        self.startedAt = clock.nowMillis()
+    }
+
+    public static func listenerConfig(_ settings: GatewaySettings) -> ListenerConfig {
+        ListenerConfig(
+            name: "gateway", host: settings.host, port: settings.port, tlsCertificatePath: settings.tlsCertificatePath,
+            tlsKeyPath: settings.tlsKeyPath, webSocketPaths: ["/", "/ws"], maxMessageBytes: settings.maxPayloadBytes,
+            pingIntervalMillis: 30_000, pongTimeoutMillis: 90_000)
+    }
+
+    /// Starts the tick. Loop thread.
+    public func start() {
+        scheduleTick()
+        mirrorPending()
+    }
+
+    private func scheduleTick() {
+        loop.schedule(afterMillis: settings.tickIntervalMillis) { [weak self] in
+            guard let self else { return }
+            broadcast("tick", .object(["ts": .int(clock.nowMillis())]))
+            scheduleTick()
+        }
+    }
+
+    // MARK: ListenerHandler
+
+    public func handleHTTP(_ exchange: HTTPExchange) {
+        exchange.respond(.json(426, #"{"error":"this is an OpenClaw gateway WebSocket endpoint"}"#))
+    }
+
+    public func webSocketOpened(_ connection: WebSocketConnection) {
+        let session = GatewaySession(connection: connection, openedAt: clock.nowMillis())
+        sessions[connection.id] = session
+        session.send(GatewayFrame.event("connect.challenge", .object(["nonce": .string(session.nonce), "ts": .int(session.openedAt)])))
+        session.handshakeTimer = loop.schedule(afterMillis: settings.handshakeTimeoutMillis) { [weak session] in
+            guard let session, !session.isConnected else { return }
+            session.send(GatewayFrame.event("error", GatewayError.invalid("connect was not sent within the handshake timeout").json))
+            session.connection.close(code: 1008, reason: "handshake timeout")
+        }
+    }
+
+    public func webSocket(_ connection: WebSocketConnection, received message: WebSocketMessage) {
+        guard let session = sessions[connection.id], !connection.isClosing else { return }
+        let bytes: [UInt8]
+        switch message {
+        case .text(let text): bytes = Array(text.utf8)
+        case .binary(let data): bytes = data
+        }
+        if !session.isConnected, bytes.count > Self.preAuthMaxBytes {
+            return connection.close(code: 1009, reason: "pre-auth frame too large")
+        }
+        guard let frame = JSONValue.parse(bytes), let request = GatewayRequest(frame) else {
+            return session.fail(nil, .invalid("expected a req frame"), close: session.isConnected ? nil : 1008)
+        }
+        guard session.isConnected else {
+            guard request.method == "connect" else {
+                return session.fail(request.id, .invalid("the first request must be connect"), close: 1008)
+            }
+            return handleConnect(request, on: session)
+        }
+        dispatch(request, on: session)
+    }
+
+    public func webSocketClosed(_ connection: WebSocketConnection) {
+        guard let session = sessions.removeValue(forKey: connection.id) else { return }
+        if let timer = session.handshakeTimer { loop.cancel(timer) }
+        guard session.isConnected else { return }
+        if session.isNode, nodes[session.deviceID] === session {
+            nodes.removeValue(forKey: session.deviceID)
+            failInvokes(toNode: session.deviceID)
+        }
+        presenceChanged()
+    }
+
+    private func dispatch(_ request: GatewayRequest, on session: GatewaySession) {
+        switch request.method {
+        case "connect": session.fail(request.id, .invalid("already connected"), close: nil)
+        case "device.pair.list", "device.pair.approve", "device.pair.reject", "device.pair.remove": handlePairing(request, on: session)
+        case "node.list", "node.describe", "node.invoke": handleNodeRequest(request, on: session)
+        case "node.invoke.result": handleInvokeResult(request, on: session)
+        case "chat.send", "chat.history", "chat.abort", "sessions.list": handleChat(request, on: session)
+        default: session.fail(request.id, .invalid("unknown method \(request.method.prefix(64))"), close: nil)
+        }
+    }
+
+    // MARK: Sending
+
+    /// Sends to one session, closing it (1008) once it holds more than `maxBufferedBytes` unsent.
+    func deliver(_ text: String, to session: GatewaySession) {
+        guard !session.connection.isClosing else { return }
+        if session.connection.bufferedBytes > settings.maxBufferedBytes {
+            logger.warning("closing a slow gateway consumer", metadata: ["conn": "\(session.connection.id)"])
+            return session.connection.close(code: 1008, reason: "slow consumer")
+        }
+        session.send(text)
+    }
+
+    /// An event to every connected session that passes `filter`, with the next broadcast seq.
+    func broadcast(_ name: String, _ payload: JSONValue, stateVersion: JSONValue? = nil, to filter: (GatewaySession) -> Bool = { _ in true }) {
+        eventSeq += 1
+        let text = GatewayFrame.event(name, payload, seq: eventSeq, stateVersion: stateVersion)
+        for session in sessions.values where session.isConnected && filter(session) { deliver(text, to: session) }
+    }
+
+    /// Open gateway sockets, for `/metrics`.
+    public var connectionCount: Int { sessions.count }
+
+    var stateVersion: JSONValue { .object(["presence": .int(presenceVersion), "health": .int(1)]) }
+
+    var presenceList: JSONValue {
+        .array(
+            sessions.values.filter(\.isConnected).map { session in
+                .object([
+                    "deviceId": .string(session.deviceID), "role": .string(session.role), "clientId": .string(session.clientID),
+                    "mode": .string(session.clientMode), "platform": .string(session.platform), "ts": .int(session.connectedAt),
+                ])
+            })
+    }
+
+    func presenceChanged() {
+        presenceVersion += 1
+        broadcast("presence", .object(["presence": presenceList]), stateVersion: stateVersion)
+    }
+}

@@ -1,0 +1,74 @@
+import RelayCore
+import RelayTransport
+
+/// One gateway socket: the challenge it was sent, then who it is once `connect` succeeded.
+final class GatewaySession {
+    let connection: WebSocketConnection
+    let nonce = Identifiers.newUUID()
+    let openedAt: Int64
+    var handshakeTimer: TimerID?
+    var isConnected = false
+    var deviceID = ""
+    var role = "operator"
+    var scopes: Set<String> = []
+    var clientID = ""
+    var clientMode = ""
+    var displayName: String?
+    var platform = ""
+    var version = ""
+    var caps: [JSONValue] = []
+    var commands: [String] = []
+    var permissions: JSONValue = .object([:])
+    var connectedAt: Int64 = 0
+
+    init(connection: WebSocketConnection, openedAt: Int64) {
+        self.connection = connection
+        self.openedAt = openedAt
+    }
+
+    var isNode: Bool { role == "node" }
+
+    /// `operator.admin` passes every scope check.
+    func has(_ scope: String) -> Bool { scopes.contains(scope) || scopes.contains("operator.admin") }
+
+    func send(_ text: String) { connection.send(text: text) }
+
+    func fail(_ requestID: String?, _ error: GatewayError, close code: UInt16?) {
+        if let requestID { send(GatewayFrame.error(requestID, error)) }
+        if let code { connection.close(code: code, reason: error.code.rawValue) }
+    }
+
+    /// The node as `node.list` and `node.describe` show it.
+    func nodeJSON(paired: Bool = true) -> JSONValue {
+        .object([
+            "nodeId": .string(deviceID), "displayName": displayName.map(JSONValue.string) ?? .null, "platform": .string(platform),
+            "version": .string(version), "caps": .array(caps), "commands": .array(commands.map(JSONValue.string)),
+            "permissions": permissions, "connectedAtMs": .int(connectedAt), "paired": .bool(paired), "connected": .bool(true),
+        ])
+    }
+}
+
+/// A device waiting for an operator to approve it.
+struct PendingDevice {
+    var requestID: String
+    var deviceID: String
+    var publicKey: String
+    var role: String
+    var scopes: [String]
+    var displayName: String?
+    var platform: String
+    var clientID: String
+    var clientMode: String
+    var remoteIP: String
+    var createdAt: Int64
+    var timer: TimerID?
+
+    var json: JSONValue {
+        .object([
+            "requestId": .string(requestID), "deviceId": .string(deviceID), "publicKey": .string(publicKey),
+            "displayName": displayName.map(JSONValue.string) ?? .null, "platform": .string(platform), "clientId": .string(clientID),
+            "clientMode": .string(clientMode), "role": .string(role), "scopes": .array(scopes.map(JSONValue.string)),
+            "remoteIp": .string(remoteIP), "ts": .int(createdAt),
+        ])
+    }
+}

@@ -1,0 +1,19 @@
+/// The `[gateway]` section, already validated.
+public struct GatewaySettings: Sendable, Equatable {
+    public var host = "127.0.0.1"
+    public var port = 18789
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
+    public var tickIntervalMillis = 30_000
+    public var handshakeTimeoutMillis = 10_000
+    public var pendingTTLSeconds = 300
+    public var invokeTimeoutMillis = 30_000
+    public var maxPayloadBytes = 25 * 1024 * 1024
+    public var maxBufferedBytes = 50 * 1024 * 1024
+    /// The relay user whose history gateway chat lands in (Clawline devices of that user see it).
+    public var userID = "gateway"
+    /// Name of the `[[backends]]` entry for chat; nil = the first backend.
+    public var backend: String?
+
+    public init() {}
+}

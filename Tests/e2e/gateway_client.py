@@ -1,0 +1,123 @@
+"""A minimal OpenClaw gateway v3 client for the tests: Ed25519 identity, signed connect, req/res."""
+import asyncio
+import base64
+import hashlib
+import itertools
+import json
+import time
+import uuid
+
+import websockets
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+class Identity:
+    def __init__(self):
+        self.key = Ed25519PrivateKey.generate()
+        self.raw = self.key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+        self.device_id = hashlib.sha256(self.raw).hexdigest()
+        self.token = ""
+
+    def sign(self, text: str) -> str:
+        return b64url(self.key.sign(text.encode()))
+
+
+def v3_payload(device_id, client_id, mode, role, scopes, signed_at, token, nonce, platform, family):
+    return "|".join(["v3", device_id, client_id, mode, role, ",".join(scopes), str(signed_at), token, nonce,
+                     platform.strip().lower(), family.strip().lower()])
+
+
+class GatewayClient:
+    def __init__(self, ws):
+        self.ws = ws
+        self.ids = itertools.count(1)
+        self.events: list[dict] = []
+        self.challenge: dict | None = None
+
+    @classmethod
+    async def open(cls, port: int) -> "GatewayClient":
+        ws = await websockets.connect(f"ws://127.0.0.1:{port}/", max_size=None)
+        client = cls(ws)
+        client.challenge = await client.recv(5)
+        assert client.challenge["type"] == "event" and client.challenge["event"] == "connect.challenge", client.challenge
+        return client
+
+    async def recv(self, timeout=5.0) -> dict:
+        return json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
+
+    async def send(self, frame: dict):
+        await self.ws.send(json.dumps(frame))
+
+    async def request(self, method: str, params: dict | None = None, timeout=5.0) -> dict:
+        rid = str(next(self.ids))
+        await self.send({"type": "req", "id": rid, "method": method, "params": params or {}})
+        deadline = time.monotonic() + timeout
+        while True:
+            frame = await self.recv(max(0.05, deadline - time.monotonic()))
+            if frame.get("type") == "res" and frame.get("id") == rid:
+                return frame
+            self.events.append(frame)
+
+    async def event(self, name: str, timeout=5.0, where=lambda p: True) -> dict:
+        for i, frame in enumerate(self.events):
+            if frame.get("event") == name and where(frame.get("payload", {})):
+                return self.events.pop(i)
+        deadline = time.monotonic() + timeout
+        while True:
+            frame = await self.recv(max(0.05, deadline - time.monotonic()))
+            if frame.get("type") == "event" and frame.get("event") == name and where(frame.get("payload", {})):
+                return frame
+            self.events.append(frame)
+
+    def connect_params(self, identity: Identity, role="operator", scopes=("operator.admin",), mode="cli", nonce=None,
+                       signed_at=None, token=None, commands=(), platform="linux", family="", tamper=None, protocol=(3, 3)):
+        nonce = nonce if nonce is not None else self.challenge["payload"]["nonce"]
+        signed_at = signed_at if signed_at is not None else int(time.time() * 1000)
+        token = identity.token if token is None else token
+        payload = v3_payload(identity.device_id, "test-client", mode, role, list(scopes), signed_at, token, nonce, platform, family)
+        params = {
+            "minProtocol": protocol[0], "maxProtocol": protocol[1],
+            "client": {"id": "test-client", "version": "1.0", "platform": platform, "mode": mode, "deviceFamily": family},
+            "role": role, "scopes": list(scopes), "commands": list(commands), "caps": ["camera"] if role == "node" else [],
+            "auth": {"token": token} if token else {},
+            "device": {"id": identity.device_id, "publicKey": b64url(identity.raw), "signature": identity.sign(payload),
+                       "signedAt": signed_at, "nonce": nonce},
+        }
+        if tamper:
+            tamper(params)
+        return params
+
+    async def connect(self, identity: Identity, **kwargs) -> dict:
+        return await self.request("connect", self.connect_params(identity, **kwargs))
+
+    async def expect_close(self, timeout=5.0) -> int:
+        try:
+            while True:
+                self.events.append(await self.recv(timeout))
+        except websockets.ConnectionClosed as closed:
+            return closed.rcvd.code if closed.rcvd else None
+
+    async def close(self):
+        await self.ws.close()
+
+
+async def paired(relay, identity: Identity, **kwargs) -> tuple[GatewayClient, dict]:
+    """Connect; if pairing is required, approve through the CLI and connect again."""
+    port = relay.listeners["gateway"][1]
+    client = await GatewayClient.open(port)
+    res = await client.connect(identity, **kwargs)
+    if res["ok"]:
+        return client, res
+    assert res["error"]["code"] == "NOT_PAIRED", res
+    await client.close()
+    await asyncio.to_thread(relay.cli, "devices", "approve", identity.device_id)
+    client = await GatewayClient.open(port)
+    res = await client.connect(identity, **kwargs)
+    assert res["ok"], res
+    identity.token = res["payload"]["auth"]["deviceToken"]
+    return client, res

@@ -1,0 +1,176 @@
+"""OpenClaw gateway v3 downstream: handshake, device identity, pairing, nodes and chat, over the wire."""
+import asyncio
+import json
+import time
+
+import pytest
+
+from conftest import make_config
+from gateway_client import GatewayClient, Identity, paired
+
+
+@pytest.fixture
+def gateway_relay(relay_factory):
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0", "tick_interval_ms": 300, "invoke_timeout_ms": 3000}
+    return relay_factory(cfg)
+
+
+def port(relay):
+    return relay.listeners["gateway"][1]
+
+
+async def test_challenge_then_unknown_device_is_not_paired(gateway_relay):
+    client = await GatewayClient.open(port(gateway_relay))
+    nonce = client.challenge["payload"]["nonce"]
+    assert len(nonce) >= 16 and isinstance(client.challenge["payload"]["ts"], int)
+    identity = Identity()
+    res = await client.connect(identity)
+    assert res["ok"] is False and res["error"]["code"] == "NOT_PAIRED", res
+    details = res["error"]["details"]
+    assert details["code"] == "PAIRING_REQUIRED" and details["reason"] == "not-paired" and details["requestId"], details
+    assert await client.expect_close() == 1008
+    devices = await asyncio.to_thread(gateway_relay.devices)
+    pending = [d for d in devices if d["deviceId"] == identity.device_id]
+    assert pending and pending[0]["status"] == "pending" and pending[0]["protocol"] == "gateway", devices
+
+
+async def test_cli_approval_then_hello_ok_with_device_token(gateway_relay):
+    identity = Identity()
+    client, res = await paired(gateway_relay, identity)
+    hello = res["payload"]
+    assert hello["type"] == "hello-ok" and hello["protocol"] == 3
+    assert "node.invoke" in hello["features"]["methods"] and "chat" in hello["features"]["events"]
+    assert hello["policy"]["tickIntervalMs"] == 300 and hello["policy"]["maxPayload"] > 0
+    assert hello["auth"]["role"] == "operator" and hello["auth"]["scopes"] == ["operator.admin"]
+    token = hello["auth"]["deviceToken"]
+    await client.close()
+    again = await GatewayClient.open(port(gateway_relay))
+    res = await again.connect(identity, token=token)
+    assert res["ok"] and res["payload"]["auth"]["deviceToken"] == token, res
+    await again.close()
+    wrong = await GatewayClient.open(port(gateway_relay))
+    res = await wrong.connect(identity, token="not-the-token")
+    assert not res["ok"] and res["error"]["details"]["code"] == "AUTH_TOKEN_MISMATCH", res
+    assert await wrong.expect_close() == 1008
+
+
+async def test_operator_approves_a_node_through_the_protocol(gateway_relay):
+    operator, _ = await paired(gateway_relay, Identity())
+    node_identity = Identity()
+    node = await GatewayClient.open(port(gateway_relay))
+    res = await node.connect(node_identity, role="node", scopes=(), mode="node")
+    request_id = res["error"]["details"]["requestId"]
+    requested = await operator.event("device.pair.requested")
+    assert requested["payload"]["requestId"] == request_id and requested["payload"]["deviceId"] == node_identity.device_id
+    listing = await operator.request("device.pair.list")
+    assert any(p["requestId"] == request_id for p in listing["payload"]["pending"]), listing
+    approved = await operator.request("device.pair.approve", {"requestId": request_id})
+    assert approved["ok"] and approved["payload"]["decision"] == "approved", approved
+    resolved = await operator.event("device.pair.resolved")
+    assert resolved["payload"]["decision"] == "approved"
+    node = await GatewayClient.open(port(gateway_relay))
+    res = await node.connect(node_identity, role="node", scopes=(), mode="node")
+    assert res["ok"] and res["payload"]["auth"]["role"] == "node", res
+
+
+@pytest.mark.parametrize("case", ["bad_signature", "wrong_nonce", "stale", "wrong_id"])
+async def test_device_auth_failures_close_1008(gateway_relay, case):
+    identity = Identity()
+    client = await GatewayClient.open(port(gateway_relay))
+    kwargs = {}
+    expected = {"bad_signature": "DEVICE_AUTH_SIGNATURE_INVALID", "wrong_nonce": "DEVICE_AUTH_NONCE_MISMATCH",
+                "stale": "DEVICE_AUTH_SIGNATURE_EXPIRED", "wrong_id": "DEVICE_AUTH_DEVICE_ID_MISMATCH"}[case]
+    if case == "bad_signature":
+        kwargs["tamper"] = lambda p: p["device"].update(signature=Identity().sign("something else"))
+    elif case == "wrong_nonce":
+        kwargs["nonce"] = "not-the-challenge"
+    elif case == "stale":
+        kwargs["signed_at"] = int(time.time() * 1000) - 5 * 60 * 1000
+    else:
+        kwargs["tamper"] = lambda p: p["device"].update(id="0" * 64)
+    res = await client.connect(identity, **kwargs)
+    assert not res["ok"] and res["error"]["code"] == "INVALID_REQUEST" and res["error"]["details"]["code"] == expected, res
+    assert await client.expect_close() == 1008
+
+
+async def test_protocol_range_without_3_closes_1002(gateway_relay):
+    client = await GatewayClient.open(port(gateway_relay))
+    res = await client.connect(Identity(), protocol=(1, 2))
+    assert res["error"]["details"]["expectedProtocol"] == 3, res
+    assert await client.expect_close() == 1002
+
+
+async def test_first_frame_must_be_connect_and_small(gateway_relay):
+    client = await GatewayClient.open(port(gateway_relay))
+    res = await client.request("node.list")
+    assert res["ok"] is False and res["error"]["code"] == "INVALID_REQUEST"
+    assert await client.expect_close() == 1008
+    big = await GatewayClient.open(port(gateway_relay))
+    await big.ws.send(json.dumps({"type": "req", "id": "1", "method": "connect", "params": {"pad": "x" * 70_000}}))
+    assert await big.expect_close() == 1009
+
+
+async def test_missing_device_identity_is_not_paired(gateway_relay):
+    client = await GatewayClient.open(port(gateway_relay))
+    params = client.connect_params(Identity())
+    del params["device"]
+    res = await client.request("connect", params)
+    assert res["error"]["code"] == "NOT_PAIRED" and "identity" in res["error"]["message"], res
+    assert await client.expect_close() == 1008
+
+
+async def test_node_invoke_round_trip_timeout_late_result_and_not_connected(gateway_relay):
+    operator, _ = await paired(gateway_relay, Identity())
+    node_identity = Identity()
+    node, _ = await paired(gateway_relay, node_identity, role="node", scopes=(), mode="node", commands=("camera.snap",))
+    nodes = await operator.request("node.list")
+    assert [n["nodeId"] for n in nodes["payload"]["nodes"]] == [node_identity.device_id], nodes
+    assert nodes["payload"]["nodes"][0]["commands"] == ["camera.snap"]
+
+    call = asyncio.create_task(operator.request("node.invoke", {
+        "nodeId": node_identity.device_id, "command": "camera.snap", "params": {"facing": "front"}, "idempotencyKey": "k1"}))
+    request = await node.event("node.invoke.request")
+    payload = request["payload"]
+    assert payload["command"] == "camera.snap" and json.loads(payload["paramsJSON"]) == {"facing": "front"}
+    ack = await node.request("node.invoke.result", {
+        "id": payload["id"], "nodeId": node_identity.device_id, "ok": True, "payloadJSON": json.dumps({"format": "jpg", "base64": "AAAA"})})
+    assert ack["ok"]
+    result = await call
+    assert result["ok"] and result["payload"]["payload"] == {"format": "jpg", "base64": "AAAA"}, result
+
+    slow = asyncio.create_task(operator.request("node.invoke", {
+        "nodeId": node_identity.device_id, "command": "camera.snap", "timeoutMs": 300, "idempotencyKey": "k2"}, timeout=5))
+    late = await node.event("node.invoke.request")
+    timed_out = await slow
+    assert timed_out["error"]["code"] == "UNAVAILABLE" and timed_out["error"]["details"]["nodeError"]["code"] == "TIMEOUT", timed_out
+    ignored = await node.request("node.invoke.result", {"id": late["payload"]["id"], "nodeId": node_identity.device_id, "ok": True})
+    assert ignored["payload"] == {"ok": True, "ignored": True}, ignored
+
+    await node.close()
+    missing = await operator.request("node.invoke", {"nodeId": node_identity.device_id, "command": "camera.snap", "idempotencyKey": "k3"})
+    assert missing["error"]["code"] == "UNAVAILABLE" and missing["error"]["details"]["code"] == "NOT_CONNECTED", missing
+
+
+async def test_chat_send_streams_and_lands_in_history(gateway_relay):
+    operator, _ = await paired(gateway_relay, Identity())
+    res = await operator.request("chat.send", {"sessionKey": "main", "message": "hello gateway", "idempotencyKey": "run-1"})
+    assert res["ok"] and res["payload"] == {"runId": "run-1", "status": "started"}, res
+    final = await operator.event("chat", where=lambda p: p.get("state") == "final")
+    assert final["payload"]["message"]["content"][0]["text"] == "echo: hello gateway", final
+    deltas = [e for e in operator.events if e.get("event") == "chat" and e["payload"]["state"] == "delta"]
+    assert all("echo" in d["payload"]["message"]["content"][0]["text"] for d in deltas)
+    again = await operator.request("chat.send", {"sessionKey": "main", "message": "hello gateway", "idempotencyKey": "run-1"})
+    assert again["payload"]["status"] in ("ok", "in_flight"), again
+    history = await operator.request("chat.history", {"sessionKey": "main"})
+    texts = [(m["role"], m["content"][0]["text"]) for m in history["payload"]["messages"]]
+    assert texts == [("user", "hello gateway"), ("assistant", "echo: hello gateway")], texts
+    sessions = await operator.request("sessions.list")
+    assert [s["key"] for s in sessions["payload"]["sessions"]] == ["main"], sessions
+
+
+async def test_tick_events_arrive_on_the_configured_interval(gateway_relay):
+    operator, _ = await paired(gateway_relay, Identity())
+    first = await operator.event("tick", timeout=3)
+    second = await operator.event("tick", timeout=3)
+    assert 150 <= second["payload"]["ts"] - first["payload"]["ts"] <= 1500, (first, second)
