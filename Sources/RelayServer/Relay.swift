@@ -18,6 +18,9 @@ public final class Relay {
     private var clawline: ClawlineDownstream?
     private var gateway: GatewayDownstream?
     private var desk: OperatorDesk?
+    private var upstreams: [OpenClawBackend] = []
+    /// Upstream link states by account; read and written on the loop.
+    private var linkStates: [String: LinkState] = [:]
     public private(set) var ports: [String: Int] = [:]
 
     public init(config: RelayConfig, logger: Logger) {
@@ -42,10 +45,23 @@ public final class Relay {
         self.observer = observer
         loop.frameObserver = observer
 
-        let backends: [any Backend] = config.backends.map { settings in
+        try store.write { try AccountQueries.clear($0) }
+        let accountsDirectory = (dataDirectory as NSString).appendingPathComponent("accounts")
+        var backends: [any Backend] = []
+        for settings in config.backends {
             switch settings.kind {
-            case .echo(let delay): EchoBackend(name: settings.name, delayMillis: delay)
-            case .command(let command, let timeout): CommandBackend(name: settings.name, command: command, timeoutSeconds: timeout)
+            case .echo(let delay):
+                backends.append(EchoBackend(name: settings.name, delayMillis: delay))
+            case .command(let command, let timeout):
+                backends.append(CommandBackend(name: settings.name, command: command, timeoutSeconds: timeout))
+            case .openclaw(let url, let sessionKey, let allowSelfSigned):
+                let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
+                let name = settings.name
+                let upstream = try OpenClawBackend(
+                    name: name, target: target, sessionKey: sessionKey, accountsDirectory: accountsDirectory, loop: loop, logger: logger
+                ) { [unowned self] state, detail in self.accountChanged(name, state, detail) }
+                upstreams.append(upstream)
+                backends.append(upstream)
             }
         }
         let bus = Bus()
@@ -73,6 +89,7 @@ public final class Relay {
         ports = try loop.start()
         if let clawline { loop.execute(with: clawline) { $0.start() } }
         if let gateway { loop.execute(with: gateway) { $0.start() } }
+        for upstream in upstreams { loop.execute(with: upstream) { $0.connect() } }
         self.desk = desk
         loop.execute(with: desk) { $0.start() }
         try writeListenersFile()
@@ -104,6 +121,14 @@ public final class Relay {
         audit?.close()
     }
 
+    /// Loop thread: an upstream link changed state.
+    private func accountChanged(_ name: String, _ state: LinkState, _ detail: String) {
+        linkStates[name] = state
+        logger.info("upstream account", metadata: ["account": "\(name)", "state": "\(state.rawValue)", "detail": "\(detail)"])
+        let status = AccountStatus(name: name, kind: "openclaw", state: state.rawValue, detail: detail, updatedAt: SystemClock().nowMillis())
+        store?.perform({ db in try AccountQueries.record(db, status) }) { _ in }
+    }
+
     /// Called on the loop by the admin listener.
     private func metricsText() -> String {
         var metrics = MetricsText()
@@ -121,6 +146,12 @@ public final class Relay {
         metrics.add(
             "clawrelay_turns_total", "counter", "Backend turns by outcome.",
             [("outcome=\"completed\"", Double(stats.turnsCompleted)), ("outcome=\"failed\"", Double(stats.turnsFailed))])
+        if !linkStates.isEmpty {
+            let samples = linkStates.sorted { $0.key < $1.key }.flatMap { account, current in
+                LinkState.allCases.map { state in ("account=\"\(account)\",state=\"\(state.rawValue)\"", state == current ? 1.0 : 0.0) }
+            }
+            metrics.add("clawrelay_upstream_link", "gauge", "Upstream account link state (1 = current).", samples)
+        }
         metrics.add("clawrelay_queued_turns", "gauge", "Turns waiting behind a device's active stream.", Double(stats.queuedTurns))
         metrics.add("clawrelay_pending_pairings", "gauge", "Pairing requests waiting for an admin.", Double(stats.pendingPairings))
         metrics.add("clawrelay_typing_devices", "gauge", "Devices whose user is typing.", Double(stats.typingDevices))

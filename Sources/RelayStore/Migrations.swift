@@ -83,6 +83,18 @@ enum Migrations {
                     ALTER TABLE pending_pairings ADD COLUMN request_id TEXT;
                     """)
         }
+        migrator.registerMigration("v3-accounts") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE accounts (
+                        name TEXT PRIMARY KEY,
+                        kind TEXT NOT NULL,
+                        state TEXT NOT NULL,
+                        detail TEXT NOT NULL,
+                        updated_at INTEGER NOT NULL
+                    );
+                    """)
+        }
         return migrator
     }
 

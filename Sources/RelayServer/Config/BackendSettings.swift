@@ -5,6 +5,8 @@ public struct BackendSettings: Sendable, Equatable {
         case echo(delayMillis: Int)
         /// Runs `command` per turn with the text on stdin, killed after `timeoutSeconds`.
         case command(command: [String], timeoutSeconds: Int)
+        /// An operator account on an OpenClaw gateway (another relay, or a real gateway).
+        case openclaw(url: OpenClawURL, sessionKey: String?, allowSelfSigned: Bool)
     }
 
     public var name: String
@@ -27,5 +29,34 @@ public struct AuditSettings: Sendable, Equatable {
     public init(enabled: Bool = true, retentionDays: Int = 30) {
         self.enabled = enabled
         self.retentionDays = retentionDays
+    }
+}
+
+/// `ws://host:port/path` or `wss://…`, split for the transport.
+public struct OpenClawURL: Sendable, Equatable {
+    public var tls: Bool
+    public var host: String
+    public var port: Int
+    public var path: String
+
+    public init?(_ text: String) {
+        let tls: Bool
+        let rest: Substring
+        if text.hasPrefix("ws://") {
+            tls = false
+            rest = text.dropFirst(5)
+        } else if text.hasPrefix("wss://") {
+            tls = true
+            rest = text.dropFirst(6)
+        } else {
+            return nil
+        }
+        let hostPort = rest.prefix { $0 != "/" }
+        let path = rest.dropFirst(hostPort.count)
+        guard let endpoint = ListenEndpoint(String(hostPort).contains(":") ? String(hostPort) : "\(hostPort):\(tls ? 443 : 80)") else { return nil }
+        self.tls = tls
+        host = endpoint.host
+        port = endpoint.port
+        self.path = path.isEmpty ? "/" : String(path)
     }
 }

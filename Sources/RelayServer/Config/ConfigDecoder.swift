@@ -88,34 +88,48 @@ struct ConfigDecoder {
         return backends
     }
 
+    /// The keys each backend kind accepts besides `name` and `kind`.
+    private static let backendKeys: [(kind: String, keys: [String])] = [
+        ("echo", ["delay_ms"]),
+        ("command", ["command", "timeout_seconds"]),
+        ("openclaw", ["url", "session_key", "allow_self_signed"]),
+    ]
+
     private static func backend(_ entry: ConfigTable) throws(ConfigError) -> BackendSettings {
-        let echoKeys = ["delay_ms"]
-        let commandKeys = ["command", "timeout_seconds"]
-        try entry.rejectUnknownKeys(["name", "kind"] + echoKeys + commandKeys)
+        let kinds = backendKeys.map(\.kind).map { "\"\($0)\"" }.joined(separator: ", ")
+        try entry.rejectUnknownKeys(["name", "kind"] + backendKeys.flatMap(\.keys))
         guard let name = try entry.string("name") else { throw entry.error(.missingKey, key: "name", "every backend needs a name") }
         guard !name.isEmpty else { throw entry.error(.invalidValue, key: "name", "must not be empty") }
-        guard let kind = try entry.string("kind") else {
-            throw entry.error(.missingKey, key: "kind", #"missing; expected "echo" or "command""#)
+        guard let kind = try entry.string("kind") else { throw entry.error(.missingKey, key: "kind", "missing; expected one of \(kinds)") }
+        guard let allowed = backendKeys.first(where: { $0.kind == kind })?.keys else {
+            throw entry.error(.invalidValue, key: "kind", "expected one of \(kinds), got \(quoted(kind))")
         }
-        let (allowed, misplaced) =
-            switch kind {
-            case "echo": (echoKeys, commandKeys)
-            case "command": (commandKeys, echoKeys)
-            default: throw entry.error(.invalidValue, key: "kind", #"expected "echo" or "command", got \#(quoted(kind))"#)
+        for (owner, keys) in backendKeys where owner != kind {
+            if let key = keys.first(where: { entry.contains($0) && !allowed.contains($0) }) {
+                throw entry.error(.invalidValue, key: key, #"applies only to kind = "\#(owner)""#)
             }
-        if let key = misplaced.first(where: entry.contains) {
-            let owner = allowed == echoKeys ? "command" : "echo"
-            throw entry.error(.invalidValue, key: key, #"applies only to kind = "\#(owner)""#)
         }
-        if kind == "echo" {
+        switch kind {
+        case "echo":
             return BackendSettings(name: name, kind: .echo(delayMillis: try entry.integer("delay_ms", minimum: 0) ?? 0))
+        case "openclaw":
+            guard let url = try entry.string("url") else {
+                throw entry.error(.missingKey, key: "url", #"missing; an openclaw backend needs url = "ws://host:18789""#)
+            }
+            guard let target = OpenClawURL(url) else {
+                throw entry.error(.invalidValue, key: "url", "expected ws://host:port[/path] or wss://host:port[/path], got \(quoted(url))")
+            }
+            return BackendSettings(
+                name: name,
+                kind: .openclaw(url: target, sessionKey: try entry.string("session_key"), allowSelfSigned: try entry.bool("allow_self_signed") ?? false))
+        default:
+            guard let command = try entry.strings("command") else {
+                throw entry.error(.missingKey, key: "command", #"missing; a command backend needs command = ["program", "argument", ...]"#)
+            }
+            guard let program = command.first, !program.isEmpty else {
+                throw entry.error(.invalidValue, key: "command", "needs at least the program to run")
+            }
+            return BackendSettings(name: name, kind: .command(command: command, timeoutSeconds: try entry.integer("timeout_seconds") ?? 30))
         }
-        guard let command = try entry.strings("command") else {
-            throw entry.error(.missingKey, key: "command", #"missing; a command backend needs command = ["program", "argument", ...]"#)
-        }
-        guard let program = command.first, !program.isEmpty else {
-            throw entry.error(.invalidValue, key: "command", "needs at least the program to run")
-        }
-        return BackendSettings(name: name, kind: .command(command: command, timeoutSeconds: try entry.integer("timeout_seconds") ?? 30))
     }
 }

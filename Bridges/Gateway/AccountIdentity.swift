@@ -1,0 +1,58 @@
+import Crypto
+import Foundation
+import RelayCore
+
+/// An upstream account's Ed25519 identity and device token, kept under the data directory (0600).
+struct AccountIdentity {
+    let key: Curve25519.Signing.PrivateKey
+    let deviceID: String
+    let publicKey: String
+    private let tokenPath: String
+
+    /// Loads `accounts/<name>.key`, creating it on first use.
+    init(directory: String, account: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let keyPath = (directory as NSString).appendingPathComponent("\(account).key")
+        tokenPath = (directory as NSString).appendingPathComponent("\(account).token")
+        if let data = FileManager.default.contents(atPath: keyPath), let loaded = try? Curve25519.Signing.PrivateKey(rawRepresentation: data) {
+            key = loaded
+        } else {
+            key = Curve25519.Signing.PrivateKey()
+            guard FileManager.default.createFile(atPath: keyPath, contents: key.rawRepresentation, attributes: [.posixPermissions: 0o600]) else {
+                throw AccountError("cannot write the account key \(keyPath)")
+            }
+        }
+        let raw = Array(key.publicKey.rawRepresentation)
+        deviceID = DeviceAuth.deviceID(forRawKey: raw)
+        publicKey = Base64URL.encode(raw)
+    }
+
+    var token: String {
+        get { FileManager.default.contents(atPath: tokenPath).map { String(decoding: $0, as: UTF8.self) } ?? "" }
+        nonmutating set {
+            if newValue.isEmpty {
+                try? FileManager.default.removeItem(atPath: tokenPath)
+            } else {
+                FileManager.default.createFile(atPath: tokenPath, contents: Data(newValue.utf8), attributes: [.posixPermissions: 0o600])
+            }
+        }
+    }
+
+    func sign(_ payload: String) -> String {
+        (try? key.signature(for: Array(payload.utf8))).map { Base64URL.encode(Array($0)) } ?? ""
+    }
+}
+
+struct AccountError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Where an upstream link stands, for `clawrelay accounts` and `/metrics`.
+public enum LinkState: String, Sendable, CaseIterable {
+    case connecting
+    case connected
+    case retrying
+    case awaitingApproval = "awaiting_approval"
+    case badCredentials = "bad_credentials"
+}

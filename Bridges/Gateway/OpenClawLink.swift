@@ -1,0 +1,219 @@
+import Foundation
+import Logging
+import RelayCore
+import RelayTransport
+
+/// The live connection of one upstream gateway account: handshake, pairing wait, reconnects with
+/// backoff and jitter, a tick watchdog, and the chat runs in flight.
+///
+/// - Important: loop thread only.
+final class OpenClawLink: ClientHandler {
+    private struct Run {
+        var sessionKey: String
+        var events: @Sendable (TurnEvent) -> Void
+    }
+
+    static let minBackoffMillis = 1_000
+    static let maxBackoffMillis = 30_000
+
+    let name: String
+    private let target: ServiceLoop.ClientTarget
+    private let sessionKey: String?
+    private let identity: AccountIdentity
+    private let loop: ServiceLoop
+    private let logger: Logger
+    private let onState: (LinkState, String) -> Void
+    private var connection: WebSocketConnection?
+    private var state = LinkState.connecting
+    private var isReady = false
+    private var nextRequest = 0
+    private var responses: [String: (JSONValue) -> Void] = [:]
+    private var runs: [String: Run] = [:]
+    private var backoffMillis = minBackoffMillis
+    private var tickIntervalMillis = 30_000
+    private var lastFrameAt = Date()
+    private var watchdog: TimerID?
+
+    init(
+        name: String, target: ServiceLoop.ClientTarget, sessionKey: String?, identity: AccountIdentity, loop: ServiceLoop, logger: Logger,
+        onState: @escaping (LinkState, String) -> Void
+    ) {
+        self.name = name
+        self.target = target
+        self.sessionKey = sessionKey
+        self.identity = identity
+        self.loop = loop
+        self.logger = logger
+        self.onState = onState
+    }
+
+    func connect() {
+        if state != .awaitingApproval && state != .badCredentials { report(.connecting, "\(target.host):\(target.port)") }
+        loop.connect(to: target, handler: self)
+    }
+
+    private func report(_ newState: LinkState, _ detail: String) {
+        state = newState
+        onState(newState, detail)
+    }
+
+    // MARK: ClientHandler
+
+    func clientConnected(_ connection: WebSocketConnection) {
+        self.connection = connection
+        lastFrameAt = Date()
+    }
+
+    func client(_ connection: WebSocketConnection, received message: WebSocketMessage) {
+        let bytes: [UInt8]
+        switch message {
+        case .text(let text): bytes = Array(text.utf8)
+        case .binary(let data): bytes = data
+        }
+        lastFrameAt = Date()
+        guard let frame = JSONValue.parse(bytes) else { return }
+        switch frame["type"]?.stringValue {
+        case "event":
+            handleEvent(frame["event"]?.stringValue ?? "", frame["payload"] ?? .null)
+        case "res":
+            if let id = frame["id"]?.stringValue, let handler = responses.removeValue(forKey: id) { handler(frame) }
+        default:
+            break
+        }
+    }
+
+    func clientClosed(_ connection: WebSocketConnection?, error: String?) {
+        if let connection, connection !== self.connection { return }
+        self.connection = nil
+        isReady = false
+        responses.removeAll()
+        watchdog.map(loop.cancel)
+        watchdog = nil
+        for (_, run) in runs { run.events(.failed("the link to \(name) dropped")) }
+        runs.removeAll()
+        scheduleReconnect(reason: error ?? "closed")
+    }
+
+    private func scheduleReconnect(reason: String) {
+        let jitter = Int.random(in: 0...(backoffMillis / 4))
+        let delay = backoffMillis + jitter
+        backoffMillis = min(backoffMillis * 2, Self.maxBackoffMillis)
+        if state == .connected || state == .connecting { report(.retrying, "\(reason); next try in \(delay) ms") }
+        logger.info("upstream link down", metadata: ["account": "\(name)", "state": "\(state.rawValue)", "retry_ms": "\(delay)"])
+        loop.schedule(afterMillis: delay) { [weak self] in self?.connect() }
+    }
+
+    // MARK: Protocol
+
+    private func request(_ method: String, _ params: JSONValue, response: @escaping (JSONValue) -> Void) {
+        nextRequest += 1
+        let id = "r\(nextRequest)"
+        responses[id] = response
+        connection?.send(text: JSONValue.object(["type": .string("req"), "id": .string(id), "method": .string(method), "params": params]).encoded())
+    }
+
+    private func handleEvent(_ name: String, _ payload: JSONValue) {
+        switch name {
+        case "connect.challenge":
+            guard let nonce = payload["nonce"]?.stringValue else { return }
+            sendConnect(nonce: nonce)
+        case "chat":
+            guard let runID = payload["runId"]?.stringValue, let run = runs[runID] else { return }
+            let text = payload["message"]?["content"]?.arrayValue?.compactMap { $0["text"]?.stringValue }.joined() ?? ""
+            switch payload["state"]?.stringValue {
+            case "delta": run.events(.progress(text))
+            case "final":
+                runs.removeValue(forKey: runID)
+                run.events(.final(text))
+            case "error":
+                runs.removeValue(forKey: runID)
+                run.events(.failed(payload["errorMessage"]?.stringValue ?? "upstream error"))
+            case "aborted":
+                runs.removeValue(forKey: runID)
+                run.events(.failed("aborted upstream"))
+            default: break
+            }
+        default:
+            break
+        }
+    }
+
+    private func sendConnect(nonce: String) {
+        let scopes = ["operator.read", "operator.write"]
+        let signedAt = Int64(Date().timeIntervalSince1970 * 1000)
+        let token = identity.token
+        let fields = DeviceAuth.SignedFields(
+            deviceID: identity.deviceID, clientID: "clawrelay", clientMode: "backend", role: "operator", scopes: scopes,
+            signedAtMillis: signedAt, token: token, nonce: nonce, platform: "linux", deviceFamily: "")
+        var params: [String: JSONValue] = [
+            "minProtocol": .int(3), "maxProtocol": .int(3),
+            "client": .object([
+                "id": .string("clawrelay"), "displayName": .string("clawrelay \(name)"), "version": .string("0.1"),
+                "platform": .string("linux"), "mode": .string("backend"),
+            ]),
+            "role": .string("operator"), "scopes": .array(scopes.map(JSONValue.string)),
+            "device": .object([
+                "id": .string(identity.deviceID), "publicKey": .string(identity.publicKey), "signature": .string(identity.sign(DeviceAuth.payloadV3(fields))),
+                "signedAt": .int(signedAt), "nonce": .string(nonce),
+            ]),
+        ]
+        if !token.isEmpty { params["auth"] = .object(["token": .string(token)]) }
+        request("connect", .object(params)) { [weak self] response in self?.connected(response) }
+    }
+
+    private func connected(_ response: JSONValue) {
+        if response["ok"]?.boolValue == true {
+            let payload = response["payload"] ?? .null
+            if let token = payload["auth"]?["deviceToken"]?.stringValue { identity.token = token }
+            tickIntervalMillis = Int(payload["policy"]?["tickIntervalMs"]?.intValue ?? 30_000)
+            backoffMillis = Self.minBackoffMillis
+            isReady = true
+            report(.connected, "\(target.host):\(target.port)")
+            armWatchdog()
+            return
+        }
+        let error = response["error"] ?? .null
+        let detailCode = error["details"]?["code"]?.stringValue ?? ""
+        if error["code"]?.stringValue == "NOT_PAIRED" {
+            let requestID = error["details"]?["requestId"]?.stringValue ?? "?"
+            report(.awaitingApproval, "awaiting approval (requestId \(requestID), device \(identity.deviceID))")
+        } else {
+            if detailCode == "AUTH_TOKEN_MISMATCH" { identity.token = "" }
+            report(.badCredentials, "\(error["code"]?.stringValue ?? "error"): \(error["message"]?.stringValue ?? "") \(detailCode)")
+        }
+        connection?.close(code: 1000)
+    }
+
+    /// Two tick intervals without a frame means the link is dead even if TCP has not noticed.
+    private func armWatchdog() {
+        watchdog.map(loop.cancel)
+        watchdog = loop.schedule(afterMillis: tickIntervalMillis) { [weak self] in
+            guard let self, isReady else { return }
+            if Date().timeIntervalSince(lastFrameAt) * 1000 > Double(2 * tickIntervalMillis) {
+                logger.warning("upstream link stalled: no tick", metadata: ["account": "\(name)"])
+                connection?.close(code: 4000, reason: "tick timeout")
+            } else {
+                armWatchdog()
+            }
+        }
+    }
+
+    // MARK: Turns
+
+    func start(_ turn: TurnRequest, runID: String, events: @escaping @Sendable (TurnEvent) -> Void) {
+        guard isReady else { return events(.failed("the link to \(name) is \(state.rawValue)")) }
+        let key = sessionKey ?? "relay:\(turn.userID):\(turn.conversationID)"
+        runs[runID] = Run(sessionKey: key, events: events)
+        events(.typing(true))
+        request("chat.send", .object(["sessionKey": .string(key), "message": .string(turn.text), "idempotencyKey": .string(runID)])) {
+            [weak self] response in
+            guard let self, response["ok"]?.boolValue != true, let run = runs.removeValue(forKey: runID) else { return }
+            run.events(.failed(response["error"]?["message"]?.stringValue ?? "chat.send refused"))
+        }
+    }
+
+    func cancel(_ runID: String) {
+        guard let run = runs.removeValue(forKey: runID), isReady else { return }
+        request("chat.abort", .object(["sessionKey": .string(run.sessionKey), "runId": .string(runID)])) { _ in }
+    }
+}

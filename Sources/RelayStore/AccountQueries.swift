@@ -1,0 +1,35 @@
+import GRDB
+
+/// The last reported state of an upstream account, for `clawrelay accounts`.
+public struct AccountStatus: Sendable, Equatable {
+    public var name: String
+    public var kind: String
+    public var state: String
+    public var detail: String
+    public var updatedAt: Int64
+
+    public init(name: String, kind: String, state: String, detail: String, updatedAt: Int64) {
+        self.name = name
+        self.kind = kind
+        self.state = state
+        self.detail = detail
+        self.updatedAt = updatedAt
+    }
+}
+
+public enum AccountQueries {
+    public static func record(_ db: Database, _ status: AccountStatus) throws {
+        try db.run(
+            "INSERT OR REPLACE INTO accounts (name, kind, state, detail, updated_at) VALUES (?, ?, ?, ?, ?)",
+            [status.name, status.kind, status.state, status.detail, status.updatedAt])
+    }
+
+    public static func all(_ db: Database) throws -> [AccountStatus] {
+        try db.rows("SELECT * FROM accounts ORDER BY name").map {
+            AccountStatus(name: $0["name"], kind: $0["kind"], state: $0["state"], detail: $0["detail"], updatedAt: $0["updated_at"])
+        }
+    }
+
+    /// Accounts a previous run left behind are no longer linked.
+    public static func clear(_ db: Database) throws { try db.run("DELETE FROM accounts") }
+}
