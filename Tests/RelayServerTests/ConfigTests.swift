@@ -115,7 +115,8 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
             "timeout_seconds", "tls_cert", "tls_key", "pending_ttl_seconds", "max_pending_requests", "token_ttl_seconds",
             "max_replay_messages", "max_queued_messages", "stream_inactivity_seconds", "messages_per_second", "typing_per_second",
             "pair_requests_per_minute", "auth_attempts_per_minute", "typing_timeout_seconds", "ping_interval_seconds",
-            "pong_timeout_seconds", "max_upload_bytes", "max_frame_bytes", "backend",
+            "pong_timeout_seconds", "max_upload_bytes", "max_frame_bytes", "backend", "tick_interval_ms", "handshake_timeout_ms",
+            "invoke_timeout_ms", "max_payload_bytes", "max_buffered_bytes", "user_id", "url", "session_key", "allow_self_signed",
         ]
         for key in keys { #expect(text.contains("\n\(key) = ") || text.contains("# \(key) = "), "\(key) is documented") }
     }
@@ -193,7 +194,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
         expectRejection("[[backends]]\nkind = \"echo\"\n", .missingKey, "relay.toml:1: [[backends]] name:")
         expectRejection("[[backends]]\nname = \"x\"\n", .missingKey, "relay.toml:1: [[backends]] kind:")
         expectRejection(
-            "[[backends]]\nname = \"x\"\nkind = \"magic\"\n", .invalidValue, #"relay.toml:3: [[backends]] kind: expected "echo" or "command""#)
+            "[[backends]]\nname = \"x\"\nkind = \"magic\"\n", .invalidValue, #"relay.toml:3: [[backends]] kind: expected one of "echo", "command", "openclaw""#)
         expectRejection(
             "[[backends]]\nname = \"x\"\nkind = \"command\"\ncommand = [\"cat\"]\ndelay_ms = 5\n", .invalidValue,
             "relay.toml:5: [[backends]] delay_ms: applies only to kind = \"echo\"")
@@ -258,5 +259,36 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
             timeout_seconds = "slow"
             """
         expectRejection(text, .wrongType, #"relay.toml:11: [[backends]] timeout_seconds: expected a positive integer, got "slow""#)
+    }
+
+    @Test func gatewayAndOpenClawSections() throws {
+        let config = try RelayConfig.parse(
+            text: """
+                [gateway]
+                listen = "127.0.0.1:0"
+                tick_interval_ms = 500
+                user_id = "u1"
+                backend = "up"
+
+                [[backends]]
+                name = "up"
+                kind = "openclaw"
+                url = "wss://gw.local:18789/ws"
+                """, fileName: "relay.toml")
+        let gateway = try #require(config.gateway)
+        #expect(gateway.tickIntervalMillis == 500 && gateway.userID == "u1" && gateway.backend == "up" && gateway.port == 0)
+        guard case .openclaw(let url, let key, let selfSigned) = config.backends.first?.kind else {
+            Issue.record("not an openclaw backend")
+            return
+        }
+        #expect(url == OpenClawURL("wss://gw.local:18789/ws"))
+        #expect(url.tls && url.host == "gw.local" && url.port == 18789 && url.path == "/ws" && key == nil && !selfSigned)
+        #expect(throws: ConfigError.self) {
+            try RelayConfig.parse(text: "[[backends]]\nname = \"up\"\nkind = \"openclaw\"\nurl = \"http://x\"\n", fileName: "relay.toml")
+        }
+        #expect(throws: ConfigError.self) {
+            try RelayConfig.parse(text: "[[backends]]\nname = \"up\"\nkind = \"echo\"\nurl = \"ws://x:1\"\n", fileName: "relay.toml")
+        }
+        #expect(RelayConfig.embeddedDefault().gateway?.port == 18789)
     }
 }

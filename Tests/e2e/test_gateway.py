@@ -174,3 +174,23 @@ async def test_tick_events_arrive_on_the_configured_interval(gateway_relay):
     first = await operator.event("tick", timeout=3)
     second = await operator.event("tick", timeout=3)
     assert 150 <= second["payload"]["ts"] - first["payload"]["ts"] <= 1500, (first, second)
+
+
+async def test_gateway_chat_appears_on_clawline_devices_of_the_mapped_user(relay_factory):
+    from conftest import auth, pair_first_admin, render_toml
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0"}
+    relay = relay_factory(cfg)
+    admin = await pair_first_admin(relay)
+    relay.terminate()
+    cfg["gateway"]["user_id"] = admin.user_id
+    relay.config_path.write_text(render_toml(cfg))
+    relay.start()
+    clawline, _ = await auth(relay, admin)
+    operator, _ = await paired(relay, Identity())
+    res = await operator.request("chat.send", {"sessionKey": "shared", "message": "from the gateway", "idempotencyKey": "r-shared"})
+    assert res["ok"], res
+    echo, _ = await clawline.recv_until(lambda f: f.get("type") == "message" and f.get("role") == "user")
+    assert echo["content"] == "from the gateway", echo
+    final, _ = await clawline.recv_until(lambda f: f.get("role") == "assistant" and f.get("streaming") is False, timeout=10)
+    assert final["content"] == "echo: from the gateway", final
