@@ -119,6 +119,7 @@ extension GatewayDownstream {
         if session.isNode {
             if let previous = nodes[session.deviceID], previous !== session { previous.connection.close(code: 1008, reason: "replaced") }
             nodes[session.deviceID] = session
+            passthrough?.nodeConnected(session)
         }
         presenceVersion += 1
         let hello: JSONValue = .object([

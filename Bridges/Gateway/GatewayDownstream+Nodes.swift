@@ -1,13 +1,19 @@
 import RelayCore
 import RelayTransport
 
-/// An operator's `node.invoke` waiting for the node's result.
+/// What a node answered to an invoke.
+enum InvokeOutcome {
+    case success(payload: JSONValue, payloadJSON: String?)
+    case failure(GatewayError)
+}
+
+/// A `node.invoke` waiting for the node's result; `reply` answers whoever asked (an operator here,
+/// or an upstream gateway through node passthrough).
 struct PendingInvoke {
-    weak var caller: GatewaySession?
-    var requestID: String
     var nodeID: String
     var command: String
     var timer: TimerID?
+    var reply: (InvokeOutcome) -> Void
 }
 
 extension GatewayDownstream {
@@ -38,23 +44,46 @@ extension GatewayDownstream {
         guard let nodeID = request.string("nodeId"), let command = request.string("command") else {
             return session.fail(request.id, .invalid("nodeId and command are required"), close: nil)
         }
-        guard let node = nodes[nodeID] else { return session.fail(request.id, notConnected(), close: nil) }
-        guard node.commands.isEmpty || node.commands.contains(command) else {
-            return session.fail(request.id, .invalid("the node does not declare \(command.prefix(64))"), close: nil)
-        }
         let timeout = Int(request.params["timeoutMs"]?.intValue ?? Int64(settings.invokeTimeoutMillis))
-        let invokeID = Identifiers.newUUID()
-        let timer = loop.schedule(afterMillis: timeout) { [weak self] in
-            guard let self, let waiting = invokes.removeValue(forKey: invokeID) else { return }
-            let error = GatewayError(
-                code: .unavailable, message: "node invoke timed out", details: ["nodeError": .object(["code": .string("TIMEOUT")])])
-            waiting.caller?.fail(waiting.requestID, error, close: nil)
+        invokeLocal(
+            nodeID: nodeID, command: command, paramsJSON: (request.params["params"] ?? .null).encoded(), timeoutMillis: timeout,
+            idempotencyKey: request.string("idempotencyKey")
+        ) { [weak session] outcome in
+            guard let session else { return }
+            switch outcome {
+            case .success(let payload, let payloadJSON):
+                session.send(
+                    GatewayFrame.ok(
+                        request.id,
+                        .object([
+                            "ok": .bool(true), "nodeId": .string(nodeID), "command": .string(command), "payload": payload,
+                            "payloadJSON": payloadJSON.map(JSONValue.string) ?? .null,
+                        ])))
+            case .failure(let error):
+                session.fail(request.id, error, close: nil)
+            }
         }
-        invokes[invokeID] = PendingInvoke(caller: session, requestID: request.id, nodeID: nodeID, command: command, timer: timer)
+    }
+
+    /// Sends `node.invoke.request` to a connected node and calls `reply` once with its answer,
+    /// a timeout, or NOT_CONNECTED.
+    func invokeLocal(
+        nodeID: String, command: String, paramsJSON: String, timeoutMillis: Int, idempotencyKey: String?, reply: @escaping (InvokeOutcome) -> Void
+    ) {
+        guard let node = nodes[nodeID] else { return reply(.failure(notConnected())) }
+        guard node.commands.isEmpty || node.commands.contains(command) else {
+            return reply(.failure(.invalid("the node does not declare \(command.prefix(64))")))
+        }
+        let invokeID = Identifiers.newUUID()
+        let timer = loop.schedule(afterMillis: timeoutMillis) { [weak self] in
+            guard let self, let waiting = invokes.removeValue(forKey: invokeID) else { return }
+            waiting.reply(
+                .failure(GatewayError(code: .unavailable, message: "node invoke timed out", details: ["nodeError": .object(["code": .string("TIMEOUT")])])))
+        }
+        invokes[invokeID] = PendingInvoke(nodeID: nodeID, command: command, timer: timer, reply: reply)
         let payload: JSONValue = .object([
-            "id": .string(invokeID), "nodeId": .string(nodeID), "command": .string(command),
-            "paramsJSON": .string((request.params["params"] ?? .null).encoded()), "timeoutMs": .int(Int64(timeout)),
-            "idempotencyKey": .string(request.string("idempotencyKey") ?? invokeID),
+            "id": .string(invokeID), "nodeId": .string(nodeID), "command": .string(command), "paramsJSON": .string(paramsJSON),
+            "timeoutMs": .int(Int64(timeoutMillis)), "idempotencyKey": .string(idempotencyKey ?? invokeID),
         ])
         eventSeq += 1
         deliver(GatewayFrame.event("node.invoke.request", payload, seq: eventSeq), to: node)
@@ -69,21 +98,13 @@ extension GatewayDownstream {
         invokes.removeValue(forKey: invokeID)
         waiting.timer.map(loop.cancel)
         session.send(GatewayFrame.ok(request.id, .object(["ok": .bool(true)])))
-        guard let caller = waiting.caller else { return }
         if request.params["ok"]?.boolValue == true {
             let payloadText = request.string("payloadJSON")
             let payload = payloadText.flatMap { JSONValue.parse($0) } ?? request.params["payload"] ?? .null
-            caller.send(
-                GatewayFrame.ok(
-                    waiting.requestID,
-                    .object([
-                        "ok": .bool(true), "nodeId": .string(waiting.nodeID), "command": .string(waiting.command), "payload": payload,
-                        "payloadJSON": payloadText.map(JSONValue.string) ?? .null,
-                    ])))
+            waiting.reply(.success(payload: payload, payloadJSON: payloadText))
         } else {
             let nodeError = request.params["error"] ?? .object(["code": .string("UNKNOWN")])
-            caller.fail(
-                waiting.requestID, GatewayError(code: .unavailable, message: "node reported an error", details: ["nodeError": nodeError]), close: nil)
+            waiting.reply(.failure(GatewayError(code: .unavailable, message: "node reported an error", details: ["nodeError": nodeError])))
         }
     }
 
@@ -92,7 +113,7 @@ extension GatewayDownstream {
         for (id, waiting) in invokes where waiting.nodeID == nodeID {
             invokes.removeValue(forKey: id)
             waiting.timer.map(loop.cancel)
-            waiting.caller?.fail(waiting.requestID, notConnected(), close: nil)
+            waiting.reply(.failure(notConnected()))
         }
     }
 }

@@ -35,6 +35,10 @@ public final class GatewayDownstream: ListenerHandler {
     var runs: [String: ChatRun] = [:]
     var finishedRuns: [String: JSONValue] = [:]
     var eventSeq = 0
+    /// Mirrors downstream nodes onto upstream gateways; set before `start`.
+    public var passthrough: NodePassthrough? {
+        didSet { passthrough?.downstream = self }
+    }
     var presenceVersion: Int64 = 1
 
     public init(settings: GatewaySettings, store: Store, bus: Bus, router: Router, loop: ServiceLoop, clock: any Clock, logger: Logger) {
@@ -115,6 +119,7 @@ public final class GatewayDownstream: ListenerHandler {
         if session.isNode, nodes[session.deviceID] === session {
             nodes.removeValue(forKey: session.deviceID)
             failInvokes(toNode: session.deviceID)
+            passthrough?.nodeDisconnected(deviceID: session.deviceID)
         }
         presenceChanged()
     }

@@ -3,8 +3,20 @@ import Logging
 import RelayCore
 import RelayTransport
 
-/// The live connection of one upstream gateway account: handshake, pairing wait, reconnects with
-/// backoff and jitter, a tick watchdog, and the chat runs in flight.
+/// Who a link says it is in `connect`: an operator account, or a node the relay passes through.
+struct LinkHello {
+    var role = "operator"
+    var scopes = ["operator.read", "operator.write"]
+    var mode = "backend"
+    var displayName: String
+    var caps: [JSONValue] = []
+    var commands: [String] = []
+    var permissions: JSONValue = .object([:])
+}
+
+/// The live connection of one upstream gateway identity: handshake, pairing wait, reconnects with
+/// backoff and jitter, a tick watchdog, requests and events. Operator chat runs and node
+/// passthrough sit on top of it.
 ///
 /// - Important: loop thread only.
 final class OpenClawLink: ClientHandler {
@@ -23,9 +35,13 @@ final class OpenClawLink: ClientHandler {
     private let loop: ServiceLoop
     private let logger: Logger
     private let onState: (LinkState, String) -> Void
+    private let hello: LinkHello
+    /// Events the link itself does not handle (e.g. `node.invoke.request` for node links).
+    var onEvent: ((String, JSONValue) -> Void)?
+    private var stopped = false
     private var connection: WebSocketConnection?
     private var state = LinkState.connecting
-    private var isReady = false
+    private(set) var isReady = false
     private var nextRequest = 0
     private var responses: [String: (JSONValue) -> Void] = [:]
     private var runs: [String: Run] = [:]
@@ -36,9 +52,10 @@ final class OpenClawLink: ClientHandler {
 
     init(
         name: String, target: ServiceLoop.ClientTarget, sessionKey: String?, identity: AccountIdentity, loop: ServiceLoop, logger: Logger,
-        onState: @escaping (LinkState, String) -> Void
+        hello: LinkHello? = nil, onState: @escaping (LinkState, String) -> Void
     ) {
         self.name = name
+        self.hello = hello ?? LinkHello(displayName: "clawrelay \(name)")
         self.target = target
         self.sessionKey = sessionKey
         self.identity = identity
@@ -47,7 +64,16 @@ final class OpenClawLink: ClientHandler {
         self.onState = onState
     }
 
+    /// Closes the link for good (the device it stood for went away).
+    func stop() {
+        stopped = true
+        connection?.close(code: 1000)
+    }
+
+    var deviceID: String { identity.deviceID }
+
     func connect() {
+        guard !stopped else { return }
         if state != .awaitingApproval && state != .badCredentials { report(.connecting, "\(target.host):\(target.port)") }
         loop.connect(to: target, handler: self)
     }
@@ -91,6 +117,7 @@ final class OpenClawLink: ClientHandler {
         watchdog = nil
         for (_, run) in runs { run.events(.failed("the link to \(name) dropped")) }
         runs.removeAll()
+        guard !stopped else { return }
         scheduleReconnect(reason: error ?? "closed")
     }
 
@@ -105,7 +132,7 @@ final class OpenClawLink: ClientHandler {
 
     // MARK: Protocol
 
-    private func request(_ method: String, _ params: JSONValue, response: @escaping (JSONValue) -> Void) {
+    func request(_ method: String, _ params: JSONValue, response: @escaping (JSONValue) -> Void) {
         nextRequest += 1
         let id = "r\(nextRequest)"
         responses[id] = response
@@ -134,24 +161,24 @@ final class OpenClawLink: ClientHandler {
             default: break
             }
         default:
-            break
+            onEvent?(name, payload)
         }
     }
 
     private func sendConnect(nonce: String) {
-        let scopes = ["operator.read", "operator.write"]
         let signedAt = Int64(Date().timeIntervalSince1970 * 1000)
         let token = identity.token
         let fields = DeviceAuth.SignedFields(
-            deviceID: identity.deviceID, clientID: "clawrelay", clientMode: "backend", role: "operator", scopes: scopes,
+            deviceID: identity.deviceID, clientID: "clawrelay", clientMode: hello.mode, role: hello.role, scopes: hello.scopes,
             signedAtMillis: signedAt, token: token, nonce: nonce, platform: "linux", deviceFamily: "")
         var params: [String: JSONValue] = [
             "minProtocol": .int(3), "maxProtocol": .int(3),
             "client": .object([
-                "id": .string("clawrelay"), "displayName": .string("clawrelay \(name)"), "version": .string("0.1"),
-                "platform": .string("linux"), "mode": .string("backend"),
+                "id": .string("clawrelay"), "displayName": .string(hello.displayName), "version": .string("0.1"),
+                "platform": .string("linux"), "mode": .string(hello.mode),
             ]),
-            "role": .string("operator"), "scopes": .array(scopes.map(JSONValue.string)),
+            "role": .string(hello.role), "scopes": .array(hello.scopes.map(JSONValue.string)), "caps": .array(hello.caps),
+            "commands": .array(hello.commands.map(JSONValue.string)), "permissions": hello.permissions,
             "device": .object([
                 "id": .string(identity.deviceID), "publicKey": .string(identity.publicKey), "signature": .string(identity.sign(DeviceAuth.payloadV3(fields))),
                 "signedAt": .int(signedAt), "nonce": .string(nonce),

@@ -48,14 +48,16 @@ public final class Relay {
         try store.write { try AccountQueries.clear($0) }
         let accountsDirectory = (dataDirectory as NSString).appendingPathComponent("accounts")
         var backends: [any Backend] = []
+        var exposed: [NodePassthrough.Account] = []
         for settings in config.backends {
             switch settings.kind {
             case .echo(let delay):
                 backends.append(EchoBackend(name: settings.name, delayMillis: delay))
             case .command(let command, let timeout):
                 backends.append(CommandBackend(name: settings.name, command: command, timeoutSeconds: timeout))
-            case .openclaw(let url, let sessionKey, let allowSelfSigned):
+            case .openclaw(let url, let sessionKey, let allowSelfSigned, let exposeNodes):
                 let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
+                if exposeNodes { exposed.append(NodePassthrough.Account(name: settings.name, target: target)) }
                 let name = settings.name
                 let upstream = try OpenClawBackend(
                     name: name, target: target, sessionKey: sessionKey, accountsDirectory: accountsDirectory, loop: loop, logger: logger
@@ -78,6 +80,11 @@ public final class Relay {
             let downstream = GatewayDownstream(
                 settings: settings, store: store, bus: bus, router: Router(backends: backends, defaultBackend: settings.backend), loop: loop,
                 clock: SystemClock(), logger: logger)
+            if !exposed.isEmpty {
+                downstream.passthrough = NodePassthrough(accounts: exposed, accountsDirectory: accountsDirectory, loop: loop, logger: logger) {
+                    [unowned self] name, state, detail in self.accountChanged(name, state, detail)
+                }
+            }
             loop.addListener(GatewayDownstream.listenerConfig(settings), handler: downstream)
             gateway = downstream
         }

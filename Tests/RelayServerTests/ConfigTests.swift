@@ -116,7 +116,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
             "max_replay_messages", "max_queued_messages", "stream_inactivity_seconds", "messages_per_second", "typing_per_second",
             "pair_requests_per_minute", "auth_attempts_per_minute", "typing_timeout_seconds", "ping_interval_seconds",
             "pong_timeout_seconds", "max_upload_bytes", "max_frame_bytes", "backend", "tick_interval_ms", "handshake_timeout_ms",
-            "invoke_timeout_ms", "max_payload_bytes", "max_buffered_bytes", "user_id", "url", "session_key", "allow_self_signed",
+            "invoke_timeout_ms", "max_payload_bytes", "max_buffered_bytes", "user_id", "url", "session_key", "allow_self_signed", "expose_nodes",
         ]
         for key in keys { #expect(text.contains("\n\(key) = ") || text.contains("# \(key) = "), "\(key) is documented") }
     }
@@ -277,12 +277,12 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
                 """, fileName: "relay.toml")
         let gateway = try #require(config.gateway)
         #expect(gateway.tickIntervalMillis == 500 && gateway.userID == "u1" && gateway.backend == "up" && gateway.port == 0)
-        guard case .openclaw(let url, let key, let selfSigned) = config.backends.first?.kind else {
+        guard case .openclaw(let url, let key, let selfSigned, let exposeNodes) = config.backends.first?.kind else {
             Issue.record("not an openclaw backend")
             return
         }
         #expect(url == OpenClawURL("wss://gw.local:18789/ws"))
-        #expect(url.tls && url.host == "gw.local" && url.port == 18789 && url.path == "/ws" && key == nil && !selfSigned)
+        #expect(url.tls && url.host == "gw.local" && url.port == 18789 && url.path == "/ws" && key == nil && !selfSigned && !exposeNodes)
         #expect(throws: ConfigError.self) {
             try RelayConfig.parse(text: "[[backends]]\nname = \"up\"\nkind = \"openclaw\"\nurl = \"http://x\"\n", fileName: "relay.toml")
         }

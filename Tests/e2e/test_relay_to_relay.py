@@ -75,3 +75,56 @@ async def test_killing_b_makes_a_retry_and_recover_without_a_restart(relay_facto
     await client.send_json(message_frame("b is back"))
     final, _ = await client.recv_until(is_assistant_final("echo: b is back"), timeout=10)
     assert final["streaming"] is False
+
+
+def wait_named(relay, name_prefix, state, timeout=20.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        match = [a for a in accounts(relay) if a["name"].startswith(name_prefix) and a["state"] == state]
+        if match:
+            return match[0]
+        assert time.monotonic() < deadline, f"no {name_prefix}* account reached {state}: {accounts(relay)}"
+        time.sleep(0.1)
+
+
+async def test_node_passthrough_carries_an_invoke_from_b_to_a_node_on_a(relay_factory):
+    from gateway_client import GatewayClient, Identity, paired
+    b_port = free_port()
+    b_cfg = make_config()
+    b_cfg["gateway"] = {"listen": f"127.0.0.1:{b_port}"}
+    relay_b = relay_factory(b_cfg)
+    a_cfg = make_config()
+    a_cfg["gateway"] = {"listen": "127.0.0.1:0"}
+    a_cfg["backends"].append({"name": "up", "kind": "openclaw", "url": f"ws://127.0.0.1:{b_port}", "expose_nodes": True})
+    relay_a = relay_factory(a_cfg)
+
+    node_identity = Identity()
+    node, _ = await paired(relay_a, node_identity, role="node", scopes=(), mode="node", commands=("camera.snap",))
+    passthrough = await asyncio.to_thread(wait_named, relay_a, "up/node-", "awaiting_approval")
+    assert passthrough["detail"].startswith("awaiting approval"), passthrough
+    for device in await asyncio.to_thread(relay_b.devices):
+        if device["status"] == "pending":
+            await asyncio.to_thread(relay_b.cli, "devices", "approve", device["deviceId"])
+    await asyncio.to_thread(wait_named, relay_a, "up/node-", "connected", 30)
+
+    operator, _ = await paired(relay_b, Identity())
+    listing = await operator.request("node.list")
+    upstream_nodes = listing["payload"]["nodes"]
+    assert len(upstream_nodes) == 1 and upstream_nodes[0]["commands"] == ["camera.snap"], listing
+    upstream_id = upstream_nodes[0]["nodeId"]
+    assert upstream_id != node_identity.device_id, "B sees the relay-held identity, not the device's own key"
+
+    call = asyncio.create_task(operator.request("node.invoke", {
+        "nodeId": upstream_id, "command": "camera.snap", "params": {"quality": 0.5}, "idempotencyKey": "pt-1"}, timeout=10))
+    request = await node.event("node.invoke.request", timeout=10)
+    assert json.loads(request["payload"]["paramsJSON"]) == {"quality": 0.5}
+    await node.request("node.invoke.result", {"id": request["payload"]["id"], "nodeId": node_identity.device_id, "ok": True,
+                                              "payloadJSON": json.dumps({"format": "jpg", "base64": "QUJD"})})
+    result = await call
+    assert result["ok"] and result["payload"]["payload"] == {"format": "jpg", "base64": "QUJD"}, result
+
+    await node.close()
+    deadline = time.monotonic() + 10
+    while (await operator.request("node.list"))["payload"]["nodes"]:
+        assert time.monotonic() < deadline, "the upstream node link outlived the device"
+        await asyncio.sleep(0.1)

@@ -6,7 +6,7 @@ public struct BackendSettings: Sendable, Equatable {
         /// Runs `command` per turn with the text on stdin, killed after `timeoutSeconds`.
         case command(command: [String], timeoutSeconds: Int)
         /// An operator account on an OpenClaw gateway (another relay, or a real gateway).
-        case openclaw(url: OpenClawURL, sessionKey: String?, allowSelfSigned: Bool)
+        case openclaw(url: OpenClawURL, sessionKey: String?, allowSelfSigned: Bool, exposeNodes: Bool)
     }
 
     public var name: String

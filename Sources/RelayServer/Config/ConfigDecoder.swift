@@ -92,7 +92,7 @@ struct ConfigDecoder {
     private static let backendKeys: [(kind: String, keys: [String])] = [
         ("echo", ["delay_ms"]),
         ("command", ["command", "timeout_seconds"]),
-        ("openclaw", ["url", "session_key", "allow_self_signed"]),
+        ("openclaw", ["url", "session_key", "allow_self_signed", "expose_nodes"]),
     ]
 
     private static func backend(_ entry: ConfigTable) throws(ConfigError) -> BackendSettings {
@@ -121,7 +121,9 @@ struct ConfigDecoder {
             }
             return BackendSettings(
                 name: name,
-                kind: .openclaw(url: target, sessionKey: try entry.string("session_key"), allowSelfSigned: try entry.bool("allow_self_signed") ?? false))
+                kind: .openclaw(
+                    url: target, sessionKey: try entry.string("session_key"), allowSelfSigned: try entry.bool("allow_self_signed") ?? false,
+                    exposeNodes: try entry.bool("expose_nodes") ?? false))
         default:
             guard let command = try entry.strings("command") else {
                 throw entry.error(.missingKey, key: "command", #"missing; a command backend needs command = ["program", "argument", ...]"#)
