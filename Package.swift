@@ -23,6 +23,13 @@ let package = Package(
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
+        .systemLibrary(
+            name: "CQREncode",
+            path: "Sources/CQREncode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
+        .target(name: "TerminalQR", dependencies: ["CQREncode"], swiftSettings: swiftSettings),
         .target(
             name: "RelayTransport",
             dependencies: ["CLibWebSockets", "RelayCore", .product(name: "Logging", package: "swift-log")],
@@ -76,7 +83,7 @@ let package = Package(
         .executableTarget(
             name: "clawrelay",
             dependencies: [
-                "RelayServer", "RelayStore", "RelayCore", "RelayBench",
+                "RelayServer", "RelayStore", "RelayCore", "RelayBench", "TerminalQR",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

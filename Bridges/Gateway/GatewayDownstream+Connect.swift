@@ -64,9 +64,9 @@ extension GatewayDownstream {
         session.commands = request.strings("commands")
         session.permissions = params["permissions"] ?? .object([:])
         let keyText = Base64URL.encode(raw)
-        let now = clock.nowMillis()
+        let (now, userID) = (clock.nowMillis(), settings.userID)
         store.perform({ db -> ConnectVerdict in
-            try Self.decide(db, deviceID: deviceID, publicKey: keyText, role: role, scopes: scopes, presentedToken: token, now: now)
+            try Self.decide(db, deviceID: deviceID, publicKey: keyText, role: role, scopes: scopes, presentedToken: token, userID: userID, now: now)
         }) { [self] result in
             guard sessions[session.connection.id] === session else { return }
             switch result {
@@ -84,12 +84,28 @@ extension GatewayDownstream {
     }
 
     /// Paired devices with the same key and enough grants connect; a presented token must match.
-    static func decide(_ db: StoreTransaction, deviceID: String, publicKey: String, role: String, scopes: [String], presentedToken: String, now: Int64)
-        throws -> ConnectVerdict
-    {
-        guard let device = try DeviceQueries.fetch(db, id: deviceID), device.protocolName == "gateway", device.status == .approved,
-            device.publicKey == publicKey, device.role == role, Set(scopes).isSubset(of: Set(device.scopes))
-        else { return .pairingRequired }
+    /// A token from `device.pair` pairs an unknown device on the spot (read/write scopes at most).
+    static func decide(
+        _ db: StoreTransaction, deviceID: String, publicKey: String, role: String, scopes: [String], presentedToken: String, userID: String,
+        now: Int64
+    ) throws -> ConnectVerdict {
+        let device = try DeviceQueries.fetch(db, id: deviceID)
+        let paired =
+            device.map { $0.protocolName == "gateway" && $0.status == .approved && $0.publicKey == publicKey && $0.role == role } ?? false
+        if !paired, !presentedToken.isEmpty, device == nil || device?.status == .approved,
+            try PairingLinkQueries.bot(db, deviceID: deviceID, tokenHash: sha256Hex(presentedToken)) != nil
+        {
+            var record = DeviceRecord(
+                id: deviceID, userID: userID, protocolName: "gateway", claimedName: nil, deviceInfoJSON: nil, isAdmin: false, status: .approved,
+                tokenHash: sha256Hex(presentedToken), tokenDelivered: true, createdAt: now, lastSeenAt: now)
+            record.publicKey = publicKey
+            record.role = role
+            record.scopes = scopes.filter { ["operator.read", "operator.write"].contains($0) }
+            try DeviceQueries.insert(db, record)
+            guard Set(scopes).isSubset(of: Set(record.scopes)) else { return .pairingRequired }
+            return .accepted(token: presentedToken)
+        }
+        guard let device, paired, Set(scopes).isSubset(of: Set(device.scopes)) else { return .pairingRequired }
         if !presentedToken.isEmpty {
             guard device.tokenHash == sha256Hex(presentedToken) else { return .tokenMismatch }
             try DeviceQueries.touch(db, id: deviceID, at: now)

@@ -13,7 +13,8 @@ public final class GatewayDownstream: ListenerHandler {
     static let preAuthMaxBytes = 64 * 1024
     static let methods = [
         "connect", "device.pair.list", "device.pair.approve", "device.pair.reject", "device.pair.remove", "node.list", "node.describe",
-        "node.invoke", "node.invoke.result", "chat.send", "chat.history", "chat.abort", "sessions.list",
+        "node.invoke", "node.invoke.result", "chat.send", "chat.history", "chat.abort", "sessions.list", "gateway.discover", "device.pair",
+        "device.unpair",
     ]
     static let events = [
         "connect.challenge", "tick", "presence", "device.pair.requested", "device.pair.resolved", "node.invoke.request", "chat",
@@ -104,6 +105,8 @@ public final class GatewayDownstream: ListenerHandler {
             return session.fail(nil, .invalid("expected a req frame"), close: session.isConnected ? nil : 1008)
         }
         guard session.isConnected else {
+            if request.method == "gateway.discover" { return discover(request, on: session) }
+            if request.method == "device.pair" { return pairBots(request, on: session) }
             guard request.method == "connect" else {
                 return session.fail(request.id, .invalid("the first request must be connect"), close: 1008)
             }
@@ -124,6 +127,12 @@ public final class GatewayDownstream: ListenerHandler {
         presenceChanged()
     }
 
+    /// Gateway clients hear `shutdown` and a 1012 close instead of a bare 1001.
+    public func serviceWillStop() {
+        broadcast("shutdown", .object(["reason": .string("relay stopping"), "restartExpectedMs": .null]))
+        for session in sessions.values { session.connection.close(code: 1012, reason: "service restart") }
+    }
+
     private func dispatch(_ request: GatewayRequest, on session: GatewaySession) {
         switch request.method {
         case "connect": session.fail(request.id, .invalid("already connected"), close: nil)
@@ -131,6 +140,9 @@ public final class GatewayDownstream: ListenerHandler {
         case "node.list", "node.describe", "node.invoke": handleNodeRequest(request, on: session)
         case "node.invoke.result": handleInvokeResult(request, on: session)
         case "chat.send", "chat.history", "chat.abort", "sessions.list": handleChat(request, on: session)
+        case "gateway.discover": discover(request, on: session)
+        case "device.pair": pairBots(request, on: session)
+        case "device.unpair": unpairBots(request, on: session)
         default: session.fail(request.id, .invalid("unknown method \(request.method.prefix(64))"), close: nil)
         }
     }

@@ -12,6 +12,8 @@ public struct GatewaySettings: Sendable, Equatable {
     public var maxBufferedBytes = 50 * 1024 * 1024
     /// The relay user whose history gateway chat lands in (Clawline devices of that user see it).
     public var userID = "gateway"
+    /// The name `gateway.discover` reports.
+    public var name = "clawrelay"
     /// Name of the `[[backends]]` entry for chat; nil = the first backend.
     public var backend: String?
 

@@ -95,6 +95,20 @@ enum Migrations {
                     );
                     """)
         }
+        migrator.registerMigration("v4-pair-links") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                    CREATE TABLE pair_links (token_hash TEXT PRIMARY KEY, expires_at INTEGER NOT NULL, used_at INTEGER);
+                    CREATE TABLE bot_pairings (
+                        device_id TEXT NOT NULL,
+                        bot_id TEXT NOT NULL,
+                        token_hash TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        PRIMARY KEY (device_id, bot_id)
+                    );
+                    """)
+        }
         return migrator
     }
 

@@ -40,6 +40,12 @@ public protocol ListenerHandler: AnyObject {
     func webSocketOpened(_ connection: WebSocketConnection)
     func webSocket(_ connection: WebSocketConnection, received message: WebSocketMessage)
     func webSocketClosed(_ connection: WebSocketConnection)
+    /// The loop is about to close every socket with 1001 (graceful stop): last words go here.
+    func serviceWillStop()
+}
+
+extension ListenerHandler {
+    public func serviceWillStop() {}
 }
 
 public enum WebSocketMessage: Sendable {

@@ -129,6 +129,7 @@ public final class ServiceLoop: LoopExecutor, @unchecked Sendable {
     private func beginStop(graceMillis: Int) {
         guard !isStopping else { return }
         isStopping = true
+        for name in listenerOrder { listeners[name]?.handler.serviceWillStop() }
         for connection in webSockets.values { connection.close(code: 1001, reason: "server shutting down") }
         schedule(afterMillis: graceMillis) { [self] in self.requestExit() }
         checkDrained()

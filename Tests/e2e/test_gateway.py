@@ -194,3 +194,39 @@ async def test_gateway_chat_appears_on_clawline_devices_of_the_mapped_user(relay
     assert echo["content"] == "from the gateway", echo
     final, _ = await clawline.recv_until(lambda f: f.get("role") == "assistant" and f.get("streaming") is False, timeout=10)
     assert final["content"] == "echo: from the gateway", final
+
+
+async def test_discover_needs_no_auth_and_pair_link_tokens_pair_bots_once(gateway_relay):
+    client = await GatewayClient.open(port(gateway_relay))
+    found = await client.request("gateway.discover")
+    assert found["ok"] and found["payload"]["pairingRequired"] is True, found
+    fingerprint = found["payload"]["gatewayFingerprint"]
+    assert {b["botId"] for b in found["payload"]["bots"]} == {"echo", "cmd"}, found
+
+    link = (await asyncio.to_thread(gateway_relay.cli, "pair-link", "--no-qr")).stdout.strip()
+    assert link.startswith("optaplus://pair?host=127.0.0.1&port=") and f"fp={fingerprint}" in link, link
+    token = link.split("token=")[1]
+    identity = Identity()
+    refused = await client.request("device.pair", {"deviceId": identity.device_id, "requestedBots": "*", "token": "wrong"})
+    assert refused["error"]["code"] == "NOT_PAIRED", refused
+    pairing = await client.request("device.pair", {"deviceId": identity.device_id, "deviceName": "phone", "platform": "ios",
+                                                   "requestedBots": ["echo"], "token": token})
+    assert pairing["ok"] and pairing["payload"]["gatewayFingerprint"] == fingerprint, pairing
+    bot_token = pairing["payload"]["pairings"][0]["token"]
+    reuse = await client.request("device.pair", {"deviceId": identity.device_id, "requestedBots": ["echo"], "token": token})
+    assert reuse["error"]["code"] == "NOT_PAIRED", "a pair-link token works once"
+
+    identity.token = bot_token
+    res = await client.connect(identity, scopes=("operator.read", "operator.write"))
+    assert res["ok"] and res["payload"]["auth"]["deviceToken"] == bot_token, res
+    removed = await client.request("device.unpair", {"deviceId": identity.device_id, "botIds": "*"})
+    assert removed["payload"]["removed"] == 1, removed
+
+
+async def test_graceful_stop_sends_shutdown_then_1012(gateway_relay):
+    operator, _ = await paired(gateway_relay, Identity())
+    gateway_relay.proc.send_signal(__import__("signal").SIGTERM)
+    shutdown = await operator.event("shutdown", timeout=5)
+    assert shutdown["payload"]["reason"], shutdown
+    assert await operator.expect_close() == 1012
+    assert await asyncio.to_thread(gateway_relay.proc.wait, 10) == 0

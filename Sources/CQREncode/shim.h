@@ -1,0 +1,4 @@
+#ifndef CLAWRELAY_QRENCODE_SHIM_H
+#define CLAWRELAY_QRENCODE_SHIM_H
+#include <qrencode.h>
+#endif
