@@ -65,8 +65,9 @@ extension GatewayDownstream {
         session.permissions = params["permissions"] ?? .object([:])
         let keyText = Base64URL.encode(raw)
         let (now, userID) = (clock.nowMillis(), settings.userID)
+        let silent = silentApproval(auth: auth, peer: session.connection.peerAddress)
         store.perform({ db -> ConnectVerdict in
-            try Self.decide(db, deviceID: deviceID, publicKey: keyText, role: role, scopes: scopes, presentedToken: token, userID: userID, now: now)
+            try Self.decide(db, deviceID: deviceID, publicKey: keyText, role: role, scopes: scopes, presentedToken: silent ? "" : token, userID: userID, silent: silent, now: now)
         }) { [self] result in
             guard sessions[session.connection.id] === session else { return }
             switch result {
@@ -87,11 +88,22 @@ extension GatewayDownstream {
     /// A token from `device.pair` pairs an unknown device on the spot (read/write scopes at most).
     static func decide(
         _ db: StoreTransaction, deviceID: String, publicKey: String, role: String, scopes: [String], presentedToken: String, userID: String,
-        now: Int64
+        silent: Bool = false, now: Int64
     ) throws -> ConnectVerdict {
-        let device = try DeviceQueries.fetch(db, id: deviceID)
-        let paired =
+        var device = try DeviceQueries.fetch(db, id: deviceID)
+        var paired =
             device.map { $0.protocolName == "gateway" && $0.status == .approved && $0.publicKey == publicKey && $0.role == role } ?? false
+        if silent, !paired || !Set(scopes).isSubset(of: Set(device?.scopes ?? [])) {
+            var record = DeviceRecord(
+                id: deviceID, userID: userID, protocolName: "gateway", claimedName: nil, deviceInfoJSON: nil, isAdmin: false, status: .approved,
+                tokenHash: nil, tokenDelivered: false, createdAt: now, lastSeenAt: nil)
+            record.publicKey = publicKey
+            record.role = role
+            record.scopes = scopes
+            try DeviceQueries.insert(db, record)
+            device = record
+            paired = true
+        }
         if !paired, !presentedToken.isEmpty, device == nil || device?.status == .approved,
             try PairingLinkQueries.bot(db, deviceID: deviceID, tokenHash: sha256Hex(presentedToken)) != nil
         {
@@ -116,6 +128,19 @@ extension GatewayDownstream {
         try DeviceQueries.markTokenDelivered(db, id: deviceID)
         try DeviceQueries.touch(db, id: deviceID, at: now)
         return .accepted(token: token)
+    }
+
+    /// Shared token, password or loopback peer, when the configuration allows pairing without a request.
+    private func silentApproval(auth: [String: JSONValue], peer: String) -> Bool {
+        if let expected = settings.sharedToken, let presented = auth["token"]?.stringValue, Self.sameSecret(presented, expected) { return true }
+        if let expected = settings.password, let presented = auth["password"]?.stringValue, Self.sameSecret(presented, expected) { return true }
+        return settings.autoApproveLoopback && (peer.hasPrefix("127.") || peer == "::1" || peer == "::ffff:127.0.0.1")
+    }
+
+    /// Compares digests, so the time taken says nothing about the secret.
+    static func sameSecret(_ a: String, _ b: String) -> Bool {
+        let (x, y) = (Array(SHA256.hash(data: Array(a.utf8))), Array(SHA256.hash(data: Array(b.utf8))))
+        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
     static func newDeviceToken() -> String {

@@ -51,6 +51,23 @@ extension GatewayDownstream: OperatorActions {
             resolve(entry, approve: request.method == "device.pair.approve") { outcome in
                 session.send(GatewayFrame.ok(request.id, .object(["requestId": .string(requestID), "deviceId": .string(entry.deviceID), "decision": .string(outcome)])))
             }
+        case "device.token.rotate":
+            guard let deviceID = request.string("deviceId") else { return session.fail(request.id, .invalid("deviceId required"), close: nil) }
+            let token = Self.newDeviceToken()
+            store.perform({ db -> Bool in
+                guard let device = try DeviceQueries.fetch(db, id: deviceID), device.protocolName == "gateway", device.status == .approved else { return false }
+                try DeviceQueries.setTokenHash(db, id: deviceID, hash: Self.sha256Hex(token))
+                return true
+            }) { result in
+                guard case .success(true) = result else { return session.fail(request.id, .invalid("unknown or revoked device"), close: nil) }
+                session.send(GatewayFrame.ok(request.id, .object(["deviceId": .string(deviceID), "token": .string(token), "issuedAtMs": .int(self.clock.nowMillis())])))
+            }
+        case "device.token.revoke":
+            guard let deviceID = request.string("deviceId") else { return session.fail(request.id, .invalid("deviceId required"), close: nil) }
+            store.perform({ db in try DeviceQueries.setTokenHash(db, id: deviceID, hash: "revoked") }) { [self] _ in
+                cutOff(deviceID: deviceID)
+                session.send(GatewayFrame.ok(request.id, .object(["deviceId": .string(deviceID), "revoked": .bool(true)])))
+            }
         default:
             guard let deviceID = request.string("deviceId") else { return session.fail(request.id, .invalid("deviceId required"), close: nil) }
             store.perform({ db in try DeviceQueries.setStatus(db, id: deviceID, .revoked) }) { [self] _ in

@@ -12,7 +12,8 @@ public final class GatewayDownstream: ListenerHandler {
     static let clientModes: Set<String> = ["webchat", "cli", "ui", "backend", "node", "probe", "test"]
     static let preAuthMaxBytes = 64 * 1024
     static let methods = [
-        "connect", "device.pair.list", "device.pair.approve", "device.pair.reject", "device.pair.remove", "node.list", "node.describe",
+        "connect", "device.pair.list", "device.pair.approve", "device.pair.reject", "device.pair.remove", "device.token.rotate",
+        "device.token.revoke", "node.list", "node.describe",
         "node.invoke", "node.invoke.result", "chat.send", "chat.history", "chat.abort", "sessions.list", "gateway.discover", "device.pair",
         "device.unpair",
     ]
@@ -136,7 +137,8 @@ public final class GatewayDownstream: ListenerHandler {
     private func dispatch(_ request: GatewayRequest, on session: GatewaySession) {
         switch request.method {
         case "connect": session.fail(request.id, .invalid("already connected"), close: nil)
-        case "device.pair.list", "device.pair.approve", "device.pair.reject", "device.pair.remove": handlePairing(request, on: session)
+        case "device.pair.list", "device.pair.approve", "device.pair.reject", "device.pair.remove", "device.token.rotate", "device.token.revoke":
+            handlePairing(request, on: session)
         case "node.list", "node.describe", "node.invoke": handleNodeRequest(request, on: session)
         case "node.invoke.result": handleInvokeResult(request, on: session)
         case "chat.send", "chat.history", "chat.abort", "sessions.list": handleChat(request, on: session)

@@ -12,6 +12,11 @@ public struct GatewaySettings: Sendable, Equatable {
     public var maxBufferedBytes = 50 * 1024 * 1024
     /// The relay user whose history gateway chat lands in (Clawline devices of that user see it).
     public var userID = "gateway"
+    /// A shared operator token or password; a client presenting it is paired without a request.
+    public var sharedToken: String?
+    public var password: String?
+    /// Pair devices connecting from loopback without a request.
+    public var autoApproveLoopback = false
     /// The name `gateway.discover` reports.
     public var name = "clawrelay"
     /// Name of the `[[backends]]` entry for chat; nil = the first backend.

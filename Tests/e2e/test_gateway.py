@@ -230,3 +230,43 @@ async def test_graceful_stop_sends_shutdown_then_1012(gateway_relay):
     assert shutdown["payload"]["reason"], shutdown
     assert await operator.expect_close() == 1012
     assert await asyncio.to_thread(gateway_relay.proc.wait, 10) == 0
+
+
+async def test_token_rotate_and_revoke(gateway_relay):
+    operator, _ = await paired(gateway_relay, Identity())
+    member = Identity()
+    client, hello = await paired(gateway_relay, member, scopes=("operator.read",))
+    old = hello["payload"]["auth"]["deviceToken"]
+    rotated = await operator.request("device.token.rotate", {"deviceId": member.device_id, "role": "operator"})
+    new = rotated["payload"]["token"]
+    assert rotated["ok"] and new != old, rotated
+    await client.close()
+    stale = await GatewayClient.open(port(gateway_relay))
+    res = await stale.connect(member, token=old, scopes=("operator.read",))
+    assert res["error"]["details"]["code"] == "AUTH_TOKEN_MISMATCH", res
+    fresh = await GatewayClient.open(port(gateway_relay))
+    res = await fresh.connect(member, token=new, scopes=("operator.read",))
+    assert res["ok"], res
+    revoked = await operator.request("device.token.revoke", {"deviceId": member.device_id, "role": "operator"})
+    assert revoked["ok"]
+    assert await fresh.expect_close() == 1008
+
+
+async def test_shared_token_and_loopback_approval_are_opt_in(relay_factory):
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0", "shared_token": "s3cret-shared"}
+    relay = relay_factory(cfg)
+    client = await GatewayClient.open(port(relay))
+    res = await client.connect(Identity(), token="s3cret-shared")
+    assert res["ok"], res
+    other = await GatewayClient.open(port(relay))
+    res = await other.connect(Identity(), token="guess")
+    assert res["error"]["code"] == "NOT_PAIRED", "a wrong shared token gets the normal pairing flow"
+    audit = await asyncio.to_thread(relay.audit)
+    assert not any("s3cret-shared" in row["body"] for row in audit), "the shared token never reaches the audit"
+
+    cfg2 = make_config()
+    cfg2["gateway"] = {"listen": "127.0.0.1:0", "auto_approve_loopback": True}
+    loopback = relay_factory(cfg2)
+    client = await GatewayClient.open(port(loopback))
+    assert (await client.connect(Identity()))["ok"]

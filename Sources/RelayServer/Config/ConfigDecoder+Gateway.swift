@@ -14,7 +14,9 @@ extension ConfigDecoder {
 
     static func gateway(_ table: ConfigTable, backends: [BackendSettings]) throws(ConfigError) -> GatewaySettings {
         let integers = gatewayIntegers
-        try table.rejectUnknownKeys(["listen", "allow_public", "tls_cert", "tls_key", "user_id", "backend"] + integers.map(\.key))
+        try table.rejectUnknownKeys(
+            ["listen", "allow_public", "tls_cert", "tls_key", "user_id", "backend", "name", "shared_token", "password", "auto_approve_loopback"]
+                + integers.map(\.key))
         var settings = GatewaySettings()
         let endpoint = try table.endpoint("listen", default: RelayConfig.defaultGatewayEndpoint)
         settings.host = endpoint.host
@@ -30,6 +32,10 @@ extension ConfigDecoder {
         default: break
         }
         if let user = try table.string("user_id") { settings.userID = user }
+        if let name = try table.string("name") { settings.name = name }
+        settings.sharedToken = try table.string("shared_token")
+        settings.password = try table.string("password")
+        settings.autoApproveLoopback = try table.bool("auto_approve_loopback") ?? false
         if let backend = try table.string("backend") {
             guard backends.contains(where: { $0.name == backend }) else {
                 let names = backends.map(\.name).joined(separator: ", ")
