@@ -77,7 +77,9 @@ let package = Package(
         ),
         .target(
             name: "RelayBench",
-            dependencies: ["RelayCore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "RelayCore", "RelayTransport", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -22,7 +22,7 @@ public final class BenchRunner {
         _ = try loop.start()
         defer { loop.stop(graceMillis: 500) }
         progress("open-file limit \(files); generator on one lws service thread")
-        let all = ["roundtrip", "fanout", "idle", "replay", "audit"]
+        let all = ["roundtrip", "fanout", "idle", "replay", "audit", "gateway"]
         let scenarios = options.scenarios.flatMap { $0 == "all" ? all : [$0] }
         for scenario in scenarios {
             let started = Date()
@@ -34,7 +34,8 @@ public final class BenchRunner {
             case "audit": try auditRatio()
             case "chaos": try chaos()
             case "fuzz": try fuzz()
-            default: throw BenchError("unknown scenario \(scenario) (roundtrip, fanout, idle, replay, audit, chaos, fuzz, all)")
+            case "gateway": try gateway()
+            default: throw BenchError("unknown scenario \(scenario) (roundtrip, fanout, idle, replay, audit, gateway, chaos, fuzz, all)")
             }
             progress("\(scenario) done in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         }
@@ -45,11 +46,12 @@ public final class BenchRunner {
     }
 
     /// A fresh relay on a fresh data directory.
-    func startRelay(audit: Bool = true, replayCap: Int = 500, port: Int = 0, dataFrom previous: RelayProcess? = nil) throws -> RelayProcess {
+    func startRelay(audit: Bool = true, replayCap: Int = 500, port: Int = 0, extra: String = "", backend: String = "echo") throws -> RelayProcess {
         runCounter += 1
         let work = (options.workDirectory as NSString).appendingPathComponent("clawrelay-bench-\(getpid())-\(runCounter)")
         let relay = try RelayProcess(
-            binary: options.binary, workDirectory: work, config: benchRelayConfig(port: port, audit: audit, replayCap: replayCap))
+            binary: options.binary, workDirectory: work,
+            config: benchRelayConfig(port: port, audit: audit, replayCap: replayCap, extra: extra, backend: backend))
         try relay.start()
         return relay
     }

@@ -117,7 +117,7 @@ func freeLoopbackPort() -> Int {
 }
 
 /// The relay's config for a bench run: limits opened up so the generator, not a rate limit, sets the pace.
-func benchRelayConfig(port: Int = 0, audit: Bool, replayCap: Int) -> String {
+func benchRelayConfig(port: Int = 0, audit: Bool, replayCap: Int, extra: String = "", backend: String = "echo") -> String {
     """
     [admin]
     listen = "127.0.0.1:0"
@@ -132,7 +132,7 @@ func benchRelayConfig(port: Int = 0, audit: Bool, replayCap: Int) -> String {
     pair_requests_per_minute = 1000000
     auth_attempts_per_minute = 1000000
     max_frame_bytes = 1048576
-    backend = "echo"
+    backend = "\(backend)"
 
     [[backends]]
     name = "echo"
@@ -141,5 +141,7 @@ func benchRelayConfig(port: Int = 0, audit: Bool, replayCap: Int) -> String {
 
     [audit]
     enabled = \(audit)
+
+    \(extra)
     """
 }

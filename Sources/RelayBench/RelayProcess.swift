@@ -9,6 +9,7 @@ final class RelayProcess {
     private var process: Process?
     private(set) var clawlinePort = 0
     private(set) var adminPort = 0
+    private(set) var gatewayPort = 0
 
     init(binary: String, workDirectory: String, config: String) throws {
         self.binary = binary
@@ -44,6 +45,7 @@ final class RelayProcess {
                 guard pair.count == 2, let port = pair[1].split(separator: ":").last.flatMap({ Int($0) }) else { continue }
                 if pair[0] == "clawline" { clawlinePort = port }
                 if pair[0] == "admin" { adminPort = port }
+                if pair[0] == "gateway" { gatewayPort = port }
             }
             return
         }
@@ -59,6 +61,30 @@ final class RelayProcess {
             return number * 1024
         }
         return 0
+    }
+
+    /// The admin listener's `/metrics` text (empty when it cannot be read).
+    func metrics() -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(adminPort).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { return "" }
+        let request = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        _ = request.withCString { send(fd, $0, strlen($0), 0) }
+        var response = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            response += buffer[0..<count]
+        }
+        return String(decoding: response, as: UTF8.self)
     }
 
     /// SIGKILL, no chance to flush: what the chaos run does to it.

@@ -7,7 +7,7 @@ struct Bench: ParsableCommand {
         abstract: "Measure the relay: roundtrip, fanout, idle, replay, audit, chaos, fuzz, with baselines.",
         discussion: "Starts its own relays on loopback with temporary data directories and the echo backend.")
 
-    @Argument(help: "Scenarios: roundtrip, fanout, idle, replay, audit, chaos, fuzz, all (the first five).") var scenarios: [String] = ["all"]
+    @Argument(help: "Scenarios: roundtrip, fanout, idle, replay, audit, gateway, chaos, fuzz, all (the first six).") var scenarios: [String] = ["all"]
     @Option(help: "Devices for roundtrip/audit/chaos (and baseline connections).") var devices: Int?
     @Option(help: "Messages in flight per device.") var window: Int?
     @Option(help: "Seconds of load per scenario.") var seconds: Double?

@@ -18,11 +18,13 @@ def test_every_bench_scenario_runs_and_chaos_loses_nothing(tmp_path):
     figures = {(f["scenario"], f["metric"]): f["value"] for f in report["figures"]}
     for scenario, metric in [("roundtrip", "throughput"), ("fanout", "deliveries"), ("idle", "rss_per_connection"),
                              ("replay", "time_to_last_event"), ("audit", "on_over_off"), ("chaos", "lost"),
-                             ("fuzz", "frames_sent"), ("baseline-direct", "throughput")]:
+                             ("fuzz", "frames_sent"), ("baseline-direct", "throughput"),
+                             ("gateway-operator", "throughput"), ("gateway-relay-to-relay", "throughput")]:
         assert (scenario, metric) in figures, f"missing {scenario}/{metric}: {sorted(figures)}"
     assert figures[("roundtrip", "messages")] > 0
     assert figures[("replay", "events_replayed")] > 0
     assert figures[("chaos", "acknowledged")] > 0
     assert figures[("chaos", "lost")] == 0, report["notes"]
     assert figures[("fuzz", "turns_after_fuzz")] >= 1
+    assert figures[("gateway-operator", "turns")] > 0 and figures[("gateway-relay-to-relay", "turns")] > 0
     assert not list(tmp_path.glob("clawrelay-bench-*")), "the bench removes its temporary data directories"

@@ -1,0 +1,139 @@
+import Crypto
+import Foundation
+import RelayCore
+import RelayTransport
+
+/// A bench operator on a gateway listener: Ed25519 identity, signed connect with the relay's
+/// shared token, then `chat.send` runs keyed by idempotency key.
+final class GatewayOperator: ClientHandler {
+    private let key = Curve25519.Signing.PrivateKey()
+    private let loop: ServiceLoop
+    private let target: ServiceLoop.ClientTarget
+    private let sharedToken: String
+    private var connection: WebSocketConnection?
+    private var nextID = 0
+    var onReady: ((GatewayOperator) -> Void)?
+    var onFailure: ((String) -> Void)?
+    /// `(runId)` when the res for a chat.send arrives, `(runId, final)` when its final chat event does.
+    var onStarted: ((String) -> Void)?
+    var onFinal: ((String) -> Void)?
+
+    init(loop: ServiceLoop, target: ServiceLoop.ClientTarget, sharedToken: String) {
+        self.loop = loop
+        self.target = target
+        self.sharedToken = sharedToken
+    }
+
+    var deviceID: String { SHA256.hash(data: key.publicKey.rawRepresentation).map { String(format: "%02x", $0) }.joined() }
+
+    func connect() { loop.connect(to: target, handler: self) }
+
+    func send(sessionKey: String, message: String, runID: String) {
+        nextID += 1
+        let frame = JSONValue.object([
+            "type": .string("req"), "id": .string("c\(runID)"), "method": .string("chat.send"),
+            "params": .object(["sessionKey": .string(sessionKey), "message": .string(message), "idempotencyKey": .string(runID)]),
+        ])
+        connection?.send(text: frame.encoded())
+    }
+
+    func close() { connection?.close(code: 1000) }
+
+    func clientConnected(_ connection: WebSocketConnection) { self.connection = connection }
+
+    func client(_ connection: WebSocketConnection, received message: WebSocketMessage) {
+        guard case .text(let text) = message else { return }
+        if text.contains("\"event\":\"chat\"") {
+            guard text.contains("\"state\":\"final\""), let run = FrameSniffer.string("runId", in: text) else { return }
+            onFinal?(run)
+        } else if text.contains("\"type\":\"res\"") {
+            guard let id = FrameSniffer.string("id", in: text) else { return }
+            if id == "connect" {
+                text.contains("\"ok\":true") ? onReady?(self) : onFailure?("connect refused: \(text.prefix(300))")
+            } else if id.hasPrefix("c") {
+                onStarted?(String(id.dropFirst()))
+            }
+        } else if text.contains("connect.challenge"), let nonce = FrameSniffer.string("nonce", in: text) {
+            sendConnect(nonce: nonce)
+        }
+    }
+
+    func clientClosed(_ connection: WebSocketConnection?, error: String?) {
+        onFailure?(error ?? "closed")
+    }
+
+    private func sendConnect(nonce: String) {
+        let signedAt = Int64(Date().timeIntervalSince1970 * 1000)
+        let scopes = ["operator.read", "operator.write"]
+        let payload = ["v3", deviceID, "bench", "cli", "operator", scopes.joined(separator: ","), String(signedAt), sharedToken, nonce, "linux", ""]
+            .joined(separator: "|")
+        let signature = (try? key.signature(for: Array(payload.utf8))).map { Base64URL.encode(Array($0)) } ?? ""
+        let params: JSONValue = .object([
+            "minProtocol": .int(3), "maxProtocol": .int(3),
+            "client": .object(["id": .string("bench"), "version": .string("1"), "platform": .string("linux"), "mode": .string("cli")]),
+            "role": .string("operator"), "scopes": .array(scopes.map(JSONValue.string)), "auth": .object(["token": .string(sharedToken)]),
+            "device": .object([
+                "id": .string(deviceID), "publicKey": .string(Base64URL.encode(Array(key.publicKey.rawRepresentation))),
+                "signature": .string(signature), "signedAt": .int(signedAt), "nonce": .string(nonce),
+            ]),
+        ])
+        connection?.send(text: JSONValue.object(["type": .string("req"), "id": .string("connect"), "method": .string("connect"), "params": params]).encoded())
+    }
+}
+
+/// Operators keep `window` chat runs in flight each; send→started and send→final latencies.
+final class GatewayRoundtripDriver {
+    private let operators: [GatewayOperator]
+    private let window: Int
+    private let durationMicros: UInt64
+    private var counter = 0
+    private var sent: [String: (UInt64, GatewayOperator)] = [:]
+    private var startedAt: UInt64 = 0
+    private var lastFinal: UInt64 = 0
+    private var result = RoundtripDriver.Result()
+    private var completion: ((RoundtripDriver.Result) -> Void)?
+
+    init(operators: [GatewayOperator], window: Int, durationSeconds: Double) {
+        self.operators = operators
+        self.window = window
+        durationMicros = UInt64(durationSeconds * 1_000_000)
+    }
+
+    func run(completion: @escaping (RoundtripDriver.Result) -> Void) {
+        self.completion = completion
+        startedAt = nowMicros()
+        for op in operators {
+            op.onStarted = { [weak self] run in
+                guard let self, let (time, _) = sent[run] else { return }
+                result.ack.record(nowMicros() - time)
+                result.acked += 1
+            }
+            op.onFinal = { [weak self] run in self?.finished(run) }
+            op.onFailure = { [weak self] _ in self?.result.failures += 1 }
+            for _ in 0..<window { send(on: op) }
+        }
+    }
+
+    private func send(on op: GatewayOperator) {
+        counter += 1
+        let run = "g\(counter)"
+        sent[run] = (nowMicros(), op)
+        op.send(sessionKey: "bench-\(counter % 64)", message: "gateway \(counter)", runID: run)
+    }
+
+    private func finished(_ run: String) {
+        guard let (time, op) = sent.removeValue(forKey: run) else { return }
+        let now = nowMicros()
+        result.final.record(now - time)
+        result.completed += 1
+        lastFinal = now
+        if now - startedAt < durationMicros {
+            send(on: op)
+        } else if sent.isEmpty, let completion {
+            self.completion = nil
+            result.seconds = Double(lastFinal - startedAt) / 1e6
+            for op in operators { op.onFailure = nil }
+            completion(result)
+        }
+    }
+}
