@@ -29,6 +29,14 @@ let package = Package(
             pkgConfig: "libqrencode",
             providers: [.apt(["libqrencode-dev"])]
         ),
+        .systemLibrary(
+            name: "CAvahi",
+            path: "Sources/CAvahi",
+            pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]
+        ),
+        .target(
+            name: "RelayDiscovery", dependencies: ["CAvahi", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .target(name: "TerminalQR", dependencies: ["CQREncode"], swiftSettings: swiftSettings),
         .target(
             name: "RelayTransport",
@@ -69,7 +77,7 @@ let package = Package(
         .target(
             name: "RelayServer",
             dependencies: [
-                "RelayCore", "RelayStore", "RelayTransport", "ClawlineBridge", "GatewayBridge", "LocalBridge",
+                "RelayCore", "RelayStore", "RelayTransport", "ClawlineBridge", "GatewayBridge", "LocalBridge", "RelayDiscovery",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -17,6 +17,10 @@ public struct GatewaySettings: Sendable, Equatable {
     public var password: String?
     /// Pair devices connecting from loopback without a request.
     public var autoApproveLoopback = false
+    /// Advertise `_openclaw-gw._tcp` and `_openclaw._tcp` through Avahi.
+    public var mdns = false
+    /// The host name or address the advertisement tells clients to dial (default: the listen host).
+    public var lanHost: String?
     /// The name `gateway.discover` reports.
     public var name = "clawrelay"
     /// Name of the `[[backends]]` entry for chat; nil = the first backend.

@@ -3,6 +3,7 @@ import GatewayBridge
 import Foundation
 import LocalBridge
 import Logging
+import RelayDiscovery
 import RelayCore
 import RelayStore
 import RelayTransport
@@ -19,6 +20,7 @@ public final class Relay {
     private var gateway: GatewayDownstream?
     private var desk: OperatorDesk?
     private var upstreams: [OpenClawBackend] = []
+    private var advertiser: MDNSAdvertiser?
     /// Upstream link states by account; read and written on the loop.
     private var linkStates: [String: LinkState] = [:]
     public private(set) var ports: [String: Int] = [:]
@@ -100,6 +102,29 @@ public final class Relay {
         self.desk = desk
         loop.execute(with: desk) { $0.start() }
         try writeListenersFile()
+        if let settings = config.gateway, settings.mdns, let port = ports["gateway"] {
+            advertise(settings, port: port, store: store, bots: backends.count)
+        }
+    }
+
+    /// mDNS through Avahi: `_openclaw-gw._tcp` as real gateways advertise it, `_openclaw._tcp` as the
+    /// seed's clients browse for. A missing daemon is logged, not fatal.
+    private func advertise(_ settings: GatewaySettings, port: Int, store: Store, bots: Int) {
+        let fingerprint = (try? store.write { try PairingLinkQueries.fingerprint($0) }) ?? ""
+        let host = settings.lanHost ?? settings.host
+        var gatewayTXT = ["role=gateway", "displayName=\(settings.name)", "lanHost=\(host)", "gatewayPort=\(port)", "transport=gateway"]
+        if settings.tlsCertificatePath != nil { gatewayTXT.append("gatewayTls=true") }
+        let advertiser = MDNSAdvertiser(
+            services: [
+                .init(name: settings.name, type: "_openclaw-gw._tcp", port: port, txt: gatewayTXT),
+                .init(name: settings.name, type: "_openclaw._tcp", port: port, txt: ["fp=\(fingerprint)", "name=\(settings.name)", "bots=\(bots)", "ver=3"]),
+            ], logger: logger)
+        do {
+            try advertiser.start()
+            self.advertiser = advertiser
+        } catch {
+            logger.warning("mDNS advertisement off", metadata: ["error": "\(error)"])
+        }
     }
 
     /// The `listen` addresses as bound, e.g. `["clawline": "127.0.0.1:18800"]`.
@@ -123,6 +148,7 @@ public final class Relay {
 
     /// Closes every socket with 1001, lets the store and audit commit what they hold, then returns.
     public func stop() {
+        advertiser?.stop()
         loop.stop(graceMillis: 2_000)
         store?.close()
         audit?.close()

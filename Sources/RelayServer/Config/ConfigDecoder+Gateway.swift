@@ -15,7 +15,7 @@ extension ConfigDecoder {
     static func gateway(_ table: ConfigTable, backends: [BackendSettings]) throws(ConfigError) -> GatewaySettings {
         let integers = gatewayIntegers
         try table.rejectUnknownKeys(
-            ["listen", "allow_public", "tls_cert", "tls_key", "user_id", "backend", "name", "shared_token", "password", "auto_approve_loopback"]
+            ["listen", "allow_public", "tls_cert", "tls_key", "user_id", "backend", "name", "shared_token", "password", "auto_approve_loopback", "mdns", "lan_host"]
                 + integers.map(\.key))
         var settings = GatewaySettings()
         let endpoint = try table.endpoint("listen", default: RelayConfig.defaultGatewayEndpoint)
@@ -36,6 +36,8 @@ extension ConfigDecoder {
         settings.sharedToken = try table.string("shared_token")
         settings.password = try table.string("password")
         settings.autoApproveLoopback = try table.bool("auto_approve_loopback") ?? false
+        settings.mdns = try table.bool("mdns") ?? false
+        settings.lanHost = try table.string("lan_host")
         if let backend = try table.string("backend") {
             guard backends.contains(where: { $0.name == backend }) else {
                 let names = backends.map(\.name).joined(separator: ", ")
