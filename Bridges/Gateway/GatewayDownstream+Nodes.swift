@@ -65,14 +65,31 @@ extension GatewayDownstream {
         }
     }
 
+    /// Commands an iOS or Android node can only run in the foreground.
+    static func needsForeground(_ command: String) -> Bool {
+        ["camera.", "canvas.", "screen."].contains { command.hasPrefix($0) }
+    }
+
     /// Sends `node.invoke.request` to a connected node and calls `reply` once with its answer,
-    /// a timeout, or NOT_CONNECTED.
+    /// a timeout, or NOT_CONNECTED. A backgrounded node is refused foreground-only commands
+    /// (NODE_BACKGROUND_UNAVAILABLE), or they wait for it when `queue_until_foreground` is on.
     func invokeLocal(
         nodeID: String, command: String, paramsJSON: String, timeoutMillis: Int, idempotencyKey: String?, reply: @escaping (InvokeOutcome) -> Void
     ) {
         guard let node = nodes[nodeID] else { return reply(.failure(notConnected())) }
         guard node.commands.isEmpty || node.commands.contains(command) else {
             return reply(.failure(.invalid("the node does not declare \(command.prefix(64))")))
+        }
+        if node.isBackground, Self.needsForeground(command) {
+            guard settings.queueUntilForeground else {
+                let nodeError: JSONValue = .object(["code": .string("NODE_BACKGROUND_UNAVAILABLE"), "message": .string("command requires foreground")])
+                return reply(.failure(GatewayError(code: .unavailable, message: "node is in the background", details: ["nodeError": nodeError])))
+            }
+            node.heldInvokes.append { [weak self] in
+                self?.invokeLocal(
+                    nodeID: nodeID, command: command, paramsJSON: paramsJSON, timeoutMillis: timeoutMillis, idempotencyKey: idempotencyKey, reply: reply)
+            }
+            return
         }
         let invokeID = Identifiers.newUUID()
         let timer = loop.schedule(afterMillis: timeoutMillis) { [weak self] in
@@ -104,7 +121,23 @@ extension GatewayDownstream {
             waiting.reply(.success(payload: payload, payloadJSON: payloadText))
         } else {
             let nodeError = request.params["error"] ?? .object(["code": .string("UNKNOWN")])
+            if nodeError["code"]?.stringValue == "NODE_BACKGROUND_UNAVAILABLE" { session.isBackground = true }
             waiting.reply(.failure(GatewayError(code: .unavailable, message: "node reported an error", details: ["nodeError": nodeError])))
+        }
+    }
+
+    /// `node.event {event: "app.state", payload|payloadJSON: {state: "background"|"foreground"}}` from a node.
+    func handleNodeEvent(_ request: GatewayRequest, on session: GatewaySession) {
+        guard session.isNode else { return session.fail(request.id, .invalid("only nodes send node.event"), close: nil) }
+        session.send(GatewayFrame.ok(request.id, .object(["ok": .bool(true)])))
+        guard request.string("event") == "app.state" else { return }
+        let payload = request.string("payloadJSON").flatMap { JSONValue.parse($0) } ?? request.params["payload"] ?? .null
+        let background = payload["state"]?.stringValue == "background"
+        session.isBackground = background
+        if !background {
+            let held = session.heldInvokes
+            session.heldInvokes = []
+            for invoke in held { invoke() }
         }
     }
 

@@ -15,7 +15,7 @@ public final class GatewayDownstream: ListenerHandler {
         "connect", "device.pair.list", "device.pair.approve", "device.pair.reject", "device.pair.remove", "device.token.rotate",
         "device.token.revoke", "node.list", "node.describe",
         "node.invoke", "node.invoke.result", "chat.send", "chat.history", "chat.abort", "sessions.list", "gateway.discover", "device.pair",
-        "device.unpair",
+        "device.unpair", "node.event",
     ]
     static let events = [
         "connect.challenge", "tick", "presence", "device.pair.requested", "device.pair.resolved", "node.invoke.request", "chat",
@@ -141,6 +141,7 @@ public final class GatewayDownstream: ListenerHandler {
             handlePairing(request, on: session)
         case "node.list", "node.describe", "node.invoke": handleNodeRequest(request, on: session)
         case "node.invoke.result": handleInvokeResult(request, on: session)
+        case "node.event": handleNodeEvent(request, on: session)
         case "chat.send", "chat.history", "chat.abort", "sessions.list": handleChat(request, on: session)
         case "gateway.discover": discover(request, on: session)
         case "device.pair": pairBots(request, on: session)

@@ -20,6 +20,10 @@ final class GatewaySession {
     var commands: [String] = []
     var permissions: JSONValue = .object([:])
     var connectedAt: Int64 = 0
+    /// A node that said it is in the background (an `app.state` event, or NODE_BACKGROUND_UNAVAILABLE).
+    var isBackground = false
+    /// Invokes held for this node until it comes back to the foreground.
+    var heldInvokes: [() -> Void] = []
 
     init(connection: WebSocketConnection, openedAt: Int64) {
         self.connection = connection
@@ -44,6 +48,7 @@ final class GatewaySession {
             "nodeId": .string(deviceID), "displayName": displayName.map(JSONValue.string) ?? .null, "platform": .string(platform),
             "version": .string(version), "caps": .array(caps), "commands": .array(commands.map(JSONValue.string)),
             "permissions": permissions, "connectedAtMs": .int(connectedAt), "paired": .bool(paired), "connected": .bool(true),
+            "foreground": .bool(!isBackground),
         ])
     }
 }

@@ -17,6 +17,8 @@ public struct GatewaySettings: Sendable, Equatable {
     public var password: String?
     /// Pair devices connecting from loopback without a request.
     public var autoApproveLoopback = false
+    /// Hold foreground-only invokes for a backgrounded node instead of refusing them.
+    public var queueUntilForeground = false
     /// Advertise `_openclaw-gw._tcp` and `_openclaw._tcp` through Avahi.
     public var mdns = false
     /// The host name or address the advertisement tells clients to dial (default: the listen host).

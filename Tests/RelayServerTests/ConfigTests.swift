@@ -116,7 +116,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
             "max_replay_messages", "max_queued_messages", "stream_inactivity_seconds", "messages_per_second", "typing_per_second",
             "pair_requests_per_minute", "auth_attempts_per_minute", "typing_timeout_seconds", "ping_interval_seconds",
             "pong_timeout_seconds", "max_upload_bytes", "max_frame_bytes", "backend", "tick_interval_ms", "handshake_timeout_ms",
-            "invoke_timeout_ms", "max_payload_bytes", "max_buffered_bytes", "user_id", "url", "session_key", "allow_self_signed", "expose_nodes", "shared_token", "password", "auto_approve_loopback", "mdns", "lan_host",
+            "invoke_timeout_ms", "max_payload_bytes", "max_buffered_bytes", "user_id", "url", "session_key", "allow_self_signed", "expose_nodes", "shared_token", "password", "auto_approve_loopback", "mdns", "lan_host", "queue_until_foreground",
         ]
         for key in keys { #expect(text.contains("\n\(key) = ") || text.contains("# \(key) = "), "\(key) is documented") }
     }

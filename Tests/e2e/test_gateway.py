@@ -270,3 +270,33 @@ async def test_shared_token_and_loopback_approval_are_opt_in(relay_factory):
     loopback = relay_factory(cfg2)
     client = await GatewayClient.open(port(loopback))
     assert (await client.connect(Identity()))["ok"]
+
+
+@pytest.mark.parametrize("queue", [False, True])
+async def test_background_node_and_foreground_only_commands(relay_factory, queue):
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0", "queue_until_foreground": queue}
+    relay = relay_factory(cfg)
+    operator, _ = await paired(relay, Identity())
+    node_identity = Identity()
+    node, _ = await paired(relay, node_identity, role="node", scopes=(), mode="node", commands=("camera.snap", "location.get"))
+    ack = await node.request("node.event", {"event": "app.state", "payloadJSON": json.dumps({"state": "background"})})
+    assert ack["ok"]
+    listing = await operator.request("node.list")
+    assert listing["payload"]["nodes"][0]["foreground"] is False
+    camera = asyncio.create_task(operator.request("node.invoke", {"nodeId": node_identity.device_id, "command": "camera.snap", "idempotencyKey": "bg"}, timeout=8))
+    if not queue:
+        refused = await camera
+        assert refused["error"]["details"]["nodeError"]["code"] == "NODE_BACKGROUND_UNAVAILABLE", refused
+    else:
+        await asyncio.sleep(0.3)  # the invoke is held: nothing reaches the node while it is in the background
+        assert not camera.done() and not [e for e in node.events if e.get("event") == "node.invoke.request"]
+        await node.request("node.event", {"event": "app.state", "payload": {"state": "foreground"}})
+        request = await node.event("node.invoke.request")
+        await node.request("node.invoke.result", {"id": request["payload"]["id"], "nodeId": node_identity.device_id, "ok": True, "payloadJSON": "{}"})
+        assert (await camera)["ok"]
+    location = asyncio.create_task(operator.request("node.invoke", {"nodeId": node_identity.device_id, "command": "location.get", "idempotencyKey": "loc"}))
+    request = await node.event("node.invoke.request")
+    assert request["payload"]["command"] == "location.get", "background nodes still get commands that need no foreground"
+    await node.request("node.invoke.result", {"id": request["payload"]["id"], "nodeId": node_identity.device_id, "ok": True, "payloadJSON": "{}"})
+    assert (await location)["ok"]

@@ -15,7 +15,7 @@ extension ConfigDecoder {
     static func gateway(_ table: ConfigTable, backends: [BackendSettings]) throws(ConfigError) -> GatewaySettings {
         let integers = gatewayIntegers
         try table.rejectUnknownKeys(
-            ["listen", "allow_public", "tls_cert", "tls_key", "user_id", "backend", "name", "shared_token", "password", "auto_approve_loopback", "mdns", "lan_host"]
+            ["listen", "allow_public", "tls_cert", "tls_key", "user_id", "backend", "name", "shared_token", "password", "auto_approve_loopback", "mdns", "lan_host", "queue_until_foreground"]
                 + integers.map(\.key))
         var settings = GatewaySettings()
         let endpoint = try table.endpoint("listen", default: RelayConfig.defaultGatewayEndpoint)
@@ -37,6 +37,7 @@ extension ConfigDecoder {
         settings.password = try table.string("password")
         settings.autoApproveLoopback = try table.bool("auto_approve_loopback") ?? false
         settings.mdns = try table.bool("mdns") ?? false
+        settings.queueUntilForeground = try table.bool("queue_until_foreground") ?? false
         settings.lanHost = try table.string("lan_host")
         if let backend = try table.string("backend") {
             guard backends.contains(where: { $0.name == backend }) else {
