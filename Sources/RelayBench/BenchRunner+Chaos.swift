@@ -132,18 +132,7 @@ extension BenchRunner {
     /// TCP connections that send half a request line and then nothing.
     private func openHalfOpenSockets(port: Int, count: Int) -> [Int32] {
         (0..<count).compactMap { _ in
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
-            guard connected else {
-                close(fd)
-                return nil
-            }
+            guard let fd = connectLoopback(port: port) else { return nil }
             _ = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\n".withCString { send(fd, $0, strlen($0), 0) }
             return fd
         }

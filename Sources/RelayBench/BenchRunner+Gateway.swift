@@ -39,7 +39,7 @@ extension BenchRunner {
                 done(result)
             }
         }
-        recordRuns("gateway-operator", result, generatorCPU: cpu.share)
+        record("gateway-operator", result, generatorCPU: cpu.share, item: "turns", framesPerItem: nil)
     }
 
     private func relayToRelay() throws {
@@ -59,20 +59,7 @@ extension BenchRunner {
         progress("gateway: relay-to-relay roundtrip, \(options.devices) Clawline devices on A, echo on B")
         let cpu = CPUMeter()
         let result = try drive(devices, window: options.window, seconds: options.seconds, prefix: "r2r")
-        recordRuns("gateway-relay-to-relay", result, generatorCPU: cpu.share)
+        record("gateway-relay-to-relay", result, generatorCPU: cpu.share, item: "turns", framesPerItem: nil)
     }
 
-    /// Gateway runs count turns: operator chat.send → res (ack) → final chat event; relay-to-relay Clawline → A → B → echo.
-    private func recordRuns(_ scenario: String, _ result: RoundtripDriver.Result, generatorCPU: Double) {
-        let rate = result.seconds > 0 ? Double(result.completed) / result.seconds : 0
-        report.add(scenario, "turns", Double(result.completed), "count")
-        report.add(scenario, "throughput", rate, "turns/s")
-        for (key, value) in result.ack.summary("send_to_ack").merging(result.final.summary("send_to_final"), uniquingKeysWith: { a, _ in a })
-            .sorted(by: { $0.key < $1.key })
-        {
-            report.add(scenario, key, value, "ms")
-        }
-        report.add(scenario, "generator_cpu", generatorCPU * 100, "% of one core")
-        if result.failures > 0 { report.add(scenario, "failures", Double(result.failures), "count") }
-    }
 }

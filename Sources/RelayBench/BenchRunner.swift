@@ -96,11 +96,13 @@ public final class BenchRunner {
         record("roundtrip", result, generatorCPU: cpu.share)
     }
 
-    func record(_ scenario: String, _ result: RoundtripDriver.Result, generatorCPU: Double) {
+    /// The figures of one roundtrip-style run. `item` names what one completion is ("messages",
+    /// "turns"); `framesPerItem`, when known, adds a frames/s line for comparison with the baselines.
+    func record(_ scenario: String, _ result: RoundtripDriver.Result, generatorCPU: Double, item: String = "messages", framesPerItem: Int? = 8) {
         let rate = result.seconds > 0 ? Double(result.completed) / result.seconds : 0
-        report.add(scenario, "messages", Double(result.completed), "count")
-        report.add(scenario, "throughput", rate, "messages/s")
-        report.add(scenario, "frames", rate * 8, "frames/s (1 in, 7 out per message)")
+        report.add(scenario, item, Double(result.completed), "count")
+        report.add(scenario, "throughput", rate, "\(item)/s")
+        if let framesPerItem { report.add(scenario, "frames", rate * Double(framesPerItem), "frames/s (1 in, \(framesPerItem - 1) out per message)") }
         for (key, value) in result.ack.summary("send_to_ack").merging(result.final.summary("send_to_final"), uniquingKeysWith: { a, _ in a })
             .sorted(by: { $0.key < $1.key })
         {

@@ -102,6 +102,23 @@ func raiseFileLimit() -> Int {
     return Int(limit.rlim_cur)
 }
 
+/// A TCP socket connected to 127.0.0.1:`port`, or nil.
+func connectLoopback(port: Int) -> Int32? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+    }
+    guard connected else {
+        close(fd)
+        return nil
+    }
+    return fd
+}
+
 /// A free loopback port, found by binding port 0 and letting it go.
 func freeLoopbackPort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -33,21 +33,9 @@ extension ConfigDecoder {
             if let value = try table.integer(key) { settings[keyPath: field] = value }
         }
 
-        settings.tlsCertificatePath = try table.readableFile("tls_cert")
-        settings.tlsKeyPath = try table.readableFile("tls_key")
-        switch (settings.tlsCertificatePath, settings.tlsKeyPath) {
-        case (.some, nil): throw table.error(.missingKey, key: "tls_cert", "needs tls_key as well")
-        case (nil, .some): throw table.error(.missingKey, key: "tls_key", "needs tls_cert as well")
-        default: break
-        }
+        (settings.tlsCertificatePath, settings.tlsKeyPath) = try table.tlsPaths()
 
-        if let backend = try table.string("backend") {
-            guard backends.contains(where: { $0.name == backend }) else {
-                let names = backends.map(\.name).joined(separator: ", ")
-                throw table.error(.unknownBackend, key: "backend", "no backend named \(quoted(backend)); configured: \(names)")
-            }
-            settings.backend = backend
-        }
+        settings.backend = try table.backendName(among: backends)
         return settings
     }
 }

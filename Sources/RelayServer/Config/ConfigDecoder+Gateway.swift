@@ -24,13 +24,7 @@ extension ConfigDecoder {
         for (key, field) in integers {
             if let value = try table.integer(key) { settings[keyPath: field] = value }
         }
-        settings.tlsCertificatePath = try table.readableFile("tls_cert")
-        settings.tlsKeyPath = try table.readableFile("tls_key")
-        switch (settings.tlsCertificatePath, settings.tlsKeyPath) {
-        case (.some, nil): throw table.error(.missingKey, key: "tls_cert", "needs tls_key as well")
-        case (nil, .some): throw table.error(.missingKey, key: "tls_key", "needs tls_cert as well")
-        default: break
-        }
+        (settings.tlsCertificatePath, settings.tlsKeyPath) = try table.tlsPaths()
         if let user = try table.string("user_id") { settings.userID = user }
         if let name = try table.string("name") { settings.name = name }
         settings.sharedToken = try table.string("shared_token")
@@ -39,13 +33,7 @@ extension ConfigDecoder {
         settings.mdns = try table.bool("mdns") ?? false
         settings.queueUntilForeground = try table.bool("queue_until_foreground") ?? false
         settings.lanHost = try table.string("lan_host")
-        if let backend = try table.string("backend") {
-            guard backends.contains(where: { $0.name == backend }) else {
-                let names = backends.map(\.name).joined(separator: ", ")
-                throw table.error(.unknownBackend, key: "backend", "no backend named \(quoted(backend)); configured: \(names)")
-            }
-            settings.backend = backend
-        }
+        settings.backend = try table.backendName(among: backends)
         return settings
     }
 }
