@@ -300,3 +300,40 @@ async def test_background_node_and_foreground_only_commands(relay_factory, queue
     assert request["payload"]["command"] == "location.get", "background nodes still get commands that need no foreground"
     await node.request("node.invoke.result", {"id": request["payload"]["id"], "nodeId": node_identity.device_id, "ok": True, "payloadJSON": "{}"})
     assert (await location)["ok"]
+
+
+async def test_connect_must_come_within_the_handshake_timeout(relay_factory):
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0", "handshake_timeout_ms": 300}
+    relay = relay_factory(cfg)
+    client = await GatewayClient.open(port(relay))
+    started = time.monotonic()
+    assert await client.expect_close() == 1008
+    assert time.monotonic() - started < 3
+
+
+async def test_presence_describe_abort_and_stop(relay_factory):
+    cfg = make_config(echo={"delay_ms": 400})
+    cfg["gateway"] = {"listen": "127.0.0.1:0"}
+    relay = relay_factory(cfg)
+    operator, hello = await paired(relay, Identity())
+    version = hello["payload"]["snapshot"]["stateVersion"]["presence"]
+    node_identity = Identity()
+    node, _ = await paired(relay, node_identity, role="node", scopes=(), mode="node", commands=("camera.snap",))
+    presence = await operator.event("presence", where=lambda p: any(e["deviceId"] == node_identity.device_id for e in p["presence"]))
+    assert presence["stateVersion"]["presence"] > version, presence
+    described = await operator.request("node.describe", {"nodeId": node_identity.device_id})
+    assert described["payload"]["nodeId"] == node_identity.device_id and described["payload"]["connected"] is True
+
+    started = await operator.request("chat.send", {"sessionKey": "s1", "message": "slow answer", "idempotencyKey": "abort-me"})
+    assert started["payload"]["status"] == "started"
+    again = await operator.request("chat.send", {"sessionKey": "s1", "message": "slow answer", "idempotencyKey": "abort-me"})
+    assert again["payload"]["status"] == "in_flight", again
+    aborted = await operator.request("chat.abort", {"sessionKey": "s1"})
+    assert aborted["payload"]["runIds"] == ["abort-me"], aborted
+    event = await operator.event("chat", where=lambda p: p.get("state") == "aborted")
+    assert event["payload"]["runId"] == "abort-me"
+
+    await operator.request("chat.send", {"sessionKey": "s2", "message": "another slow one", "idempotencyKey": "stop-me"})
+    stop = await operator.request("chat.send", {"sessionKey": "s2", "message": "/stop", "idempotencyKey": "stopper"})
+    assert stop["payload"]["status"] == "aborted" and stop["payload"]["runIds"] == ["stop-me"], stop

@@ -39,12 +39,18 @@ def start_pair(relay_factory):
 
 
 async def test_pairing_on_b_then_clawline_chat_through_a_reaches_bs_echo(relay_factory):
+    from gateway_client import Identity, paired
     relay_a, relay_b = start_pair(relay_factory)
     waiting = await asyncio.to_thread(wait_account, relay_a, "awaiting_approval")
     assert "requestId" in waiting["detail"], waiting
     pending = [d for d in await asyncio.to_thread(relay_b.devices) if d["status"] == "pending" and d["protocol"] == "gateway"]
     assert len(pending) == 1, pending
-    await asyncio.to_thread(relay_b.cli, "devices", "approve", pending[0]["deviceId"])
+    # B's own operator approves A's account with device.pair.approve.
+    operator, _ = await paired(relay_b, Identity())
+    listing = await operator.request("device.pair.list")
+    request_id = next(p["requestId"] for p in listing["payload"]["pending"] if p["deviceId"] == pending[0]["deviceId"])
+    approved = await operator.request("device.pair.approve", {"requestId": request_id})
+    assert approved["ok"], approved
     await asyncio.to_thread(wait_account, relay_a, "connected")
 
     _, client = await setup_admin(relay_a)
