@@ -10,9 +10,10 @@ public enum JSONValue: Sendable, Equatable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    /// Parses UTF-8 JSON; nil when it is not JSON.
+    /// Parses UTF-8 JSON; nil when it is not JSON (or nests deeper than 256 levels).
     public static func parse(_ bytes: some Collection<UInt8>) -> JSONValue? {
-        try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        if let result = bytes.withContiguousStorageIfAvailable({ JSONParser.parse($0) }) { return result }
+        return Array(bytes).withUnsafeBufferPointer { JSONParser.parse($0) }
     }
 
     public static func parse(_ text: String) -> JSONValue? { parse(Array(text.utf8)) }
