@@ -31,25 +31,31 @@ public final class Store: Sendable {
     ) {
         guard let worker, let executor else { preconditionFailure("Store opened without an executor") }
         let bound = LoopBound(completion, loop: executor)
-        worker.submit { db in
+        worker.submit { db, isolated in
             var result: Result<R, any Error>
             do {
-                // A savepoint per operation: a failing one rolls back only its own writes.
-                try db.run("SAVEPOINT op")
-                do {
-                    let value = try work(db)
-                    try db.run("RELEASE op")
-                    result = .success(value)
-                } catch {
-                    try? db.run("ROLLBACK TO op")
-                    try? db.run("RELEASE op")
-                    throw error
+                if isolated {
+                    // A savepoint of its own: a failing operation rolls back only its own writes.
+                    try db.run("SAVEPOINT op")
+                    do {
+                        let value = try work(db)
+                        try db.run("RELEASE op")
+                        result = .success(value)
+                    } catch {
+                        try? db.run("ROLLBACK TO op")
+                        try? db.run("RELEASE op")
+                        throw error
+                    }
+                } else {
+                    result = .success(try work(db))
                 }
             } catch {
                 result = .failure(error)
             }
             let outcome = result
-            return { committed in bound.value(committed ? outcome : .failure(StoreError("the database did not commit"))) }
+            let failed: Bool
+            if case .failure = outcome { failed = true } else { failed = false }
+            return ({ committed in bound.value(committed ? outcome : .failure(StoreError("the database did not commit"))) }, failed)
         }
     }
 

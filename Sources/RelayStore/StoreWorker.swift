@@ -9,8 +9,9 @@ import Synchronization
 ///
 /// - Important: a completion runs only after the commit, so "done" means durable.
 final class StoreWorker: Sendable {
-    /// Runs in the batch's transaction; returns the report, told whether the batch committed.
-    typealias Operation = @Sendable (Database) -> (@Sendable (_ committed: Bool) -> Void)
+    /// Runs in the batch's transaction (in a savepoint of its own when `isolated`); returns the
+    /// report, told whether the batch committed, and whether the operation failed.
+    typealias Operation = @Sendable (_ db: Database, _ isolated: Bool) -> (report: @Sendable (_ committed: Bool) -> Void, failed: Bool)
 
     private struct State {
         var queue: [Operation] = []
@@ -67,25 +68,43 @@ final class StoreWorker: Sendable {
         done.signal()
     }
 
+    /// Runs the batch without per-operation savepoints, the common case. If any operation fails,
+    /// the whole transaction rolls back and the batch runs again with a savepoint per operation,
+    /// so one failure still fails only its own caller.
     private func execute(_ batch: [Operation]) {
-        var reports: [@Sendable (Bool) -> Void] = []
-        reports.reserveCapacity(batch.count)
-        var committed = true
         let started = DispatchTime.now().uptimeNanoseconds
         defer { stats.record(operations: batch.count, nanoseconds: DispatchTime.now().uptimeNanoseconds - started) }
+        if let reports = run(batch, isolated: false) { return deliver(reports, committed: true) }
+        if let reports = run(batch, isolated: true) { return deliver(reports, committed: true) }
+        deliver(batch.map { _ in { @Sendable (_: Bool) in } }, committed: false)
+    }
+
+    private struct Retry: Error {}
+
+    /// The reports of a committed batch; nil when it rolled back (a failure in fast mode, or the commit).
+    private func run(_ batch: [Operation], isolated: Bool) -> [@Sendable (Bool) -> Void]? {
+        var reports: [@Sendable (Bool) -> Void] = []
+        reports.reserveCapacity(batch.count)
         do {
             try pool.writeWithoutTransaction { db in
                 try db.inTransaction {
-                    for operation in batch { reports.append(operation(db)) }
+                    for operation in batch {
+                        let (report, failed) = operation(db, isolated)
+                        if failed && !isolated { throw Retry() }
+                        reports.append(report)
+                    }
                     return .commit
                 }
             }
+            return reports
         } catch {
-            committed = false
+            return nil
         }
+    }
+
+    private func deliver(_ reports: [@Sendable (Bool) -> Void], committed: Bool) {
         let collected = reports
-        let outcome = committed
-        executor.execute { for report in collected { report(outcome) } }
+        executor.execute { for report in collected { report(committed) } }
     }
 }
 
