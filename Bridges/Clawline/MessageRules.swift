@@ -17,17 +17,7 @@ enum MessageRules {
         var assetIDs: [String]
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
-    static func sha256Hex(_ bytes: some Sequence<UInt8>) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(64)
-        for byte in SHA256.hash(data: Array(bytes)) {
-            out.append(hexDigits[Int(byte >> 4)])
-            out.append(hexDigits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    static func sha256Hex(_ bytes: some Sequence<UInt8>) -> String { Digest.sha256Hex(bytes) }
 
     /// Base64 that ignores whitespace and padding, as the test list requires.
     static func decodeBase64(_ text: String) -> [UInt8]? {

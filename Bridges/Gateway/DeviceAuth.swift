@@ -60,7 +60,7 @@ enum DeviceAuth {
 
     /// Lowercase hex SHA-256 of the raw key.
     static func deviceID(forRawKey key: [UInt8]) -> String {
-        SHA256.hash(data: key).map { String(format: "%02x", $0) }.joined()
+        Digest.sha256Hex(key)
     }
 
     enum Failure: String, Error {

@@ -148,9 +148,7 @@ extension GatewayDownstream {
         return Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 
-    static func sha256Hex(_ text: String) -> String {
-        SHA256.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined()
-    }
+    static func sha256Hex(_ text: String) -> String { Digest.sha256Hex(text) }
 
     private func completeConnect(_ request: GatewayRequest, session: GatewaySession, deviceToken: String) {
         session.isConnected = true

@@ -24,7 +24,7 @@ final class GatewayOperator: ClientHandler {
         self.sharedToken = sharedToken
     }
 
-    var deviceID: String { SHA256.hash(data: key.publicKey.rawRepresentation).map { String(format: "%02x", $0) }.joined() }
+    var deviceID: String { Digest.sha256Hex(Array(key.publicKey.rawRepresentation)) }
 
     func connect() { loop.connect(to: target, handler: self) }
 

@@ -9,14 +9,8 @@ import Foundation
 public enum Redactor {
     static let secretWords = ["token", "password", "signature", "secret", "authorization"]
 
-    /// Lowercase hex SHA-256 of a secret, the form tokens are stored in.
-    public static func sha256Hex(_ secret: String) -> String {
-        SHA256.hash(data: Array(secret.utf8)).map { String(format: "%02x", $0) }.joined()
-    }
-
     public static func fingerprint(_ secret: String) -> String {
-        let digest = SHA256.hash(data: Array(secret.utf8))
-        return "sha256:" + digest.prefix(4).map { String(format: "%02x", $0) }.joined()
+        "sha256:" + Digest.sha256Hex(secret).prefix(8)
     }
 
     /// Redacts a frame body; JSON stays JSON (keys sorted), anything else is treated as text.

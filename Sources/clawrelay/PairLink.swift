@@ -23,7 +23,7 @@ struct PairLink: ParsableCommand {
         do { store = try Store(dataDirectory: config.dataDirectory, executor: nil) } catch { fail("\(error)") }
         var generator = SystemRandomNumberGenerator()
         let token = Base64URL.encode((0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) })
-        let hash = Redactor.sha256Hex(token)
+        let hash = Digest.sha256Hex(token)
         let expires = SystemClock().nowMillis() + 300_000
         let fingerprint = try store.write { db -> String in
             try PairingLinkQueries.addLink(db, tokenHash: hash, expiresAt: expires)

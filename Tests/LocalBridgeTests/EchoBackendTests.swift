@@ -37,12 +37,13 @@ import Testing
     }
 
     @Test func cancelStopsTheTurn() async {
-        let recorder = TurnRecorder(EchoBackend(name: "slow", delayMillis: 200), text: "never finished")
+        // The first step is a full second away, so even a loaded machine cancels before it is due.
+        let recorder = TurnRecorder(EchoBackend(name: "slow", delayMillis: 1_000), text: "never finished")
         var iterator = recorder.events.makeAsyncIterator()
         #expect(await iterator.next() == .typing(true))
         recorder.cancellation.cancel()
         recorder.cancellation.cancel()
-        let rest = await events(of: recorder.events, within: .milliseconds(700))
+        let rest = await events(of: recorder.events, within: .milliseconds(1_500))
         #expect(!rest.contains { $0.isEnd })
         #expect(rest.count <= 1, "at most the event already in flight: \(rest)")
     }
