@@ -70,8 +70,7 @@ extension ClawlineDownstream {
                 stats.messagesAccepted += 1
                 acknowledge(message.clientID, deviceID: deviceID, on: session)
                 bus.publish(.message(event), to: userID)
-                lane.queue.append(DeviceLane.QueuedTurn(clientID: message.clientID, text: message.content))
-                runNextTurn(on: lane)
+                enqueue(message, on: lane)
             case .success(.accepted(.duplicate(let record))):
                 switch record.state {
                 case .failed:
@@ -80,13 +79,19 @@ extension ClawlineDownstream {
                     acknowledge(message.clientID, deviceID: deviceID, on: session)
                 case .active:
                     acknowledge(message.clientID, deviceID: deviceID, on: session)
-                    if !lane.knows(message.clientID) {
-                        lane.queue.append(DeviceLane.QueuedTurn(clientID: message.clientID, text: message.content))
-                        runNextTurn(on: lane)
-                    }
+                    if !lane.knows(message.clientID) { enqueue(message, on: lane) }
                 }
             }
         }
+    }
+
+    /// Queues a turn only while the device still has a live socket: a device that went away while
+    /// its message was being stored has had its queue dropped (the record stays active, so a
+    /// resend with the same id after reconnecting starts the turn).
+    private func enqueue(_ message: ClientFrame.ChatMessage, on lane: DeviceLane) {
+        guard lanes[lane.deviceID] === lane, activeSessions[lane.deviceID] != nil else { return }
+        lane.queue.append(DeviceLane.QueuedTurn(clientID: message.clientID, text: message.content))
+        runNextTurn(on: lane)
     }
 
     private func acknowledge(_ clientID: String, deviceID: String, on session: ClawlineSession) {
