@@ -5,9 +5,8 @@ import RelayStore
 /// What the store found for an `auth` whose token verified.
 enum AuthVerdict: Sendable {
     case accepted(DeviceRecord, ReplayWindow)
-    case unknownDevice
-    case revoked
-    case supersededToken
+    /// `auth_failed` (unknown device, or a token superseded by a newer one) or `token_revoked`.
+    case refused(ClawlineErrorCode)
 }
 
 extension ClawlineDownstream {
@@ -28,12 +27,14 @@ extension ClawlineDownstream {
         session.userID = claims.sub
         session.phase = .replaying
         bus.register(session, user: claims.sub)
-        let tokenHash = MessageRules.sha256Hex(token.utf8)
+        let tokenHash = Digest.sha256Hex(token.utf8)
         let limit = settings.maxReplayMessages
         store.perform({ db -> AuthVerdict in
-            guard let device = try DeviceQueries.fetch(db, id: deviceID), device.userID == claims.sub else { return .unknownDevice }
-            guard device.status == .approved else { return .revoked }
-            if let stored = device.tokenHash, stored != tokenHash { return .supersededToken }
+            let device: DeviceRecord
+            switch try Self.authorizedDevice(db, claims: claims, tokenHash: tokenHash) {
+            case .failure(let refusal): return .refused(refusal)
+            case .success(let found): device = found
+            }
             try DeviceQueries.touch(db, id: deviceID, at: now)
             return .accepted(device, try EventQueries.replay(db, userID: device.userID, after: cursor, limit: limit))
         }) { [self] result in
@@ -41,12 +42,9 @@ extension ClawlineDownstream {
             switch result {
             case .success(.accepted(let device, let window)):
                 completeAuth(session, device: device, window: window)
-            case .success(.revoked):
+            case .success(.refused(let refusal)):
                 bus.unregister(session, user: claims.sub)
-                refuseAuth(session, reason: "token_revoked")
-            case .success(.unknownDevice), .success(.supersededToken):
-                bus.unregister(session, user: claims.sub)
-                refuseAuth(session, reason: "auth_failed")
+                refuseAuth(session, reason: refusal.rawValue)
             case .failure(let error):
                 bus.unregister(session, user: claims.sub)
                 logger.error("auth failed in the store", metadata: ["device": "\(deviceID)", "error": "\(error)"])

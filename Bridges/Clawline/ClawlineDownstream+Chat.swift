@@ -30,7 +30,7 @@ extension ClawlineDownstream {
         // Validation happens after the duplicate check (a retry matching its record is accepted as is),
         // so its outcome travels into the transaction.
         let validation = MessageRules.validate(clientID: message.clientID, content: message.content, attachments: message.attachments)
-        let contentHash = MessageRules.sha256Hex(message.content.utf8)
+        let contentHash = Digest.sha256Hex(message.content.utf8)
         let attachmentsHash = MessageRules.attachmentsHash(message.attachments)
         let deviceID = session.deviceID
         let conversation = conversationID

@@ -31,14 +31,22 @@ extension ClawlineDownstream {
         guard let header = exchange.authorization, header.lowercased().hasPrefix("bearer ") else { return nil }
         let token = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
         guard !token.isEmpty, case .success(let claims) = signer.verify(token, nowSeconds: clock.nowMillis() / 1000) else { return nil }
-        return (claims, MessageRules.sha256Hex(token.utf8))
+        return (claims, Digest.sha256Hex(token.utf8))
+    }
+
+    /// The device a verified token speaks for, or why it may not: `auth_failed` for an unknown
+    /// device or a token superseded by a newer one, `token_revoked` for a revoked or denied one.
+    /// The one check behind WebSocket `auth` and HTTP Bearer alike.
+    static func authorizedDevice(_ db: StoreTransaction, claims: DeviceClaims, tokenHash: String) throws -> Result<DeviceRecord, ClawlineErrorCode> {
+        guard let device = try DeviceQueries.fetch(db, id: claims.deviceId), device.userID == claims.sub else { return .failure(.authFailed) }
+        guard device.status == .approved else { return .failure(.tokenRevoked) }
+        if let stored = device.tokenHash, stored != tokenHash { return .failure(.authFailed) }
+        return .success(device)
     }
 
     /// Nil when the device may use HTTP, else the error to answer.
     static func checkDevice(_ db: StoreTransaction, claims: DeviceClaims, tokenHash: String) throws -> ClawlineErrorCode? {
-        guard let device = try DeviceQueries.fetch(db, id: claims.deviceId), device.userID == claims.sub else { return .authFailed }
-        guard device.status == .approved else { return .tokenRevoked }
-        if let stored = device.tokenHash, stored != tokenHash { return .authFailed }
+        if case .failure(let refusal) = try authorizedDevice(db, claims: claims, tokenHash: tokenHash) { return refusal }
         return nil
     }
 

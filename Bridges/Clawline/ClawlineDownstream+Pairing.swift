@@ -54,7 +54,7 @@ extension ClawlineDownstream {
         func issue(userID: String, isAdmin: Bool) throws -> PairingVerdict {
             let token = signer.sign(
                 DeviceClaims(sub: userID, deviceId: request.deviceID, isAdmin: isAdmin, iat: now / 1000, exp: now / 1000 + ttlSeconds))
-            try DeviceQueries.setTokenHash(db, id: request.deviceID, hash: MessageRules.sha256Hex(token.utf8))
+            try DeviceQueries.setTokenHash(db, id: request.deviceID, hash: Digest.sha256Hex(token.utf8))
             return .approved(token: token, userID: userID)
         }
         if let device = try DeviceQueries.fetch(db, id: request.deviceID) {
@@ -162,7 +162,7 @@ extension ClawlineDownstream {
         store.perform({ db -> String in
             try DeviceQueries.insert(db, record)
             let token = signer.sign(DeviceClaims(sub: owner, deviceId: deviceID, isAdmin: false, iat: now / 1000, exp: now / 1000 + ttl))
-            try DeviceQueries.setTokenHash(db, id: deviceID, hash: MessageRules.sha256Hex(token.utf8))
+            try DeviceQueries.setTokenHash(db, id: deviceID, hash: Digest.sha256Hex(token.utf8))
             return token
         }) { [self] result in
             switch result {

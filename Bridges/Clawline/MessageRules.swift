@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import RelayCore
 
@@ -17,8 +16,6 @@ enum MessageRules {
         var assetIDs: [String]
     }
 
-    static func sha256Hex(_ bytes: some Sequence<UInt8>) -> String { Digest.sha256Hex(bytes) }
-
     /// Base64 that ignores whitespace and padding, as the test list requires.
     static func decodeBase64(_ text: String) -> [UInt8]? {
         var cleaned = text.filter { !$0.isWhitespace && $0 != "=" }
@@ -33,14 +30,14 @@ enum MessageRules {
             switch item["type"]?.stringValue {
             case "image":
                 let data = item["data"]?.stringValue ?? ""
-                let digest = decodeBase64(data).map { sha256Hex($0) } ?? "raw:" + sha256Hex(data.utf8)
+                let digest = decodeBase64(data).map { Digest.sha256Hex($0) } ?? "raw:" + Digest.sha256Hex(data.utf8)
                 return "image|\(item["mimeType"]?.stringValue ?? "")|\(digest)"
             case "asset": return "asset|\(item["assetId"]?.stringValue ?? "")"
             case "url": return "url|\(item["url"]?.stringValue ?? "")"
             default: return "other|\(item.encoded())"
             }
         }
-        return sha256Hex(canonical.joined(separator: "\n").utf8)
+        return Digest.sha256Hex(canonical.joined(separator: "\n").utf8)
     }
 
     static func validate(clientID: String, content: String, attachments: [JSONValue]) -> Result<Validated, FrameRejection> {

@@ -33,7 +33,7 @@ extension GatewayDownstream {
         guard !requested.isEmpty, requested.allSatisfy(available.contains) else {
             return session.fail(request.id, .invalid("requestedBots must name configured bots or be \"*\""), close: nil)
         }
-        let linkHash = request.string("token").map(Self.sha256Hex)
+        let linkHash = request.string("token").map { Digest.sha256Hex($0) }
         guard session.isConnected ? session.has("operator.pairing") : linkHash != nil else {
             return session.fail(request.id, GatewayError(code: .notPaired, message: "a pairing token or operator.pairing is required"), close: nil)
         }
@@ -42,7 +42,7 @@ extension GatewayDownstream {
         let requiresLink = !session.isConnected
         store.perform({ db -> String? in
             if requiresLink, let linkHash, !(try PairingLinkQueries.consumeLink(db, tokenHash: linkHash, now: now)) { return nil }
-            for (bot, token) in tokens { try PairingLinkQueries.setBotToken(db, deviceID: deviceID, botID: bot, tokenHash: Self.sha256Hex(token), now: now) }
+            for (bot, token) in tokens { try PairingLinkQueries.setBotToken(db, deviceID: deviceID, botID: bot, tokenHash: Digest.sha256Hex(token), now: now) }
             return try PairingLinkQueries.fingerprint(db)
         }) { result in
             guard case .success(let fingerprint?) = result else {

@@ -105,11 +105,11 @@ extension GatewayDownstream {
             paired = true
         }
         if !paired, !presentedToken.isEmpty, device == nil || device?.status == .approved,
-            try PairingLinkQueries.bot(db, deviceID: deviceID, tokenHash: sha256Hex(presentedToken)) != nil
+            try PairingLinkQueries.bot(db, deviceID: deviceID, tokenHash: Digest.sha256Hex(presentedToken)) != nil
         {
             var record = DeviceRecord(
                 id: deviceID, userID: userID, protocolName: "gateway", claimedName: nil, deviceInfoJSON: nil, isAdmin: false, status: .approved,
-                tokenHash: sha256Hex(presentedToken), tokenDelivered: true, createdAt: now, lastSeenAt: now)
+                tokenHash: Digest.sha256Hex(presentedToken), tokenDelivered: true, createdAt: now, lastSeenAt: now)
             record.publicKey = publicKey
             record.role = role
             record.scopes = scopes.filter { ["operator.read", "operator.write"].contains($0) }
@@ -119,12 +119,12 @@ extension GatewayDownstream {
         }
         guard let device, paired, Set(scopes).isSubset(of: Set(device.scopes)) else { return .pairingRequired }
         if !presentedToken.isEmpty {
-            guard device.tokenHash == sha256Hex(presentedToken) else { return .tokenMismatch }
+            guard device.tokenHash == Digest.sha256Hex(presentedToken) else { return .tokenMismatch }
             try DeviceQueries.touch(db, id: deviceID, at: now)
             return .accepted(token: presentedToken)
         }
         let token = newDeviceToken()
-        try DeviceQueries.setTokenHash(db, id: deviceID, hash: sha256Hex(token))
+        try DeviceQueries.setTokenHash(db, id: deviceID, hash: Digest.sha256Hex(token))
         try DeviceQueries.markTokenDelivered(db, id: deviceID)
         try DeviceQueries.touch(db, id: deviceID, at: now)
         return .accepted(token: token)
@@ -147,8 +147,6 @@ extension GatewayDownstream {
         var generator = SystemRandomNumberGenerator()
         return Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
-
-    static func sha256Hex(_ text: String) -> String { Digest.sha256Hex(text) }
 
     private func completeConnect(_ request: GatewayRequest, session: GatewaySession, deviceToken: String) {
         session.isConnected = true

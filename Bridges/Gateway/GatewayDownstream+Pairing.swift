@@ -56,7 +56,7 @@ extension GatewayDownstream: OperatorActions {
             let token = Self.newDeviceToken()
             store.perform({ db -> Bool in
                 guard let device = try DeviceQueries.fetch(db, id: deviceID), device.protocolName == "gateway", device.status == .approved else { return false }
-                try DeviceQueries.setTokenHash(db, id: deviceID, hash: Self.sha256Hex(token))
+                try DeviceQueries.setTokenHash(db, id: deviceID, hash: Digest.sha256Hex(token))
                 return true
             }) { result in
                 guard case .success(true) = result else { return session.fail(request.id, .invalid("unknown or revoked device"), close: nil) }

@@ -89,7 +89,8 @@ extension ServiceLoop {
         return String(cString: buffer)
     }
 
-    private func observe(
+    /// Hands one frame or HTTP message to the observer (the audit), if there is one.
+    func observe(
         _ connectionID: UInt64, _ listener: String, _ direction: FrameDirection, _ kind: FrameRecord.Kind, _ opcode: String,
         _ body: [UInt8], size: Int? = nil, device: String? = nil, user: String? = nil
     ) {

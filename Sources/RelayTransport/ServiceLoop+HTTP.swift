@@ -24,20 +24,16 @@ extension ServiceLoop {
             contentType: header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE), contentLength: lengthHeader,
             isWebSocketUpgradePath: entry.config.webSocketPaths.contains(path), loop: self)
         exchanges[wsi] = exchange
-        if let frameObserver {
+        if frameObserver != nil {
             let line = "\(method) \(path)" + (exchange.authorization.map { "\nauthorization: \($0)" } ?? "")
-            frameObserver.observe(
-                FrameRecord(
-                    timeMillis: Int64(Date().timeIntervalSince1970 * 1000), connectionID: exchange.connectionID,
-                    listener: exchange.listener, direction: .inbound, kind: .http, opcode: method, size: lengthHeader ?? 0,
-                    body: Array(line.utf8), deviceID: nil, userID: nil))
+            observe(exchange.connectionID, exchange.listener, .inbound, .http, method, Array(line.utf8), size: lengthHeader ?? 0)
         }
         entry.handler.handleHTTP(exchange)
         return 0
     }
 
     func observeHTTPResponse(_ exchange: HTTPExchange, _ response: HTTPResponse) {
-        guard let frameObserver else { return }
+        guard frameObserver != nil else { return }
         let body: [UInt8]
         let size: Int
         switch response.body {
@@ -48,11 +44,7 @@ extension ServiceLoop {
             body = Array("<file \((path as NSString).lastPathComponent)>".utf8)
             size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         }
-        frameObserver.observe(
-            FrameRecord(
-                timeMillis: Int64(Date().timeIntervalSince1970 * 1000), connectionID: exchange.connectionID,
-                listener: exchange.listener, direction: .outbound, kind: .http, opcode: "\(response.status)", size: size,
-                body: body, deviceID: nil, userID: nil))
+        observe(exchange.connectionID, exchange.listener, .outbound, .http, "\(response.status)", body, size: size)
     }
 
     func httpWritable(_ wsi: OpaquePointer) -> Int32 {
