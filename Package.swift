@@ -86,7 +86,8 @@ let package = Package(
         .target(
             name: "RelayBench",
             dependencies: [
-                "RelayCore", "RelayTransport", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+                "RelayCore", "RelayTransport", "GatewayBridge", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -3,11 +3,11 @@ import Foundation
 import RelayCore
 
 /// OpenClaw device identity: Ed25519 keys, ids and the signed connect payload (v3, then v2).
-enum DeviceAuth {
+public enum DeviceAuth {
     /// The DER prefix of an Ed25519 SubjectPublicKeyInfo; the raw key follows it.
     static let spkiPrefix: [UInt8] = [0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00]
 
-    struct SignedFields: Equatable {
+    public struct SignedFields: Equatable, Sendable {
         var deviceID: String
         var clientID: String
         var clientMode: String
@@ -18,14 +18,30 @@ enum DeviceAuth {
         var nonce: String
         var platform: String
         var deviceFamily: String
+
+        public init(
+            deviceID: String, clientID: String, clientMode: String, role: String, scopes: [String], signedAtMillis: Int64, token: String,
+            nonce: String, platform: String, deviceFamily: String
+        ) {
+            self.deviceID = deviceID
+            self.clientID = clientID
+            self.clientMode = clientMode
+            self.role = role
+            self.scopes = scopes
+            self.signedAtMillis = signedAtMillis
+            self.token = token
+            self.nonce = nonce
+            self.platform = platform
+            self.deviceFamily = deviceFamily
+        }
     }
 
-    static func payloadV2(_ f: SignedFields) -> String {
+    public static func payloadV2(_ f: SignedFields) -> String {
         ["v2", f.deviceID, f.clientID, f.clientMode, f.role, f.scopes.joined(separator: ","), String(f.signedAtMillis), f.token, f.nonce]
             .joined(separator: "|")
     }
 
-    static func payloadV3(_ f: SignedFields) -> String {
+    public static func payloadV3(_ f: SignedFields) -> String {
         payloadV2(f).replacingOccurrences(of: "v2|", with: "v3|", options: .anchored) + "|" + normalize(f.platform) + "|"
             + normalize(f.deviceFamily)
     }
@@ -59,7 +75,7 @@ enum DeviceAuth {
     }
 
     /// Lowercase hex SHA-256 of the raw key.
-    static func deviceID(forRawKey key: [UInt8]) -> String {
+    public static func deviceID(forRawKey key: [UInt8]) -> String {
         Digest.sha256Hex(key)
     }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatewayBridge
 import RelayCore
 import RelayTransport
 
@@ -24,7 +25,7 @@ final class GatewayOperator: ClientHandler {
         self.sharedToken = sharedToken
     }
 
-    var deviceID: String { Digest.sha256Hex(Array(key.publicKey.rawRepresentation)) }
+    var deviceID: String { DeviceAuth.deviceID(forRawKey: Array(key.publicKey.rawRepresentation)) }
 
     func connect() { loop.connect(to: target, handler: self) }
 
@@ -65,8 +66,10 @@ final class GatewayOperator: ClientHandler {
     private func sendConnect(nonce: String) {
         let signedAt = Int64(Date().timeIntervalSince1970 * 1000)
         let scopes = ["operator.read", "operator.write"]
-        let payload = ["v3", deviceID, "bench", "cli", "operator", scopes.joined(separator: ","), String(signedAt), sharedToken, nonce, "linux", ""]
-            .joined(separator: "|")
+        let payload = DeviceAuth.payloadV3(
+            DeviceAuth.SignedFields(
+                deviceID: deviceID, clientID: "bench", clientMode: "cli", role: "operator", scopes: scopes, signedAtMillis: signedAt,
+                token: sharedToken, nonce: nonce, platform: "linux", deviceFamily: ""))
         let signature = (try? key.signature(for: Array(payload.utf8))).map { Base64URL.encode(Array($0)) } ?? ""
         let params: JSONValue = .object([
             "minProtocol": .int(3), "maxProtocol": .int(3),
