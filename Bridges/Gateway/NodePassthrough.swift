@@ -53,7 +53,7 @@ public final class NodePassthrough {
                 role: "node", scopes: [], mode: "node", displayName: "\(node.displayName ?? String(deviceID.prefix(8))) via clawrelay", caps: node.caps,
                 commands: node.commands, permissions: node.permissions)
             let link = OpenClawLink(
-                name: linkName, target: account.target, sessionKey: nil, identity: identity, loop: loop, logger: logger, hello: hello
+                name: linkName, target: account.target, identity: identity, loop: loop, logger: logger, hello: hello
             ) { [weak self] state, detail in self?.onState(linkName, state, detail) }
             link.onEvent = { [weak self, weak link] name, payload in
                 guard name == "node.invoke.request", let self, let link else { return }

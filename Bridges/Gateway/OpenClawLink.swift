@@ -15,49 +15,43 @@ struct LinkHello {
 }
 
 /// The live connection of one upstream gateway identity: handshake, pairing wait, reconnects with
-/// backoff and jitter, a tick watchdog, requests and events. Operator chat runs and node
-/// passthrough sit on top of it.
+/// backoff and jitter, a tick watchdog, requests and events. Operator chat runs
+/// (`OperatorRuns`) and node passthrough sit on top of it.
 ///
 /// - Important: loop thread only.
 final class OpenClawLink: ClientHandler {
-    private struct Run {
-        var sessionKey: String
-        var events: @Sendable (TurnEvent) -> Void
-    }
-
     static let minBackoffMillis = 1_000
     static let maxBackoffMillis = 30_000
 
     let name: String
     private let target: ServiceLoop.ClientTarget
-    private let sessionKey: String?
     private let identity: AccountIdentity
     private let loop: ServiceLoop
     private let logger: Logger
     private let onState: (LinkState, String) -> Void
     private let hello: LinkHello
-    /// Events the link itself does not handle (e.g. `node.invoke.request` for node links).
+    /// Events the link itself does not handle (`chat` for operators, `node.invoke.request` for nodes).
     var onEvent: ((String, JSONValue) -> Void)?
+    /// The connection dropped; whatever was waiting on it has failed.
+    var onDown: (() -> Void)?
     private var stopped = false
     private var connection: WebSocketConnection?
-    private var state = LinkState.connecting
+    private(set) var state = LinkState.connecting
     private(set) var isReady = false
     private var nextRequest = 0
     private var responses: [String: (JSONValue) -> Void] = [:]
-    private var runs: [String: Run] = [:]
     private var backoffMillis = minBackoffMillis
     private var tickIntervalMillis = 30_000
     private var lastFrameAt = Date()
     private var watchdog: TimerID?
 
     init(
-        name: String, target: ServiceLoop.ClientTarget, sessionKey: String?, identity: AccountIdentity, loop: ServiceLoop, logger: Logger,
+        name: String, target: ServiceLoop.ClientTarget, identity: AccountIdentity, loop: ServiceLoop, logger: Logger,
         hello: LinkHello? = nil, onState: @escaping (LinkState, String) -> Void
     ) {
         self.name = name
         self.hello = hello ?? LinkHello(displayName: "clawrelay \(name)")
         self.target = target
-        self.sessionKey = sessionKey
         self.identity = identity
         self.loop = loop
         self.logger = logger
@@ -115,8 +109,7 @@ final class OpenClawLink: ClientHandler {
         responses.removeAll()
         watchdog.map(loop.cancel)
         watchdog = nil
-        for (_, run) in runs { run.events(.failed("the link to \(name) dropped")) }
-        runs.removeAll()
+        onDown?()
         guard !stopped else { return }
         scheduleReconnect(reason: error ?? "closed")
     }
@@ -144,22 +137,6 @@ final class OpenClawLink: ClientHandler {
         case "connect.challenge":
             guard let nonce = payload["nonce"]?.stringValue else { return }
             sendConnect(nonce: nonce)
-        case "chat":
-            guard let runID = payload["runId"]?.stringValue, let run = runs[runID] else { return }
-            let text = payload["message"]?["content"]?.arrayValue?.compactMap { $0["text"]?.stringValue }.joined() ?? ""
-            switch payload["state"]?.stringValue {
-            case "delta": run.events(.progress(text))
-            case "final":
-                runs.removeValue(forKey: runID)
-                run.events(.final(text))
-            case "error":
-                runs.removeValue(forKey: runID)
-                run.events(.failed(payload["errorMessage"]?.stringValue ?? "upstream error"))
-            case "aborted":
-                runs.removeValue(forKey: runID)
-                run.events(.failed("aborted upstream"))
-            default: break
-            }
         default:
             onEvent?(name, payload)
         }
@@ -223,24 +200,5 @@ final class OpenClawLink: ClientHandler {
                 armWatchdog()
             }
         }
-    }
-
-    // MARK: Turns
-
-    func start(_ turn: TurnRequest, runID: String, events: @escaping @Sendable (TurnEvent) -> Void) {
-        guard isReady else { return events(.failed("the link to \(name) is \(state.rawValue)")) }
-        let key = sessionKey ?? "relay:\(turn.userID):\(turn.conversationID)"
-        runs[runID] = Run(sessionKey: key, events: events)
-        events(.typing(true))
-        request("chat.send", .object(["sessionKey": .string(key), "message": .string(turn.text), "idempotencyKey": .string(runID)])) {
-            [weak self] response in
-            guard let self, response["ok"]?.boolValue != true, let run = runs.removeValue(forKey: runID) else { return }
-            run.events(.failed(response["error"]?["message"]?.stringValue ?? "chat.send refused"))
-        }
-    }
-
-    func cancel(_ runID: String) {
-        guard let run = runs.removeValue(forKey: runID), isReady else { return }
-        request("chat.abort", .object(["sessionKey": .string(run.sessionKey), "runId": .string(runID)])) { _ in }
     }
 }
