@@ -37,6 +37,7 @@ let package = Package(
         ),
         .target(
             name: "RelayDiscovery", dependencies: ["CAvahi", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .target(name: "RelayTesting", dependencies: ["RelayCore"], swiftSettings: swiftSettings),
         .target(name: "TerminalQR", dependencies: ["CQREncode"], swiftSettings: swiftSettings),
         .target(
             name: "RelayTransport",
@@ -45,7 +46,7 @@ let package = Package(
         ),
         .target(
             name: "RelayCore",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -100,7 +101,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RelayCoreTests", dependencies: ["RelayCore", "RelayTesting", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings),
         .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(name: "ClawlineBridgeTests", dependencies: ["ClawlineBridge", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(

@@ -21,14 +21,16 @@ extension ClawlineDownstream {
             Identifiers.isUUIDv4(claims.deviceId)
         else { return refuseAuth(session, reason: "auth_failed") }
 
-        // Until the store answers, this socket is registered and buffers live events, so nothing
+        // Until the store answers, this socket is on the bus and buffers live events, so nothing
         // published meanwhile is lost between the replay window and the live stream.
         session.deviceID = deviceID
         session.userID = claims.sub
         session.phase = .replaying
-        bus.register(session, user: claims.sub)
+        hub.attach(session, socket: session.connection.id, userID: claims.sub, protocolName: "clawline", delivery: .replay)
+        session.isAttached = true
         let tokenHash = Digest.sha256Hex(token.utf8)
         let limit = settings.maxReplayMessages
+        hub.conversations.resolve(.main, userID: claims.sub, draft: ConversationDraft(title: "Clawline")) { _ in }
         store.perform({ db -> AuthVerdict in
             let device: DeviceRecord
             switch try Self.authorizedDevice(db, claims: claims, tokenHash: tokenHash) {
@@ -41,12 +43,18 @@ extension ClawlineDownstream {
             guard session.phase == .replaying else { return }
             switch result {
             case .success(.accepted(let device, let window)):
+                guard let conversation = hub.conversations.cached(.main, userID: device.userID) else {
+                    leave(session, userID: claims.sub)
+                    session.phase = .fresh
+                    return session.fail(.serverError, "could not open the timeline", close: true)
+                }
+                session.conversationID = conversation.id
                 completeAuth(session, device: device, window: window)
             case .success(.refused(let refusal)):
-                bus.unregister(session, user: claims.sub)
+                leave(session, userID: claims.sub)
                 refuseAuth(session, reason: refusal.rawValue)
             case .failure(let error):
-                bus.unregister(session, user: claims.sub)
+                leave(session, userID: claims.sub)
                 logger.error("auth failed in the store", metadata: ["device": "\(deviceID)", "error": "\(error)"])
                 session.phase = .fresh
                 session.fail(.serverError, "could not read the device", close: true)
@@ -64,7 +72,7 @@ extension ClawlineDownstream {
     private func completeAuth(_ session: ClawlineSession, device: DeviceRecord, window: ReplayWindow) {
         if let previous = activeSessions[device.id], previous !== session, previous.phase != .closed {
             previous.fail(.sessionReplaced, "another connection authenticated as this device", close: true)
-            bus.unregister(previous, user: device.userID)
+            leave(previous, userID: device.userID)
             previous.phase = .closed
         }
         activeSessions[device.id] = session
@@ -81,24 +89,23 @@ extension ClawlineDownstream {
         let buffered = session.buffered
         session.buffered = []
         for event in buffered { send(event, to: session) }
-        let lane = lane(for: device.id, userID: device.userID)
-        if let active = lane.active, !active.content.isEmpty {
-            send(.streaming(eventID: active.eventID, conversationID: active.conversationID, content: active.content, timestampMillis: active.startedAt), to: session)
+        // A stream already running on the timeline continues here: show what it has so far.
+        if let active = hub.turns.activeProgress(in: session.conversationID), !active.content.isEmpty {
+            send(.streaming(active), to: session)
         }
         if device.isAdmin {
             for entry in pairing.ordered { sendApprovalRequest(entry, to: session) }
         }
-        runNextTurn(on: lane)
     }
 
     /// Revokes or denylists a device now: its sockets close with `token_revoked`, its turns stop.
     public func cutOff(deviceID: String) {
         for session in sessions.values where session.deviceID == deviceID && session.isAuthenticated {
             session.fail(.tokenRevoked, "this device was revoked", close: true)
-            if let userID = session.userID { bus.unregister(session, user: userID) }
+            if let userID = session.userID { leave(session, userID: userID) }
             session.phase = .closed
         }
         activeSessions.removeValue(forKey: deviceID)
-        deviceWentAway(deviceID, revoked: true)
+        hub.turns.abandon(deviceID: deviceID)
     }
 }

@@ -4,25 +4,24 @@ import RelayCore
 import RelayStore
 import RelayTransport
 
-/// Terminates Clawline v1 clients on one listener and maps them onto the bus.
+/// Terminates Clawline v1 clients on one listener and maps them onto the core: each device's
+/// messages go to the user's single timeline (conversation `session:main`), and everything the
+/// core publishes for the user is written to each of its sockets.
 ///
 /// - Important: every method runs on the service thread.
 public final class ClawlineDownstream: ListenerHandler {
     let settings: ClawlineSettings
     let store: Store
-    let bus: Bus
-    let router: Router
+    let hub: RelayHub
     let loop: ServiceLoop
     let clock: any Clock
     let signer: HS256Token
     let assetsDirectory: String
     let logger: Logger
-    let conversationID = "main"
 
     var sessions: [UInt64: ClawlineSession] = [:]
     /// The socket that authenticated last for each device: assistant output for that device goes there.
     var activeSessions: [String: ClawlineSession] = [:]
-    var lanes: [String: DeviceLane] = [:]
     var pairing: PairingBook
     /// Devices an admin denied while they were away: their next `pair_request` learns it.
     var deniedWhileAway: Set<String> = []
@@ -37,13 +36,12 @@ public final class ClawlineDownstream: ListenerHandler {
     public internal(set) var stats = ClawlineStats()
 
     public init(
-        settings: ClawlineSettings, store: Store, bus: Bus, router: Router, loop: ServiceLoop, clock: any Clock, signingKey: [UInt8],
+        settings: ClawlineSettings, store: Store, hub: RelayHub, loop: ServiceLoop, clock: any Clock, signingKey: [UInt8],
         dataDirectory: String, logger: Logger
     ) {
         self.settings = settings
         self.store = store
-        self.bus = bus
-        self.router = router
+        self.hub = hub
         self.loop = loop
         self.clock = clock
         self.signer = HS256Token(secret: signingKey)
@@ -100,11 +98,19 @@ public final class ClawlineDownstream: ListenerHandler {
         stats.connections -= 1
         if let pendingDevice = session.pairingDeviceID { pairing.detach(deviceID: pendingDevice, session: session) }
         guard let userID = session.userID else { return }
-        bus.unregister(session, user: userID)
-        if activeSessions[session.deviceID] === session {
-            activeSessions.removeValue(forKey: session.deviceID)
-            deviceWentAway(session.deviceID)
-        }
+        if activeSessions[session.deviceID] === session { activeSessions.removeValue(forKey: session.deviceID) }
+        leave(session, userID: userID)
+    }
+
+    /// Takes a socket off the core; when it was the device's last one, its user typing stops and,
+    /// as Clawline v1 wants (`cancel_on_disconnect`), its turns are abandoned.
+    func leave(_ session: ClawlineSession, userID: String) {
+        guard session.isAttached else { return }
+        session.isAttached = false
+        guard hub.detach(session, socket: session.connection.id, userID: userID) else { return }
+        if let timer = typingTimers.removeValue(forKey: session.deviceID) { loop.cancel(timer) }
+        stats.typingDevices = typingTimers.count
+        if settings.cancelOnDisconnect { hub.turns.abandon(deviceID: session.deviceID) }
     }
 
     func reject(_ rejection: FrameRejection, on session: ClawlineSession) {
@@ -150,7 +156,17 @@ public final class ClawlineDownstream: ListenerHandler {
     }
 
     func send(_ event: BusEvent, to session: ClawlineSession) {
-        if case .message(let chatEvent) = event, chatEvent.seq <= session.highWater { return }
+        switch event {
+        case .message(let chatEvent) where chatEvent.seq <= session.highWater:
+            return
+        case .turnFailed(let failure):
+            // The device that asked hears why no answer comes; the others only see typing stop.
+            guard failure.turn.deviceID == session.deviceID, failure.cause != .abandoned else { return }
+            let message = failure.cause == .aborted ? "the answer was aborted" : "the assistant failed to answer"
+            return session.fail(.serverError, message, messageID: failure.turn.clientID, close: false)
+        default:
+            break
+        }
         session.connection.send(utf8: encoded(event))
         stats.framesOut += 1
     }
@@ -161,8 +177,9 @@ public final class ClawlineDownstream: ListenerHandler {
         let bytes: [UInt8]
         switch event {
         case .message(let chatEvent): bytes = FastFrames.message(chatEvent)
-        case .streaming(let eventID, _, let content, let timestamp): bytes = FastFrames.streaming(id: eventID, content: content, timestamp: timestamp)
+        case .streaming(let progress): bytes = FastFrames.streaming(id: progress.eventID, content: progress.content, timestamp: progress.startedAt)
         case .assistantTyping(_, let active): bytes = active ? FastFrames.typingOn : FastFrames.typingOff
+        case .turnFailed: bytes = []
         }
         lastEncoded = (event, bytes)
         return bytes
@@ -175,9 +192,6 @@ public struct ClawlineStats: Sendable {
     public var connections = 0
     public var framesOut = 0
     public var messagesAccepted = 0
-    public var turnsCompleted = 0
-    public var turnsFailed = 0
     public var typingDevices = 0
     public var pendingPairings = 0
-    public var queuedTurns = 0
 }

@@ -16,7 +16,11 @@ final class ClawlineSession: DeviceEndpoint {
     var phase = Phase.fresh
     var deviceID = ""
     var userID: String?
+    /// The user's single timeline (resolved at auth).
+    var conversationID = ""
     var isAdmin = false
+    /// On the core's bus and counted in its device's presence.
+    var isAttached = false
     /// Events with a seq at or below this were in the replay and are not sent again.
     var highWater: Int64 = 0
     var buffered: [BusEvent] = []
@@ -46,46 +50,5 @@ final class ClawlineSession: DeviceEndpoint {
 
     func close(code: UInt16, reason: String) {
         connection.close(code: code, reason: reason)
-    }
-}
-
-/// Per device (not per socket): the FIFO of turns waiting and the one being answered.
-final class DeviceLane {
-    struct QueuedTurn {
-        var clientID: String
-        var text: String
-    }
-
-    final class ActiveTurn {
-        let clientID: String
-        let eventID: String
-        let conversationID: String
-        var content = ""
-        var cancellation: TurnCancellation?
-        var inactivityTimer: TimerID?
-        var startedAt: Int64
-
-        init(clientID: String, eventID: String, conversationID: String, startedAt: Int64) {
-            self.clientID = clientID
-            self.eventID = eventID
-            self.conversationID = conversationID
-            self.startedAt = startedAt
-        }
-    }
-
-    let deviceID: String
-    let userID: String
-    var queue: [QueuedTurn] = []
-    var active: ActiveTurn?
-    /// Messages handed to the store and not yet answered; they count toward the queue cap.
-    var accepting = 0
-
-    init(deviceID: String, userID: String) {
-        self.deviceID = deviceID
-        self.userID = userID
-    }
-
-    func knows(_ clientID: String) -> Bool {
-        active?.clientID == clientID || queue.contains { $0.clientID == clientID }
     }
 }

@@ -1,3 +1,5 @@
+import RelayCore
+
 /// The `[clawline]` section, already validated.
 public struct ClawlineSettings: Sendable, Equatable {
     public var host = "127.0.0.1"
@@ -22,6 +24,14 @@ public struct ClawlineSettings: Sendable, Equatable {
     public var maxFrameBytes = 1_048_576
     /// Name of the `[[backends]]` entry serving Clawline users; nil = the first backend.
     public var backend: String?
+    /// Clawline v1 cancels a device's stream when its socket closes (and drops its queue); false
+    /// lets the answer complete, be stored and replayed.
+    public var cancelOnDisconnect = true
+
+    /// How the core runs this protocol's turns.
+    public var turnPolicy: TurnPolicy {
+        TurnPolicy(maxQueuedPerDevice: maxQueuedMessages, inactivityMillis: streamInactivitySeconds * 1000, backend: backend)
+    }
 
     public init() {}
 }

@@ -23,7 +23,7 @@ enum ClientFrame: Equatable {
 }
 
 /// Why a frame was refused, and what the socket should do.
-struct FrameRejection: Error, Equatable {
+struct FrameRejection: Error, Equatable, Sendable {
     enum Action: Equatable {
         /// Close with 1002 and send nothing (malformed JSON).
         case closeSilently

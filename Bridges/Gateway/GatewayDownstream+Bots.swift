@@ -6,7 +6,7 @@ import RelayStore
 extension GatewayDownstream {
     func discover(_ request: GatewayRequest, on session: GatewaySession) {
         store.perform({ db in try PairingLinkQueries.fingerprint(db) }) { [self] result in
-            let bots = router.backends.keys.sorted().map { name in
+            let bots = hub.router.backends.keys.sorted().map { name in
                 JSONValue.object(["botId": .string(name), "name": .string(name), "emoji": .string("🤖"), "status": .string("online")])
             }
             session.send(
@@ -23,7 +23,7 @@ extension GatewayDownstream {
     /// `connect` with a one-time token from `clawrelay pair-link`.
     func pairBots(_ request: GatewayRequest, on session: GatewaySession) {
         guard let deviceID = request.string("deviceId"), !deviceID.isEmpty else { return session.fail(request.id, .invalid("deviceId required"), close: nil) }
-        let available = Set(router.backends.keys)
+        let available = Set(hub.router.backends.keys)
         let requested: [String]
         if request.params["requestedBots"]?.stringValue == "*" {
             requested = available.sorted()

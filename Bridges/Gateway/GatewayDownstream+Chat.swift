@@ -2,54 +2,116 @@ import RelayCore
 import RelayStore
 import RelayTransport
 
-/// One `chat.send` being answered by a backend.
-final class ChatRun {
-    let runID: String
-    let sessionKey: String
-    var content = ""
+/// What one socket has been shown of a chat run: its `chat` event seq and the delta throttle.
+final class ChatRunView {
     var seq = 0
     var lastDeltaAt: Int64 = 0
     var deltaTimer: TimerID?
-    var cancellation: TurnCancellation?
-
-    init(runID: String, sessionKey: String) {
-        self.runID = runID
-        self.sessionKey = sessionKey
-    }
+    var latest: TurnProgress?
 }
 
 extension GatewayDownstream {
     static let deltaIntervalMillis: Int64 = 150
+    static let maxQueuedRunsPerDevice = 20
 
     func handleChat(_ request: GatewayRequest, on session: GatewaySession) {
         let needed = request.method == "chat.send" || request.method == "chat.abort" ? "operator.write" : "operator.read"
         guard session.has(needed) || (needed == "operator.read" && session.has("operator.write")) else {
             return session.fail(request.id, .invalid("missing scope \(needed)"), close: nil)
         }
-        switch request.method {
-        case "chat.send": send(request, from: session)
-        case "chat.abort":
-            guard let sessionKey = request.string("sessionKey") else { return session.fail(request.id, .invalid("sessionKey required"), close: nil) }
-            let aborted = abort(sessionKey: sessionKey, runID: request.string("runId"))
-            session.send(GatewayFrame.ok(request.id, .object(["ok": .bool(true), "aborted": .bool(!aborted.isEmpty), "runIds": .array(aborted.map(JSONValue.string))])))
-        case "chat.history":
-            guard let sessionKey = request.string("sessionKey") else { return session.fail(request.id, .invalid("sessionKey required"), close: nil) }
-            let limit = Int(min(1000, max(1, request.params["limit"]?.intValue ?? 200)))
-            let user = settings.userID
-            store.perform({ db in try EventQueries.conversation(db, userID: user, conversationID: sessionKey, limit: limit) }) { result in
-                let messages = ((try? result.get()) ?? []).map(Self.chatMessage)
+        if request.method == "sessions.list" { return listSessions(request, on: session) }
+        guard let sessionKey = request.string("sessionKey"), !sessionKey.isEmpty else {
+            return session.fail(request.id, .invalid("sessionKey required"), close: nil)
+        }
+        conversation(named: sessionKey) { [self] result in
+            guard case .success(let conversation) = result else {
+                return session.fail(request.id, GatewayError(code: .unavailable, message: "the session could not be opened"), close: nil)
+            }
+            switch request.method {
+            case "chat.send": send(request, in: conversation, from: session)
+            case "chat.abort":
+                let aborted = hub.turns.abort(conversationID: conversation.id, runID: request.string("runId"))
                 session.send(
-                    GatewayFrame.ok(request.id, .object(["sessionKey": .string(sessionKey), "sessionId": .string(sessionKey), "messages": .array(messages)])))
+                    GatewayFrame.ok(request.id, .object(["ok": .bool(true), "aborted": .bool(!aborted.isEmpty), "runIds": .array(aborted.map(JSONValue.string))])))
+            default: history(request, of: conversation, key: sessionKey, on: session)
             }
-        default:
-            let limit = Int(min(1000, max(1, request.params["limit"]?.intValue ?? 100)))
-            let (user, now) = (settings.userID, clock.nowMillis())
-            store.perform({ db in try EventQueries.conversations(db, userID: user, limit: limit) }) { result in
-                let list = ((try? result.get()) ?? []).map { item in
-                    JSONValue.object(["key": .string(item.id), "kind": .string("direct"), "updatedAt": .int(item.updatedAt), "messageCount": .int(Int64(item.count))])
-                }
-                session.send(GatewayFrame.ok(request.id, .object(["ts": .int(now), "count": .int(Int64(list.count)), "sessions": .array(list)])))
+        }
+    }
+
+    /// The conversation a session key names: a key the gateway used before, a conversation id,
+    /// or a new conversation (`backend:<name>:…` keys bind it to that backend).
+    func conversation(named sessionKey: String, completion: @escaping (Result<Conversation, any Error>) -> Void) {
+        let user = settings.userID
+        let byKey = { [hub] in
+            hub.conversations.resolve(.session(sessionKey), userID: user, draft: ConversationDraft(backend: Self.backendName(in: sessionKey)), completion: completion)
+        }
+        guard sessionKey.hasPrefix("cv_"), hub.conversations.cached(.session(sessionKey), userID: user) == nil else { return byKey() }
+        hub.conversations.load(id: sessionKey) { result in
+            if case .success(let found?) = result, found.userID == user { return completion(.success(found)) }
+            byKey()
+        }
+    }
+
+    static func backendName(in sessionKey: String) -> String? {
+        let parts = sessionKey.split(separator: ":", maxSplits: 2)
+        return parts.count >= 2 && parts[0] == "backend" ? String(parts[1]) : nil
+    }
+
+    private func send(_ request: GatewayRequest, in conversation: Conversation, from session: GatewaySession) {
+        guard let message = request.string("message") else { return session.fail(request.id, .invalid("message is required"), close: nil) }
+        let runID = request.string("idempotencyKey") ?? Identifiers.newUUID()
+        if message.trimmingCharacters(in: .whitespaces) == "/stop" {
+            let aborted = hub.turns.abort(conversationID: conversation.id)
+            return session.send(GatewayFrame.ok(request.id, .object(["runId": .string(runID), "status": .string("aborted"), "runIds": .array(aborted.map(JSONValue.string))])))
+        }
+        var policy = TurnPolicy(maxQueuedPerDevice: Self.maxQueuedRunsPerDevice, backend: settings.backend)
+        if let timeout = request.params["timeoutMs"]?.intValue, timeout > 0 { policy.inactivityMillis = Int(min(timeout, 3_600_000)) }
+        let submitted = UserMessage(
+            conversationID: conversation.id, userID: settings.userID, deviceID: session.deviceID, clientID: runID, runID: runID, content: message)
+        hub.turns.submit(submitted, policy: policy) { outcome in
+            let status: String
+            switch outcome {
+            case .accepted: status = "started"
+            case .duplicate(.active, _, _): status = "in_flight"
+            case .duplicate(.finalized, _, _): status = "ok"
+            case .duplicate(.aborted, _, _): status = "aborted"
+            case .duplicate(.failed, _, _): status = "error"
+            case .mismatch:
+                return session.fail(request.id, .invalid("idempotencyKey reused with a different message"), close: nil)
+            case .queueFull:
+                return session.fail(request.id, GatewayError(code: .unavailable, message: "too many queued messages", retryable: true), close: nil)
+            case .rejected, .missingAsset, .storeFailed:
+                return session.fail(request.id, GatewayError(code: .unavailable, message: "the message could not be stored"), close: nil)
             }
+            session.send(GatewayFrame.ok(request.id, .object(["runId": .string(runID), "status": .string(status)])))
+        }
+    }
+
+    private func history(_ request: GatewayRequest, of conversation: Conversation, key: String, on session: GatewaySession) {
+        let limit = Int(min(1000, max(1, request.params["limit"]?.intValue ?? 200)))
+        let (user, id) = (settings.userID, conversation.id)
+        store.perform({ db in try EventQueries.conversation(db, userID: user, conversationID: id, limit: limit) }) { result in
+            let messages = ((try? result.get()) ?? []).map(Self.chatMessage)
+            session.send(GatewayFrame.ok(request.id, .object(["sessionKey": .string(key), "sessionId": .string(id), "messages": .array(messages)])))
+        }
+    }
+
+    private func listSessions(_ request: GatewayRequest, on session: GatewaySession) {
+        let limit = Int(min(1000, max(1, request.params["limit"]?.intValue ?? 100)))
+        let (user, now) = (settings.userID, clock.nowMillis())
+        store.perform({ db in
+            try ConversationQueries.list(db, userID: user, limit: limit).map { conversation in
+                (conversation, try ConversationQueries.keys(db, conversationID: conversation.id, scheme: "session").first,
+                 try EventQueries.count(db, conversationID: conversation.id))
+            }
+        }) { result in
+            let list = ((try? result.get()) ?? []).map { conversation, key, count in
+                JSONValue.object([
+                    "key": .string(key ?? conversation.id), "kind": .string("direct"), "updatedAt": .int(conversation.updatedAt),
+                    "messageCount": .int(Int64(count)), "displayName": conversation.title.map(JSONValue.string) ?? .null,
+                ])
+            }
+            session.send(GatewayFrame.ok(request.id, .object(["ts": .int(now), "count": .int(Int64(list.count)), "sessions": .array(list)])))
         }
     }
 
@@ -60,127 +122,63 @@ extension GatewayDownstream {
         ])
     }
 
-    private func send(_ request: GatewayRequest, from session: GatewaySession) {
-        guard let sessionKey = request.string("sessionKey"), !sessionKey.isEmpty, let message = request.string("message") else {
-            return session.fail(request.id, .invalid("sessionKey and message are required"), close: nil)
-        }
-        let runID = request.string("idempotencyKey") ?? Identifiers.newUUID()
-        if message.trimmingCharacters(in: .whitespaces) == "/stop" {
-            let aborted = abort(sessionKey: sessionKey, runID: nil)
-            return session.send(GatewayFrame.ok(request.id, .object(["runId": .string(runID), "status": .string("aborted"), "runIds": .array(aborted.map(JSONValue.string))])))
-        }
-        if runs[runID] != nil { return session.send(GatewayFrame.ok(request.id, .object(["runId": .string(runID), "status": .string("in_flight")]))) }
-        if let cached = finishedRuns[runID] { return session.send(GatewayFrame.ok(request.id, cached)) }
-        guard let backend = router.backend(named: backendName(for: sessionKey)) else {
-            return session.fail(request.id, GatewayError(code: .unavailable, message: "no backend for this session"), close: nil)
-        }
-        let run = ChatRun(runID: runID, sessionKey: sessionKey)
-        runs[runID] = run
-        let (user, device, now) = (settings.userID, session.deviceID, clock.nowMillis())
-        store.perform({ db in
-            try EventQueries.append(db, userID: user, conversationID: sessionKey, role: .user, content: message, deviceID: device, attachmentsJSON: nil, at: now)
-        }) { [self] result in
-            guard case .success(let event) = result else {
-                runs.removeValue(forKey: runID)
-                return session.fail(request.id, GatewayError(code: .unavailable, message: "the message could not be stored"), close: nil)
-            }
-            session.send(GatewayFrame.ok(request.id, .object(["runId": .string(runID), "status": .string("started")])))
-            bus.publish(.message(event), to: user)
-            let turn = TurnRequest(userID: user, deviceID: device, conversationID: sessionKey, text: message)
-            let bound = LoopBound((self, run), loop: loop)
-            let loop = self.loop
-            run.cancellation = backend.start(turn) { event in
-                loop.execute {
-                    let (downstream, run) = bound.value
-                    downstream.run(run, reported: event)
-                }
-            }
-        }
-    }
+    // MARK: Core events to operators
 
-    /// `backend:<name>:…` session keys pick a backend by name; others use the configured one.
-    func backendName(for sessionKey: String) -> String? {
-        let parts = sessionKey.split(separator: ":", maxSplits: 2)
-        if parts.count >= 2, parts[0] == "backend" { return String(parts[1]) }
-        return settings.backend
-    }
-
-    private func run(_ run: ChatRun, reported event: TurnEvent) {
-        guard runs[run.runID] === run else { return }
+    /// A core event for this gateway's user, as `chat` events for operators that may read chat.
+    func deliverChat(_ event: BusEvent, to session: GatewaySession) {
+        guard !session.isNode, session.has("operator.read") || session.has("operator.write") else { return }
         switch event {
-        case .typing:
-            break
-        case .progress(let text):
-            run.content = text
+        case .streaming(let progress):
+            let view = session.chatRuns[progress.turn.runID] ?? ChatRunView()
+            session.chatRuns[progress.turn.runID] = view
+            view.latest = progress
             let now = clock.nowMillis()
-            if now - run.lastDeltaAt >= Self.deltaIntervalMillis {
-                sendDelta(run)
-            } else if run.deltaTimer == nil {
-                run.deltaTimer = loop.schedule(afterMillis: Int(Self.deltaIntervalMillis - (now - run.lastDeltaAt))) { [weak self, weak run] in
-                    guard let self, let run, runs[run.runID] === run else { return }
-                    run.deltaTimer = nil
-                    sendDelta(run)
+            if now - view.lastDeltaAt >= Self.deltaIntervalMillis {
+                sendDelta(view, to: session)
+            } else if view.deltaTimer == nil {
+                view.deltaTimer = loop.schedule(afterMillis: Int(Self.deltaIntervalMillis - (now - view.lastDeltaAt))) { [weak self, weak session, weak view] in
+                    guard let self, let session, let view else { return }
+                    view.deltaTimer = nil
+                    sendDelta(view, to: session)
                 }
             }
-        case .final(let text):
-            run.deltaTimer.map(loop.cancel)
-            let (user, sessionKey, now) = (settings.userID, run.sessionKey, clock.nowMillis())
-            store.perform({ db in
-                try EventQueries.append(db, userID: user, conversationID: sessionKey, role: .assistant, content: text, deviceID: nil, attachmentsJSON: nil, at: now)
-            }) { [self] result in
-                guard runs.removeValue(forKey: run.runID) != nil else { return }
-                switch result {
-                case .success(let event):
-                    bus.publish(.message(event), to: user)
-                    chatEvent(run, state: "final", message: Self.chatMessage(event))
-                    remember(run, status: "ok")
-                case .failure:
-                    chatEvent(run, state: "error", errorMessage: "the answer could not be stored")
-                }
-            }
-        case .failed(let reason):
-            runs.removeValue(forKey: run.runID)
-            run.deltaTimer.map(loop.cancel)
-            logger.warning("gateway chat run failed", metadata: ["run": "\(run.runID)", "reason": "\(reason)"])
-            chatEvent(run, state: "error", errorMessage: "the assistant failed to answer")
-            remember(run, status: "error")
+        case .message(let message) where message.role == .assistant:
+            guard let turn = message.turn else { return }
+            chatEvent(turn.runID, conversationID: message.conversationID, state: "final", message: Self.chatMessage(message), to: session)
+        case .turnFailed(let failure):
+            let state = failure.cause == .aborted ? "aborted" : "error"
+            chatEvent(failure.turn.runID, conversationID: failure.conversationID, state: state, errorMessage: state == "error" ? "the assistant failed to answer" : nil, to: session)
+        case .message, .assistantTyping:
+            break
         }
     }
 
-    private func sendDelta(_ run: ChatRun) {
-        run.lastDeltaAt = clock.nowMillis()
+    private func sendDelta(_ view: ChatRunView, to session: GatewaySession) {
+        guard let progress = view.latest else { return }
+        view.lastDeltaAt = clock.nowMillis()
         let message: JSONValue = .object([
-            "role": .string("assistant"), "content": .array([.object(["type": .string("text"), "text": .string(run.content)])]),
-            "timestamp": .int(run.lastDeltaAt),
+            "role": .string("assistant"), "content": .array([.object(["type": .string("text"), "text": .string(progress.content)])]),
+            "timestamp": .int(view.lastDeltaAt),
         ])
-        chatEvent(run, state: "delta", message: message)
+        chatEvent(progress.turn.runID, conversationID: progress.conversationID, state: "delta", message: message, to: session, ending: false)
     }
 
-    private func chatEvent(_ run: ChatRun, state: String, message: JSONValue? = nil, errorMessage: String? = nil) {
-        run.seq += 1
+    private func chatEvent(
+        _ runID: String, conversationID: String, state: String, message: JSONValue? = nil, errorMessage: String? = nil, to session: GatewaySession,
+        ending: Bool = true
+    ) {
+        let view = session.chatRuns[runID] ?? ChatRunView()
+        if ending {
+            view.deltaTimer.map(loop.cancel)
+            session.chatRuns.removeValue(forKey: runID)
+        }
+        view.seq += 1
         var payload: [String: JSONValue] = [
-            "runId": .string(run.runID), "sessionKey": .string(run.sessionKey), "seq": .int(Int64(run.seq)), "state": .string(state),
+            "runId": .string(runID), "sessionKey": .string(hub.conversations.key(of: conversationID, scheme: "session") ?? conversationID),
+            "seq": .int(Int64(view.seq)), "state": .string(state),
         ]
         if let message { payload["message"] = message }
         if let errorMessage { payload["errorMessage"] = .string(errorMessage) }
-        broadcast("chat", .object(payload)) { !$0.isNode && ($0.has("operator.read") || $0.has("operator.write")) }
-    }
-
-    private func remember(_ run: ChatRun, status: String) {
-        if finishedRuns.count >= 1000 { finishedRuns.removeAll() }
-        finishedRuns[run.runID] = .object(["runId": .string(run.runID), "status": .string(status)])
-    }
-
-    /// Stops the session's runs (or one of them) and reports them aborted.
-    func abort(sessionKey: String, runID: String?) -> [String] {
-        let targets = runs.values.filter { $0.sessionKey == sessionKey && (runID == nil || $0.runID == runID) }
-        for run in targets {
-            runs.removeValue(forKey: run.runID)
-            run.cancellation?.cancel()
-            run.deltaTimer.map(loop.cancel)
-            chatEvent(run, state: "aborted")
-            remember(run, status: "aborted")
-        }
-        return targets.map(\.runID)
+        deliver(session.event("chat", .object(payload)), to: session)
     }
 }

@@ -158,6 +158,8 @@ extension GatewayDownstream {
             nodes[session.deviceID] = session
             passthrough?.nodeConnected(session)
         }
+        hub.attach(session, socket: session.connection.id, userID: settings.userID, protocolName: "gateway", delivery: .replay)
+        session.isAttached = true
         presenceVersion += 1
         let hello: JSONValue = .object([
             "type": .string("hello-ok"), "protocol": .int(Self.protocolVersion),

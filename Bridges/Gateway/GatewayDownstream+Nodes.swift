@@ -102,8 +102,7 @@ extension GatewayDownstream {
             "id": .string(invokeID), "nodeId": .string(nodeID), "command": .string(command), "paramsJSON": .string(paramsJSON),
             "timeoutMs": .int(Int64(timeoutMillis)), "idempotencyKey": .string(idempotencyKey ?? invokeID),
         ])
-        eventSeq += 1
-        deliver(GatewayFrame.event("node.invoke.request", payload, seq: eventSeq), to: node)
+        deliver(node.event("node.invoke.request", payload), to: node)
     }
 
     func handleInvokeResult(_ request: GatewayRequest, on session: GatewaySession) {
@@ -121,7 +120,10 @@ extension GatewayDownstream {
             waiting.reply(.success(payload: payload, payloadJSON: payloadText))
         } else {
             let nodeError = request.params["error"] ?? .object(["code": .string("UNKNOWN")])
-            if nodeError["code"]?.stringValue == "NODE_BACKGROUND_UNAVAILABLE" { session.isBackground = true }
+            if nodeError["code"]?.stringValue == "NODE_BACKGROUND_UNAVAILABLE" {
+                session.isBackground = true
+                hub.presence.signal(.backgrounded, deviceID: session.deviceID)
+            }
             waiting.reply(.failure(GatewayError(code: .unavailable, message: "node reported an error", details: ["nodeError": nodeError])))
         }
     }
@@ -134,6 +136,7 @@ extension GatewayDownstream {
         let payload = request.string("payloadJSON").flatMap { JSONValue.parse($0) } ?? request.params["payload"] ?? .null
         let background = payload["state"]?.stringValue == "background"
         session.isBackground = background
+        hub.presence.signal(background ? .backgrounded : .foregrounded, deviceID: session.deviceID)
         if !background {
             let held = session.heldInvokes
             session.heldInvokes = []

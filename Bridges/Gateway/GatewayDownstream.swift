@@ -23,8 +23,7 @@ public final class GatewayDownstream: ListenerHandler {
 
     let settings: GatewaySettings
     let store: Store
-    let bus: Bus
-    let router: Router
+    let hub: RelayHub
     let loop: ServiceLoop
     let clock: any Clock
     let logger: Logger
@@ -34,20 +33,16 @@ public final class GatewayDownstream: ListenerHandler {
     var nodes: [String: GatewaySession] = [:]
     var pending: [String: PendingDevice] = [:]
     var invokes: [String: PendingInvoke] = [:]
-    var runs: [String: ChatRun] = [:]
-    var finishedRuns: [String: JSONValue] = [:]
-    var eventSeq = 0
     /// Mirrors downstream nodes onto upstream gateways; set before `start`.
     public var passthrough: NodePassthrough? {
         didSet { passthrough?.downstream = self }
     }
     var presenceVersion: Int64 = 1
 
-    public init(settings: GatewaySettings, store: Store, bus: Bus, router: Router, loop: ServiceLoop, clock: any Clock, logger: Logger) {
+    public init(settings: GatewaySettings, store: Store, hub: RelayHub, loop: ServiceLoop, clock: any Clock, logger: Logger) {
         self.settings = settings
         self.store = store
-        self.bus = bus
-        self.router = router
+        self.hub = hub
         self.loop = loop
         self.clock = clock
         self.logger = logger
@@ -83,6 +78,7 @@ public final class GatewayDownstream: ListenerHandler {
 
     public func webSocketOpened(_ connection: WebSocketConnection) {
         let session = GatewaySession(connection: connection, openedAt: clock.nowMillis())
+        session.downstream = self
         sessions[connection.id] = session
         session.send(GatewayFrame.event("connect.challenge", .object(["nonce": .string(session.nonce), "ts": .int(session.openedAt)])))
         session.handshakeTimer = loop.schedule(afterMillis: settings.handshakeTimeoutMillis) { [weak session] in
@@ -120,6 +116,11 @@ public final class GatewayDownstream: ListenerHandler {
         guard let session = sessions.removeValue(forKey: connection.id) else { return }
         if let timer = session.handshakeTimer { loop.cancel(timer) }
         guard session.isConnected else { return }
+        if session.isAttached {
+            session.isAttached = false
+            hub.detach(session, socket: connection.id, userID: settings.userID)
+        }
+        for run in session.chatRuns.values { run.deltaTimer.map(loop.cancel) }
         if session.isNode, nodes[session.deviceID] === session {
             nodes.removeValue(forKey: session.deviceID)
             failInvokes(toNode: session.deviceID)
@@ -162,11 +163,11 @@ public final class GatewayDownstream: ListenerHandler {
         session.send(text)
     }
 
-    /// An event to every connected session that passes `filter`, with the next broadcast seq.
+    /// An event to every connected session that passes `filter`, each with its own next seq.
     func broadcast(_ name: String, _ payload: JSONValue, stateVersion: JSONValue? = nil, to filter: (GatewaySession) -> Bool = { _ in true }) {
-        eventSeq += 1
-        let text = GatewayFrame.event(name, payload, seq: eventSeq, stateVersion: stateVersion)
-        for session in sessions.values where session.isConnected && filter(session) { deliver(text, to: session) }
+        for session in sessions.values where session.isConnected && filter(session) {
+            deliver(session.event(name, payload, stateVersion: stateVersion), to: session)
+        }
     }
 
     /// Open gateway sockets, for `/metrics`.

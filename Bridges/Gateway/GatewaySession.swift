@@ -2,7 +2,7 @@ import RelayCore
 import RelayTransport
 
 /// One gateway socket: the challenge it was sent, then who it is once `connect` succeeded.
-final class GatewaySession {
+final class GatewaySession: DeviceEndpoint {
     let connection: WebSocketConnection
     let nonce = Identifiers.newUUID()
     let openedAt: Int64
@@ -24,6 +24,13 @@ final class GatewaySession {
     var isBackground = false
     /// Invokes held for this node until it comes back to the foreground.
     var heldInvokes: [() -> Void] = []
+    /// The last event seq sent on this socket: every socket numbers its own events 1, 2, 3, …
+    var eventSeq = 0
+    /// Chat runs this socket is shown, by run id.
+    var chatRuns: [String: ChatRunView] = [:]
+    /// On the core's bus and counted in its device's presence.
+    var isAttached = false
+    weak var downstream: GatewayDownstream?
 
     init(connection: WebSocketConnection, openedAt: Int64) {
         self.connection = connection
@@ -36,6 +43,14 @@ final class GatewaySession {
     func has(_ scope: String) -> Bool { scopes.contains(scope) || scopes.contains("operator.admin") }
 
     func send(_ text: String) { connection.send(text: text) }
+
+    func deliver(_ event: BusEvent) { downstream?.deliverChat(event, to: self) }
+
+    /// An event frame with this socket's next seq.
+    func event(_ name: String, _ payload: JSONValue, stateVersion: JSONValue? = nil) -> String {
+        eventSeq += 1
+        return GatewayFrame.event(name, payload, seq: eventSeq, stateVersion: stateVersion)
+    }
 
     func fail(_ requestID: String?, _ error: GatewayError, close code: UInt16?) {
         if let requestID { send(GatewayFrame.error(requestID, error)) }

@@ -31,10 +31,13 @@ struct GatewayError: Error {
     var code: Code
     var message: String
     var details: [String: JSONValue] = [:]
+    /// The client may send the same request again later.
+    var retryable = false
 
     var json: JSONValue {
         var fields: [String: JSONValue] = ["code": .string(code.rawValue), "message": .string(message)]
         if !details.isEmpty { fields["details"] = .object(details) }
+        if retryable { fields["retryable"] = .bool(true) }
         return .object(fields)
     }
 

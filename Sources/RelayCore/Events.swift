@@ -4,8 +4,21 @@ public enum ChatRole: String, Sendable, Codable {
     case assistant
 }
 
+/// The turn an event belongs to: its run id and the message (device, client id) that started it.
+public struct TurnRef: Sendable, Equatable, Hashable, Codable {
+    public var runID: String
+    public var deviceID: String
+    public var clientID: String
+
+    public init(runID: String, deviceID: String, clientID: String) {
+        self.runID = runID
+        self.deviceID = deviceID
+        self.clientID = clientID
+    }
+}
+
 /// A finalized, persisted event in a user's history, in per-user `seq` order.
-public struct ChatEvent: Sendable, Equatable {
+public struct ChatEvent: Sendable, Equatable, Codable {
     public var id: String
     public var seq: Int64
     public var userID: String
@@ -17,10 +30,13 @@ public struct ChatEvent: Sendable, Equatable {
     public var deviceID: String?
     /// Attachments as a JSON array in the relay's neutral form, or nil.
     public var attachmentsJSON: String?
+    /// The turn a live event belongs to (the user message that started it, or its answer);
+    /// nil when the event was read back from history.
+    public var turn: TurnRef?
 
     public init(
         id: String, seq: Int64, userID: String, conversationID: String, role: ChatRole, content: String, timestampMillis: Int64,
-        deviceID: String?, attachmentsJSON: String?
+        deviceID: String?, attachmentsJSON: String?, turn: TurnRef? = nil
     ) {
         self.id = id
         self.seq = seq
@@ -31,6 +47,55 @@ public struct ChatEvent: Sendable, Equatable {
         self.timestampMillis = timestampMillis
         self.deviceID = deviceID
         self.attachmentsJSON = attachmentsJSON
+        self.turn = turn
+    }
+}
+
+/// The assistant text so far of a turn that is not final yet.
+public struct TurnProgress: Sendable, Equatable {
+    public var turn: TurnRef
+    /// The server id the final answer will have.
+    public var eventID: String
+    public var conversationID: String
+    /// The whole answer so far (not a fragment).
+    public var content: String
+    public var startedAt: Int64
+
+    public init(turn: TurnRef, eventID: String, conversationID: String, content: String, startedAt: Int64) {
+        self.turn = turn
+        self.eventID = eventID
+        self.conversationID = conversationID
+        self.content = content
+        self.startedAt = startedAt
+    }
+}
+
+/// A turn that ended without an answer.
+public struct TurnFailure: Sendable, Equatable, Codable {
+    public enum Cause: String, Sendable, Codable {
+        /// The backend failed, timed out or could not be reached.
+        case failed
+        /// Someone aborted it (a client, an operator).
+        case aborted
+        /// Its device went away and its protocol cancels on disconnect.
+        case abandoned
+    }
+
+    public var turn: TurnRef
+    public var conversationID: String
+    public var userID: String
+    public var cause: Cause
+    /// For logs and for the device that asked; never a secret.
+    public var reason: String
+    public var timestampMillis: Int64
+
+    public init(turn: TurnRef, conversationID: String, userID: String, cause: Cause, reason: String, timestampMillis: Int64) {
+        self.turn = turn
+        self.conversationID = conversationID
+        self.userID = userID
+        self.cause = cause
+        self.reason = reason
+        self.timestampMillis = timestampMillis
     }
 }
 
@@ -38,8 +103,27 @@ public struct ChatEvent: Sendable, Equatable {
 public enum BusEvent: Sendable, Equatable {
     /// A persisted event (user echo or assistant final).
     case message(ChatEvent)
-    /// The full assistant text so far for an event id that is not final yet.
-    case streaming(eventID: String, conversationID: String, content: String, timestampMillis: Int64)
+    /// The full assistant text so far of a running turn.
+    case streaming(TurnProgress)
     /// The assistant typing indicator for a conversation.
     case assistantTyping(conversationID: String, active: Bool)
+    /// A turn ended without an answer (persisted on its message record).
+    case turnFailed(TurnFailure)
+
+    /// Durable events are queued for devices that are not in the foreground; the rest is live only.
+    public var isDurable: Bool {
+        switch self {
+        case .message, .turnFailed: true
+        case .streaming, .assistantTyping: false
+        }
+    }
+
+    public var conversationID: String {
+        switch self {
+        case .message(let event): event.conversationID
+        case .streaming(let progress): progress.conversationID
+        case .assistantTyping(let conversationID, _): conversationID
+        case .turnFailed(let failure): failure.conversationID
+        }
+    }
 }

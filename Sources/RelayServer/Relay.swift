@@ -21,6 +21,7 @@ public final class Relay {
     private var desk: OperatorDesk?
     private var upstreams: [OpenClawBackend] = []
     private var advertiser: MDNSAdvertiser?
+    private var hub: RelayHub?
     /// Upstream link states by account; read and written on the loop.
     private var linkStates: [String: LinkState] = [:]
     public private(set) var ports: [String: Int] = [:]
@@ -36,8 +37,11 @@ public final class Relay {
         let dataDirectory = config.dataDirectory
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let store = try Store(dataDirectory: dataDirectory, executor: loop)
-        let failed = try store.write { try MessageQueries.failActive($0) }
-        if failed > 0 { logger.notice("marked streams cut off by the last stop as failed", metadata: ["count": "\(failed)"]) }
+        let failed = try store.write { db in
+            try DeviceQueries.resetPresence(db)
+            return try MessageQueries.failActive(db)
+        }
+        if !failed.isEmpty { logger.notice("marked turns cut off by the last stop as failed", metadata: ["count": "\(failed.count)"]) }
         try store.write { try OperatorQueries.replacePending($0, []) }
         self.store = store
         if config.audit.enabled {
@@ -68,20 +72,21 @@ public final class Relay {
                 backends.append(upstream)
             }
         }
-        let bus = Bus()
+        let journal = StoreJournal(store: store) { [logger] what, error in
+            logger.error("store write failed", metadata: ["what": "\(what)", "error": "\(error)"])
+        }
+        let hub = RelayHub(journal: journal, router: Router(backends: backends, defaultBackend: nil), loop: loop, clock: SystemClock(), logger: logger)
+        self.hub = hub
         if let settings = config.clawline {
-            let router = Router(backends: backends, defaultBackend: settings.backend)
             let key = try SigningKey.loadOrCreate(in: dataDirectory)
             let downstream = ClawlineDownstream(
-                settings: settings, store: store, bus: bus, router: router, loop: loop, clock: SystemClock(), signingKey: key,
+                settings: settings, store: store, hub: hub, loop: loop, clock: SystemClock(), signingKey: key,
                 dataDirectory: dataDirectory, logger: logger)
             loop.addListener(ClawlineDownstream.listenerConfig(settings), handler: downstream)
             clawline = downstream
         }
         if let settings = config.gateway {
-            let downstream = GatewayDownstream(
-                settings: settings, store: store, bus: bus, router: Router(backends: backends, defaultBackend: settings.backend), loop: loop,
-                clock: SystemClock(), logger: logger)
+            let downstream = GatewayDownstream(settings: settings, store: store, hub: hub, loop: loop, clock: SystemClock(), logger: logger)
             if !exposed.isEmpty {
                 downstream.passthrough = NodePassthrough(accounts: exposed, accountsDirectory: accountsDirectory, loop: loop, logger: logger) {
                     [unowned self] name, state, detail in self.accountChanged(name, state, detail)
@@ -96,6 +101,7 @@ public final class Relay {
         }
         let desk = try OperatorDesk(store: store, loop: loop, clock: SystemClock(), bridges: [clawline as OperatorActions?, gateway].compactMap { $0 })
         ports = try loop.start()
+        loop.execute(with: hub) { $0.start() }
         if let clawline { loop.execute(with: clawline) { $0.start() } }
         if let gateway { loop.execute(with: gateway) { $0.start() } }
         for upstream in upstreams { loop.execute(with: upstream) { $0.connect() } }
@@ -178,14 +184,20 @@ public final class Relay {
         metrics.add("clawrelay_messages_accepted_total", "counter", "Client messages made durable and acknowledged.", Double(stats.messagesAccepted))
         metrics.add(
             "clawrelay_turns_total", "counter", "Backend turns by outcome.",
-            [("outcome=\"completed\"", Double(stats.turnsCompleted)), ("outcome=\"failed\"", Double(stats.turnsFailed))])
+            [("outcome=\"completed\"", Double(hub?.turns.completedCount ?? 0)), ("outcome=\"failed\"", Double(hub?.turns.failedCount ?? 0))])
+        metrics.add("clawrelay_active_turns", "gauge", "Turns running now.", Double(hub?.turns.activeCount ?? 0))
+        let presence = hub?.presence.counts ?? [:]
+        metrics.add(
+            "clawrelay_devices", "gauge", "Devices seen since start, by presence.",
+            DevicePresence.State.allCases.map { ("state=\"\($0.rawValue)\"", Double(presence[$0] ?? 0)) })
+        metrics.add("clawrelay_queue_drained_total", "counter", "Queued events delivered to returning devices.", Double(hub?.queue.drainedEvents ?? 0))
         if !linkStates.isEmpty {
             let samples = linkStates.sorted { $0.key < $1.key }.flatMap { account, current in
                 LinkState.allCases.map { state in ("account=\"\(account)\",state=\"\(state.rawValue)\"", state == current ? 1.0 : 0.0) }
             }
             metrics.add("clawrelay_upstream_link", "gauge", "Upstream account link state (1 = current).", samples)
         }
-        metrics.add("clawrelay_queued_turns", "gauge", "Turns waiting behind a device's active stream.", Double(stats.queuedTurns))
+        metrics.add("clawrelay_queued_turns", "gauge", "Turns waiting behind a conversation's active one.", Double(hub?.turns.queuedCount ?? 0))
         metrics.add("clawrelay_pending_pairings", "gauge", "Pairing requests waiting for an admin.", Double(stats.pendingPairings))
         metrics.add("clawrelay_typing_devices", "gauge", "Devices whose user is typing.", Double(stats.typingDevices))
         metrics.add("clawrelay_audit_queue_depth", "gauge", "Audit entries waiting for the writer.", Double(audit?.queueDepth ?? 0))

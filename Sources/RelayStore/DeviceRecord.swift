@@ -24,6 +24,8 @@ public struct DeviceRecord: Sendable, Equatable {
     public var publicKey: String?
     public var role: String?
     public var scopes: [String] = []
+    /// Foreground, background or offline, as the running relay last saw it.
+    public var presence = "offline"
 
     public init(
         id: String, userID: String, protocolName: String = "clawline", claimedName: String?, deviceInfoJSON: String?, isAdmin: Bool,
@@ -57,6 +59,7 @@ public struct DeviceRecord: Sendable, Equatable {
         publicKey = row["public_key"]
         role = row["role"]
         scopes = (row["scopes"] as String?).map { $0.split(separator: ",").map(String.init) } ?? []
+        presence = row["presence"] ?? "offline"
     }
 }
 
@@ -103,6 +106,15 @@ public enum DeviceQueries {
 
     public static func touch(_ db: Database, id: String, at millis: Int64) throws {
         try db.run("UPDATE devices SET last_seen_at = ? WHERE id = ?", [millis, id])
+    }
+
+    public static func setPresence(_ db: Database, id: String, _ presence: String, at millis: Int64) throws {
+        try db.run("UPDATE devices SET presence = ?, presence_at = ? WHERE id = ?", [presence, millis, id])
+    }
+
+    /// Nobody is connected to a relay that is starting.
+    public static func resetPresence(_ db: Database) throws {
+        try db.run("UPDATE devices SET presence = 'offline' WHERE presence != 'offline'")
     }
 
     public static func setStatus(_ db: Database, id: String, _ status: DeviceRecord.Status) throws -> Bool {

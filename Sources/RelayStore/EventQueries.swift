@@ -18,6 +18,7 @@ public enum EventQueries {
         attachmentsJSON: String?, at millis: Int64, id: String = Identifiers.newEventID()
     ) throws -> ChatEvent {
         let seq = (try db.value(Int64.self, "SELECT MAX(seq) FROM events WHERE user_id = ?", [userID]) ?? 0) + 1
+        try ConversationQueries.touch(db, id: conversationID, at: millis)
         try db.run("""
                 INSERT INTO events (user_id, seq, id, conversation, role, content, device_id, attachments, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -57,12 +58,9 @@ public enum EventQueries {
         ).reversed().map(event(from:))
     }
 
-    /// Every conversation of a user with its last activity and size, newest first.
-    public static func conversations(_ db: Database, userID: String, limit: Int) throws -> [(id: String, updatedAt: Int64, count: Int)] {
-        try db.rows(
-            "SELECT conversation, MAX(created_at) AS updated, COUNT(*) AS n FROM events WHERE user_id = ? GROUP BY conversation ORDER BY updated DESC LIMIT ?",
-            [userID, limit]
-        ).map { ($0["conversation"], $0["updated"], $0["n"]) }
+    /// How many events a conversation holds.
+    public static func count(_ db: Database, conversationID: String) throws -> Int {
+        try db.value(Int.self, "SELECT COUNT(*) FROM events WHERE conversation = ?", [conversationID]) ?? 0
     }
 
     static func event(from row: Row) -> ChatEvent {

@@ -3,62 +3,55 @@ import RelayCore
 
 /// The record of one client message, keyed by device and client id, created at receipt.
 public struct MessageRecord: Sendable, Equatable {
-    /// `messages.streaming`: the states the Clawline test list names.
-    public enum State: Int, Sendable {
-        case finalized = 0
-        case active = 1
-        case failed = 2
-    }
-
     public var deviceID: String
     public var clientID: String
     public var contentHash: String
     public var attachmentsHash: String
-    public var state: State
+    /// `messages.streaming`: 0 finalized, 1 active, 2 failed, 3 aborted.
+    public var state: MessageState
     public var ackSent: Bool
     public var userEventID: String?
     public var assistantEventID: String?
-}
-
-/// What accepting a client message found.
-public enum MessageAcceptance: Sendable, Equatable {
-    /// A new record and its user echo event.
-    case fresh(ChatEvent)
-    /// The same id was seen before with the same content.
-    case duplicate(MessageRecord)
-    /// The same id was seen before with other content.
-    case mismatch
+    public var runID: String
+    /// Why the turn ended without an answer.
+    public var reason: String?
 }
 
 public enum MessageQueries {
-    /// Creates the record and the user echo atomically, or reports the existing record.
-    public static func accept(
-        _ db: Database, deviceID: String, clientID: String, userID: String, conversationID: String, content: String,
-        contentHash: String, attachmentsHash: String, attachmentsJSON: String?, at millis: Int64
-    ) throws -> MessageAcceptance {
-        if let existing = try fetch(db, deviceID: deviceID, clientID: clientID) {
-            guard existing.contentHash == contentHash, existing.attachmentsHash == attachmentsHash else { return .mismatch }
-            return .duplicate(existing)
+    /// Stores the message and its user event atomically unless its client id was seen before, and
+    /// queues the event for `queue`.
+    public static func accept(_ db: Database, _ message: UserMessage, at millis: Int64, queue: [QueueTarget]) throws -> Acceptance {
+        if let existing = try fetch(db, deviceID: message.deviceID, clientID: message.clientID) {
+            guard existing.contentHash == message.contentHash, existing.attachmentsHash == message.attachmentsHash else { return .mismatch }
+            return .duplicate(existing.state, runID: existing.runID)
         }
+        if let rejection = message.rejection { return .rejected(rejection) }
+        for assetID in message.assetIDs {
+            guard let asset = try AssetQueries.fetch(db, id: assetID), asset.userID == message.userID else { return .missingAsset(assetID) }
+        }
+        let runID = message.runID ?? Identifiers.newUUID()
         let event = try EventQueries.append(
-            db, userID: userID, conversationID: conversationID, role: .user, content: content, deviceID: deviceID,
-            attachmentsJSON: attachmentsJSON, at: millis)
-        try db.run("""
-                INSERT INTO messages (device_id, client_id, user_id, content_hash, attachments_hash, streaming, ack_sent,
-                                      user_event_id, created_at)
-                VALUES (?, ?, ?, ?, ?, 1, 0, ?, ?)
-                """,
-            [deviceID, clientID, userID, contentHash, attachmentsHash, event.id, millis])
-        return .fresh(event)
+            db, userID: message.userID, conversationID: message.conversationID, role: .user, content: message.content,
+            deviceID: message.deviceID, attachmentsJSON: message.attachmentsJSON, at: millis)
+        try db.run(
+            """
+            INSERT INTO messages (device_id, client_id, user_id, content_hash, attachments_hash, streaming, ack_sent,
+                                  user_event_id, created_at, conversation_id, run_id)
+            VALUES (?, ?, ?, ?, ?, 1, 0, ?, ?, ?, ?)
+            """,
+            [message.deviceID, message.clientID, message.userID, message.contentHash, message.attachmentsHash, event.id, millis,
+             message.conversationID, runID])
+        try QueueQueries.enqueue(db, .message(event), targets: queue, at: millis)
+        return .fresh(event, runID: runID)
     }
 
     public static func fetch(_ db: Database, deviceID: String, clientID: String) throws -> MessageRecord? {
-        guard let row = try db.row("SELECT * FROM messages WHERE device_id = ? AND client_id = ?", [deviceID, clientID])
-        else { return nil }
+        guard let row = try db.row("SELECT * FROM messages WHERE device_id = ? AND client_id = ?", [deviceID, clientID]) else { return nil }
         return MessageRecord(
             deviceID: row["device_id"], clientID: row["client_id"], contentHash: row["content_hash"],
-            attachmentsHash: row["attachments_hash"], state: MessageRecord.State(rawValue: row["streaming"]) ?? .failed,
-            ackSent: row["ack_sent"], userEventID: row["user_event_id"], assistantEventID: row["assistant_event_id"])
+            attachmentsHash: row["attachments_hash"], state: MessageState(rawValue: row["streaming"]) ?? .failed,
+            ackSent: row["ack_sent"], userEventID: row["user_event_id"], assistantEventID: row["assistant_event_id"],
+            runID: row["run_id"] ?? row["client_id"], reason: row["reason"])
     }
 
     public struct AckKey: Sendable {
@@ -76,26 +69,35 @@ public enum MessageQueries {
         }
     }
 
-    public static func setState(_ db: Database, deviceID: String, clientID: String, _ state: MessageRecord.State) throws {
-        try db.run("UPDATE messages SET streaming = ? WHERE device_id = ? AND client_id = ?", [state.rawValue, deviceID, clientID])
+    /// Records a turn that ended without an answer, and queues the failure for `queue`.
+    public static func fail(_ db: Database, _ failure: TurnFailure, queue: [QueueTarget]) throws {
+        let state: MessageState = failure.cause == .aborted ? .aborted : .failed
+        try db.run(
+            "UPDATE messages SET streaming = ?, reason = ? WHERE device_id = ? AND client_id = ?",
+            [state.rawValue, failure.reason, failure.turn.deviceID, failure.turn.clientID])
+        try QueueQueries.enqueue(db, .failure(failure), targets: queue, at: failure.timestampMillis)
     }
 
-    /// Persists the assistant's final answer and finalizes the record in one step.
+    /// Persists the assistant's answer, finalizes the record and queues the answer for `queue`.
     public static func finalize(
-        _ db: Database, deviceID: String, clientID: String, userID: String, conversationID: String, eventID: String, content: String,
-        at millis: Int64
+        _ db: Database, turn: TurnRef, userID: String, conversationID: String, eventID: String, content: String, at millis: Int64,
+        queue: [QueueTarget]
     ) throws -> ChatEvent {
         let event = try EventQueries.append(
             db, userID: userID, conversationID: conversationID, role: .assistant, content: content, deviceID: nil, attachmentsJSON: nil,
             at: millis, id: eventID)
-        try db.run("UPDATE messages SET streaming = 0, assistant_event_id = ? WHERE device_id = ? AND client_id = ?",
-            [eventID, deviceID, clientID])
+        try db.run(
+            "UPDATE messages SET streaming = 0, assistant_event_id = ? WHERE device_id = ? AND client_id = ?",
+            [eventID, turn.deviceID, turn.clientID])
+        try QueueQueries.enqueue(db, .message(event), targets: queue, at: millis)
         return event
     }
 
-    /// Streams cannot survive a restart: every active record becomes failed.
-    public static func failActive(_ db: Database) throws -> Int {
-        try db.run("UPDATE messages SET streaming = 2 WHERE streaming = 1")
-        return db.changesCount
+    /// Turns cannot survive a restart: every active record becomes failed. Returns them.
+    public static func failActive(_ db: Database) throws -> [MessageRecord] {
+        let rows = try db.rows("SELECT device_id, client_id FROM messages WHERE streaming = 1")
+        let records = try rows.compactMap { try fetch(db, deviceID: $0["device_id"], clientID: $0["client_id"]) }
+        try db.run("UPDATE messages SET streaming = 2, reason = 'the relay restarted' WHERE streaming = 1")
+        return records
     }
 }

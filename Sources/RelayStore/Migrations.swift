@@ -109,6 +109,7 @@ enum Migrations {
                     );
                     """)
         }
+        migrator.registerMigration("v5-core", migrate: coreTables)
         return migrator
     }
 

@@ -13,7 +13,7 @@ public struct TransportError: Error, CustomStringConvertible, Sendable {
 ///
 /// `@unchecked Sendable` holds because all mutable state below is touched only on the service
 /// thread; other threads reach it through `execute` (a locked mailbox + `lws_cancel_service`).
-public final class ServiceLoop: LoopExecutor, @unchecked Sendable {
+public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
     struct ListenerEntry {
         let config: ListenerConfig
         let handler: ListenerHandler
@@ -180,7 +180,9 @@ public final class ServiceLoop: LoopExecutor, @unchecked Sendable {
         protocolStorage[0].rx_buffer_size = 4_096
         var info = lws_context_creation_info()
         info.port = CONTEXT_PORT_NO_LISTEN
-        info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS) | UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+        // lws 4.1 checks UTF-8 (and closes with 1007) only when the context has the option; the
+        // vhost's copy of it is ignored.
+        info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS) | UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) | UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.protocols = UnsafePointer(protocolStorage)
         guard let context = lws_create_context(&info) else {

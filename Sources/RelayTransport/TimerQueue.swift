@@ -1,9 +1,5 @@
 import Foundation
-
-/// A handle to cancel a scheduled job.
-public struct TimerID: Hashable, Sendable {
-    let raw: UInt64
-}
+import RelayCore
 
 /// Deadlines kept in order; the loop fires the due ones.
 ///

@@ -61,35 +61,39 @@ final class TemporaryStore {
 }
 
 @Suite struct MessageRecordTests {
-    func accept(_ store: Store, id: String, content: String) throws -> MessageAcceptance {
+    func accept(_ store: Store, id: String, content: String, queue: [QueueTarget] = []) throws -> Acceptance {
         try store.write { db in
             try MessageQueries.accept(
-                db, deviceID: "d", clientID: id, userID: "u", conversationID: "main", content: content, contentHash: content, attachmentsHash: "",
-                attachmentsJSON: nil, at: 1)
+                db, UserMessage(conversationID: "cv_1", userID: "u", deviceID: "d", clientID: id, runID: "run-\(id)", content: content), at: 1,
+                queue: queue)
         }
     }
 
     @Test func duplicatesAreDetectedByDeviceAndClientID() throws {
         let temp = try TemporaryStore()
-        guard case .fresh(let event) = try accept(temp.store, id: "c_1", content: "hello") else {
+        guard case .fresh(let event, let runID) = try accept(temp.store, id: "c_1", content: "hello") else {
             Issue.record("first accept was not fresh")
             return
         }
-        #expect(event.role == .user && event.deviceID == "d")
-        guard case .duplicate(let record) = try accept(temp.store, id: "c_1", content: "hello") else {
+        #expect(event.role == .user && event.deviceID == "d" && runID == "run-c_1")
+        guard case .duplicate(.active, let again) = try accept(temp.store, id: "c_1", content: "hello") else {
             Issue.record("retry was not a duplicate")
             return
         }
-        #expect(record.state == .active && !record.ackSent)
-        #expect(try accept(temp.store, id: "c_1", content: "other") == .mismatch)
+        #expect(again == runID)
+        guard case .mismatch = try accept(temp.store, id: "c_1", content: "other") else {
+            Issue.record("other content was not a mismatch")
+            return
+        }
     }
 
-    @Test func restartFailsActiveStreams() throws {
+    @Test func restartFailsActiveTurns() throws {
         let temp = try TemporaryStore()
         _ = try accept(temp.store, id: "c_1", content: "x")
-        #expect(try temp.store.write { try MessageQueries.failActive($0) } == 1)
+        #expect(try temp.store.write { try MessageQueries.failActive($0) }.map(\.clientID) == ["c_1"])
         let record = try temp.store.read { try MessageQueries.fetch($0, deviceID: "d", clientID: "c_1") }
         #expect(record?.state == .failed)
+        #expect(record?.reason == "the relay restarted")
     }
 
     @Test func auditRedactsBeforeStoring() throws {

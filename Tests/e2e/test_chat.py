@@ -217,6 +217,32 @@ async def test_queue_is_capped_and_overflow_is_rate_limited(relay_factory):
     await client.assert_open()
 
 
+async def test_from_idle_the_active_turn_and_twenty_queued_ones_are_acked(relay_factory):
+    relay = relay_factory(clawline={"messages_per_second": 1000, "max_queued_messages": 20}, echo={"delay_ms": 1000})
+    _, client = await setup_admin(relay)
+    frames = [message_frame(f"burst {i}") for i in range(22)]
+    for frame in frames:
+        await client.send_json(frame)
+    acks, errors = set(), []
+    deadline = time.monotonic() + 10
+    while len(acks) + len(errors) < 22 and time.monotonic() < deadline:
+        f = await client.recv_json(timeout=deadline - time.monotonic())
+        if f.get("type") == "ack":
+            acks.add(f["id"])
+        elif f.get("type") == "error":
+            errors.append(f)
+    assert len(acks) == 21, f"one active and 20 queued behind it: {len(acks)} acks, errors={errors}"
+    assert [e["code"] for e in errors] == ["rate_limited"], errors
+
+
+async def test_invalid_utf8_in_a_text_frame_closes_1007(relay):
+    from conftest import RawWebSocket
+    raw = await RawWebSocket.connect(relay, answer_pings=True)
+    await raw.send_frame(RawWebSocket.OP_TEXT, b'{"type":"auth","token":"\xff\xfe"}')
+    await raw.wait_closed(5)
+    assert raw.close_code == 1007, raw.close_code
+
+
 async def test_queue_is_fifo_with_one_stream_at_a_time(relay_factory):
     relay = relay_factory(clawline={"messages_per_second": 100}, echo={"delay_ms": 30})
     _, client = await setup_admin(relay)

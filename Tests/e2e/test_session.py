@@ -122,3 +122,37 @@ async def test_queue_is_dropped_when_the_last_socket_closes_and_a_retry_regenera
     assert not any(is_assistant_final("echo: active one")(f) for f in frames), frames
     assert not any(f.get("role") == "user" and f.get("content") == "queued one" for f in frames), \
         f"a retry is not echoed a second time: {frames}"
+
+
+async def test_a_stream_cut_by_its_socket_closing_turns_typing_off_on_sibling_devices(relay_factory):
+    relay = relay_factory(echo={"delay_ms": 400})
+    admin, client = await setup_admin(relay)
+    sibling = await pair_and_approve(relay, client, user_id=admin.user_id)
+    sib_client, _ = await auth(relay, sibling)
+    await client.send_json(message_frame("cut me off"))
+    await sib_client.recv_until(lambda f: f.get("type") == "typing" and f.get("active") is True)
+    await client.close()
+    off, skipped = await sib_client.recv_until(lambda f: f.get("type") == "typing", timeout=5)
+    assert off == {"type": "typing", "role": "assistant", "active": False}, off
+    assert not any(is_assistant_final()(f) for f in skipped), skipped
+    await sib_client.expect_silence(1.0, ignore=is_stream_update)
+
+
+async def test_without_cancel_on_disconnect_the_answer_completes_and_is_replayed(relay_factory):
+    relay = relay_factory(clawline={"cancel_on_disconnect": False}, echo={"delay_ms": 300})
+    admin, client = await setup_admin(relay)
+    frame = message_frame("finish without me")
+    await client.send_json(frame)
+    echo, _ = await client.recv_until(lambda f: f.get("type") == "message" and f.get("role") == "user")
+    await client.recv_until(is_stream_update)
+    await client.close()
+
+    client, result = await auth(relay, admin, last_message_id=echo["id"])
+    if result["replayCount"] == 0:  # still streaming: the snapshot, then the final arrive live
+        final, _ = await client.recv_until(is_assistant_final("echo: finish without me"), timeout=15)
+    else:
+        final = await client.recv_json()
+    assert is_assistant_final("echo: finish without me")(final), final
+    await client.send_json(frame)  # the turn finished: a retry is acknowledged, nothing reruns
+    ack, _ = await client.recv_until(lambda f: f.get("type") in ("ack", "error"))
+    assert ack == {"type": "ack", "id": frame["id"]}, ack

@@ -3,15 +3,22 @@ import Synchronization
 /// One user turn handed to a backend.
 public struct TurnRequest: Sendable {
     public var userID: String
+    /// The device whose message started the turn.
     public var deviceID: String
     public var conversationID: String
     public var text: String
+    /// The turn's run id (what clients use to abort it).
+    public var runID: String
+    /// Where a coding backend works for this conversation, if it has a place.
+    public var workingDirectory: String?
 
-    public init(userID: String, deviceID: String, conversationID: String, text: String) {
+    public init(userID: String, deviceID: String, conversationID: String, text: String, runID: String = Identifiers.newUUID(), workingDirectory: String? = nil) {
         self.userID = userID
         self.deviceID = deviceID
         self.conversationID = conversationID
         self.text = text
+        self.runID = runID
+        self.workingDirectory = workingDirectory
     }
 }
 

@@ -1,0 +1,60 @@
+/// A live socket of a device, in whatever protocol it speaks.
+///
+/// - Important: called on the loop thread.
+public protocol DeviceEndpoint: AnyObject {
+    var deviceID: String { get }
+    func deliver(_ event: BusEvent)
+    /// Events the device missed while it was away, oldest first; `written` runs once the last
+    /// of them is on the wire (not if the socket closes first).
+    func deliverQueued(_ events: [QueuedEvent], written: @escaping () -> Void)
+}
+
+extension DeviceEndpoint {
+    public func deliverQueued(_ events: [QueuedEvent], written: @escaping () -> Void) {
+        for event in events { deliver(event.item.busEvent) }
+        written()
+    }
+}
+
+/// Fans every event of a user out to that user's live devices that are in the foreground.
+///
+/// Owned by the loop thread. Delivery order per endpoint is publish order.
+public final class Bus {
+    private let presence: Presence
+    private var endpoints: [String: [ObjectIdentifier: DeviceEndpoint]] = [:]
+    /// Per device, its endpoints in registration order (the newest is last).
+    private var byDevice: [String: [DeviceEndpoint]] = [:]
+
+    init(presence: Presence) { self.presence = presence }
+
+    public func register(_ endpoint: DeviceEndpoint, user: String) {
+        endpoints[user, default: [:]][ObjectIdentifier(endpoint)] = endpoint
+        byDevice[endpoint.deviceID, default: []].removeAll { $0 === endpoint }
+        byDevice[endpoint.deviceID, default: []].append(endpoint)
+    }
+
+    public func unregister(_ endpoint: DeviceEndpoint, user: String) {
+        endpoints[user]?.removeValue(forKey: ObjectIdentifier(endpoint))
+        if endpoints[user]?.isEmpty == true { endpoints.removeValue(forKey: user) }
+        byDevice[endpoint.deviceID]?.removeAll { $0 === endpoint }
+        if byDevice[endpoint.deviceID]?.isEmpty == true { byDevice.removeValue(forKey: endpoint.deviceID) }
+    }
+
+    /// Delivers to every foreground device of `user` except those in `skipping` (they will get it
+    /// from their notification queue).
+    public func publish(_ event: BusEvent, to user: String, skipping: Set<String> = []) {
+        guard let targets = endpoints[user] else { return }
+        for endpoint in targets.values where !skipping.contains(endpoint.deviceID) && presence.isForeground(endpoint.deviceID) {
+            endpoint.deliver(event)
+        }
+    }
+
+    public func endpoints(of user: String) -> [DeviceEndpoint] {
+        endpoints[user].map { Array($0.values) } ?? []
+    }
+
+    /// The device's newest live endpoint.
+    public func newestEndpoint(ofDevice deviceID: String) -> DeviceEndpoint? { byDevice[deviceID]?.last }
+
+    public var endpointCount: Int { endpoints.values.reduce(0) { $0 + $1.count } }
+}

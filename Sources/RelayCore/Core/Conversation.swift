@@ -1,0 +1,71 @@
+/// A user's thread with one backend: the unit that owns turns and history.
+///
+/// Protocols name a conversation their own way (`ConversationKey`); the core only knows its id.
+public struct Conversation: Sendable, Equatable, Codable {
+    public var id: String
+    public var userID: String
+    public var title: String?
+    /// The `[[backends]]` entry (one account of one backend kind) that answers it; nil = the
+    /// default of the protocol that created it.
+    public var backend: String?
+    /// Where a coding backend runs for this conversation (Companion's working directory).
+    public var workingDirectory: String?
+    public var createdAt: Int64
+    public var updatedAt: Int64
+    public var archived: Bool
+
+    public init(
+        id: String, userID: String, title: String? = nil, backend: String? = nil, workingDirectory: String? = nil, createdAt: Int64,
+        updatedAt: Int64, archived: Bool = false
+    ) {
+        self.id = id
+        self.userID = userID
+        self.title = title
+        self.backend = backend
+        self.workingDirectory = workingDirectory
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.archived = archived
+    }
+
+    /// A new conversation id, `cv_<uuid>`.
+    public static func newID() -> String { "cv_" + Identifiers.newUUID() }
+}
+
+/// One protocol's name for a conversation, unique per user and scheme.
+///
+/// Schemes in use: `session` (a gateway session key; Clawline's single timeline is session
+/// `main`), `companion` (a Companion session id) and `companion.dir` (a Companion working
+/// directory, so there is one session per directory).
+public struct ConversationKey: Hashable, Sendable, Codable, CustomStringConvertible {
+    public var scheme: String
+    public var value: String
+
+    public init(_ scheme: String, _ value: String) {
+        self.scheme = scheme
+        self.value = value
+    }
+
+    public static func session(_ key: String) -> ConversationKey { ConversationKey("session", key) }
+
+    /// Clawline's single timeline.
+    public static let main = ConversationKey.session("main")
+
+    public var description: String { "\(scheme):\(value)" }
+}
+
+/// What a conversation looks like when a key names it for the first time.
+public struct ConversationDraft: Sendable, Equatable {
+    public var title: String?
+    public var backend: String?
+    public var workingDirectory: String?
+    /// More keys that name the new conversation too (e.g. its working directory).
+    public var extraKeys: [ConversationKey]
+
+    public init(title: String? = nil, backend: String? = nil, workingDirectory: String? = nil, extraKeys: [ConversationKey] = []) {
+        self.title = title
+        self.backend = backend
+        self.workingDirectory = workingDirectory
+        self.extraKeys = extraKeys
+    }
+}

@@ -1,0 +1,97 @@
+/// Maps protocol keys to conversations, with a cache in front of the journal.
+///
+/// - Important: loop thread only. Completions run inline when the answer is cached.
+public final class Conversations {
+    private struct UserKey: Hashable {
+        var userID: String
+        var key: ConversationKey
+    }
+
+    /// Cached entries kept at most; past it the cache starts over (the journal has them all).
+    static let cacheLimit = 20_000
+
+    private let journal: CoreJournal
+    private let clock: any Clock
+    private var byID: [String: Conversation] = [:]
+    private var byKey: [UserKey: String] = [:]
+    /// The keys each cached conversation is known by.
+    private var names: [String: [ConversationKey]] = [:]
+    private var waiting: [UserKey: [(Result<Conversation, any Error>) -> Void]] = [:]
+
+    init(journal: CoreJournal, clock: any Clock) {
+        self.journal = journal
+        self.clock = clock
+    }
+
+    /// The conversation `key` names for `userID`, created from `draft` the first time.
+    public func resolve(
+        _ key: ConversationKey, userID: String, draft: ConversationDraft = ConversationDraft(),
+        completion: @escaping (Result<Conversation, any Error>) -> Void
+    ) {
+        let userKey = UserKey(userID: userID, key: key)
+        if let id = byKey[userKey], let conversation = byID[id] { return completion(.success(conversation)) }
+        if waiting[userKey] != nil {
+            waiting[userKey]?.append(completion)
+            return
+        }
+        waiting[userKey] = [completion]
+        journal.resolveConversation(key, userID: userID, draft: draft, now: clock.nowMillis()) { [self] result in
+            if case .success(let conversation) = result {
+                remember(conversation)
+                for name in [key] + draft.extraKeys { learn(name, for: conversation) }
+            }
+            for waiter in waiting.removeValue(forKey: userKey) ?? [] { waiter(result) }
+        }
+    }
+
+    /// The cached conversation for `key`, if it was resolved before.
+    public func cached(_ key: ConversationKey, userID: String) -> Conversation? {
+        byKey[UserKey(userID: userID, key: key)].flatMap { byID[$0] }
+    }
+
+    public func cached(id: String) -> Conversation? { byID[id] }
+
+    /// A conversation by id, from the cache or the journal.
+    public func load(id: String, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
+        if let conversation = byID[id] { return completion(.success(conversation)) }
+        journal.conversation(id: id) { [self] result in
+            if case .success(let conversation?) = result { remember(conversation) }
+            completion(result)
+        }
+    }
+
+    public func list(userID: String, limit: Int, completion: @escaping (Result<[Conversation], any Error>) -> Void) {
+        journal.conversations(userID: userID, limit: limit, completion: completion)
+    }
+
+    /// Points one more key at `conversation`.
+    public func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void) {
+        remember(conversation)
+        learn(key, for: conversation)
+        journal.addKey(key, to: conversation, completion: completion)
+    }
+
+    /// A cached conversation's key in `scheme`, if it was resolved or named by one.
+    public func key(of conversationID: String, scheme: String) -> String? {
+        names[conversationID]?.first { $0.scheme == scheme }?.value
+    }
+
+    private func learn(_ key: ConversationKey, for conversation: Conversation) {
+        byKey[UserKey(userID: conversation.userID, key: key)] = conversation.id
+        if names[conversation.id]?.contains(key) != true { names[conversation.id, default: []].append(key) }
+    }
+
+    /// Notes that the conversation moved (a new message), for listings read from the cache.
+    func touch(_ conversationID: String, at millis: Int64) {
+        byID[conversationID]?.updatedAt = millis
+    }
+
+    private func remember(_ conversation: Conversation) {
+        if byID.count >= Self.cacheLimit {
+            byID.removeAll(keepingCapacity: true)
+            byKey.removeAll(keepingCapacity: true)
+            names.removeAll(keepingCapacity: true)
+        }
+        byID[conversation.id] = conversation
+    }
+}

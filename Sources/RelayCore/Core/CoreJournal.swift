@@ -1,0 +1,152 @@
+/// A user message on its way into a conversation.
+public struct UserMessage: Sendable {
+    public var conversationID: String
+    public var userID: String
+    public var deviceID: String
+    /// The client's id for the message, unique per device: retries with it are idempotent.
+    public var clientID: String
+    /// The id clients use for the turn it starts (the gateway's idempotency key); nil = a new one.
+    public var runID: String?
+    public var content: String
+    /// Attachments in the relay's neutral JSON form, or nil.
+    public var attachmentsJSON: String?
+    /// Compared with a stored message of the same client id: equal means a retry.
+    public var attachmentsHash: String
+    /// Asset ids that must exist and belong to the user.
+    public var assetIDs: [String]
+    /// The protocol's verdict on the message, applied after the duplicate check (a retry that
+    /// matches its stored message is accepted as it is).
+    public var rejection: (any Error & Sendable)?
+
+    public init(
+        conversationID: String, userID: String, deviceID: String, clientID: String, runID: String? = nil, content: String,
+        attachmentsJSON: String? = nil, attachmentsHash: String = "", assetIDs: [String] = [], rejection: (any Error & Sendable)? = nil
+    ) {
+        self.conversationID = conversationID
+        self.userID = userID
+        self.deviceID = deviceID
+        self.clientID = clientID
+        self.runID = runID
+        self.content = content
+        self.attachmentsJSON = attachmentsJSON
+        self.attachmentsHash = attachmentsHash
+        self.assetIDs = assetIDs
+        self.rejection = rejection
+    }
+
+    public var contentHash: String { Digest.sha256Hex(content.utf8) }
+}
+
+/// Where a stored message's turn is.
+public enum MessageState: Int, Sendable, Codable {
+    case finalized = 0
+    case active = 1
+    case failed = 2
+    case aborted = 3
+}
+
+/// What the journal found when a message arrived.
+public enum Acceptance: Sendable {
+    /// New: its user event is stored (and queued for the given devices).
+    case fresh(ChatEvent, runID: String)
+    /// The same client id with the same content was stored before.
+    case duplicate(MessageState, runID: String)
+    /// The same client id with other content.
+    case mismatch
+    case rejected(any Error & Sendable)
+    case missingAsset(String)
+}
+
+/// A device that is not in the foreground and keeps a notification queue.
+public struct QueueTarget: Sendable, Equatable, Hashable {
+    public var deviceID: String
+    public var ttlMillis: Int64
+    /// Most entries kept; the oldest go first.
+    public var capacity: Int
+
+    public init(deviceID: String, ttlMillis: Int64, capacity: Int) {
+        self.deviceID = deviceID
+        self.ttlMillis = ttlMillis
+        self.capacity = capacity
+    }
+}
+
+/// What a notification queue holds: a durable bus event.
+public enum QueueItem: Sendable, Equatable, Codable {
+    case message(ChatEvent)
+    case failure(TurnFailure)
+
+    public init?(_ event: BusEvent) {
+        switch event {
+        case .message(let event): self = .message(event)
+        case .turnFailed(let failure): self = .failure(failure)
+        case .streaming, .assistantTyping: return nil
+        }
+    }
+
+    public var busEvent: BusEvent {
+        switch self {
+        case .message(let event): .message(event)
+        case .failure(let failure): .turnFailed(failure)
+        }
+    }
+
+    public var timestampMillis: Int64 {
+        switch self {
+        case .message(let event): event.timestampMillis
+        case .failure(let failure): failure.timestampMillis
+        }
+    }
+}
+
+/// One entry of a device's queue, in queue order.
+public struct QueuedEvent: Sendable, Equatable {
+    public var id: Int64
+    public var item: QueueItem
+    public var queuedAt: Int64
+
+    public init(id: Int64, item: QueueItem, queuedAt: Int64) {
+        self.id = id
+        self.item = item
+        self.queuedAt = queuedAt
+    }
+}
+
+/// The durable side of the core: RelayStore over SQLite in the relay, memory in tests.
+///
+/// - Important: called on the loop; every completion runs later on the loop, after the work is
+///   durable, and completions run in submission order.
+public protocol CoreJournal: AnyObject {
+    /// The conversation `key` names for `userID`, created from `draft` the first time.
+    func resolveConversation(
+        _ key: ConversationKey, userID: String, draft: ConversationDraft, now: Int64,
+        completion: @escaping (Result<Conversation, any Error>) -> Void)
+    /// A conversation by id, nil when there is none.
+    func conversation(id: String, completion: @escaping (Result<Conversation?, any Error>) -> Void)
+    /// The conversations of a user, most recently updated first.
+    func conversations(userID: String, limit: Int, completion: @escaping (Result<[Conversation], any Error>) -> Void)
+    /// Points one more key at a conversation (a Companion session id adopted for a directory).
+    func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void)
+
+    /// Stores the message and its user event unless its client id was seen before; queues the
+    /// event for `queue` in the same transaction.
+    func accept(_ message: UserMessage, now: Int64, queue: [QueueTarget], completion: @escaping (Result<Acceptance, any Error>) -> Void)
+    /// Stores the answer as event `eventID` and finalizes the message, queueing it for `queue`.
+    func finish(
+        _ turn: TurnRef, userID: String, conversationID: String, eventID: String, content: String, now: Int64, queue: [QueueTarget],
+        completion: @escaping (Result<ChatEvent, any Error>) -> Void)
+    /// Records how a turn ended without an answer and queues the failure for `queue`.
+    func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Void, any Error>) -> Void)
+    /// Queues an event that was already stored, for devices that left the foreground meanwhile.
+    func enqueue(_ item: QueueItem, now: Int64, queue: [QueueTarget])
+
+    /// A device's unexpired queue in order, after `afterID`.
+    func queued(deviceID: String, after afterID: Int64, now: Int64, completion: @escaping (Result<[QueuedEvent], any Error>) -> Void)
+    /// Deletes a device's entries up to and including `throughID` (they were delivered).
+    func dequeue(deviceID: String, through throughID: Int64)
+    /// Deletes expired entries everywhere.
+    func purgeQueues(now: Int64)
+
+    /// Records a device's presence for `clawrelay devices list`.
+    func recordPresence(deviceID: String, state: DevicePresence.State, now: Int64)
+}

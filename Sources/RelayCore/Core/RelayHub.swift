@@ -1,0 +1,80 @@
+import Logging
+
+/// The core every bridge talks to: conversations, turns, presence, queues and the bus, over one
+/// journal, one loop and one clock.
+///
+/// - Important: loop thread only (tests run it on a manual loop with a test clock).
+public final class RelayHub {
+    public struct Settings: Sendable {
+        /// How often expired queue entries are purged and idle background devices go offline.
+        public var sweepMillis: Int
+        /// A background device with no socket for this long counts as offline.
+        public var backgroundTTLMillis: Int64
+
+        public init(sweepMillis: Int = 60_000, backgroundTTLMillis: Int64 = 4 * 3_600_000) {
+            self.sweepMillis = sweepMillis
+            self.backgroundTTLMillis = backgroundTTLMillis
+        }
+    }
+
+    public let journal: CoreJournal
+    public let router: Router
+    public let loop: any LoopScheduler
+    public let clock: any Clock
+    public let logger: Logger
+    public let presence: Presence
+    public let bus: Bus
+    public let queue: NotificationQueue
+    public let conversations: Conversations
+    public let turns: Turns
+    private let settings: Settings
+
+    public init(journal: CoreJournal, router: Router, loop: any LoopScheduler, clock: any Clock, logger: Logger, settings: Settings = Settings()) {
+        self.journal = journal
+        self.router = router
+        self.loop = loop
+        self.clock = clock
+        self.logger = logger
+        self.settings = settings
+        presence = Presence(clock: clock)
+        bus = Bus(presence: presence)
+        queue = NotificationQueue(journal: journal, presence: presence, bus: bus, clock: clock)
+        conversations = Conversations(journal: journal, clock: clock)
+        turns = Turns(journal: journal, conversations: conversations, queue: queue, bus: bus, router: router, loop: loop, clock: clock, logger: logger)
+        presence.onChange = { [weak self] deviceID, entry, state in self?.presenceChanged(deviceID, entry, state) }
+    }
+
+    /// Starts the periodic sweep. Loop thread.
+    public func start() {
+        loop.schedule(afterMillis: settings.sweepMillis) { [weak self] in
+            guard let self else { return }
+            queue.purge()
+            presence.expire(ttlMillis: settings.backgroundTTLMillis)
+            start()
+        }
+    }
+
+    /// A device that returns to the foreground gets its queue at once, on its newest socket.
+    private func presenceChanged(_ deviceID: String, _ entry: Presence.Entry, _ state: DevicePresence.State) {
+        journal.recordPresence(deviceID: deviceID, state: state, now: clock.nowMillis())
+        logger.debug("presence", metadata: ["device": "\(deviceID)", "protocol": "\(entry.protocolName)", "state": "\(state.rawValue)"])
+        guard state == .foreground, case .queue = entry.delivery, let endpoint = bus.newestEndpoint(ofDevice: deviceID) else { return }
+        queue.drain(deviceID: deviceID, to: endpoint)
+    }
+
+    /// Registers a live socket of a device: it joins the bus and the device's presence.
+    public func attach(_ endpoint: DeviceEndpoint, socket: UInt64, userID: String, protocolName: String, delivery: MissedDelivery) {
+        presence.register(deviceID: endpoint.deviceID, userID: userID, protocolName: protocolName, delivery: delivery)
+        bus.register(endpoint, user: userID)
+        presence.signal(.connected(socket: socket), deviceID: endpoint.deviceID)
+    }
+
+    /// The socket closed. Returns true when it was the device's last one.
+    @discardableResult
+    public func detach(_ endpoint: DeviceEndpoint, socket: UInt64, userID: String) -> Bool {
+        bus.unregister(endpoint, user: userID)
+        queue.endpointClosed(deviceID: endpoint.deviceID)
+        presence.signal(.disconnected(socket: socket), deviceID: endpoint.deviceID)
+        return presence.entries[endpoint.deviceID]?.presence.sockets.isEmpty ?? true
+    }
+}

@@ -1,0 +1,142 @@
+extension Turns {
+    /// Starts the conversation's next queued turn when none is running.
+    func runNext(_ conversationID: String) {
+        guard let lane = lanes[conversationID], lane.active == nil else { return }
+        guard !lane.queue.isEmpty else { return dropIfIdle(conversationID) }
+        let turn = lane.queue.removeFirst()
+        lane.active = turn
+        turn.startedAt = clock.nowMillis()
+        bus.publish(.assistantTyping(conversationID: conversationID, active: true), to: turn.userID)
+        let conversation = conversations.cached(id: conversationID)
+        guard let backend = router.backend(named: conversation?.backend ?? turn.policy.backend) else {
+            return end(turn, .failed, reason: "no backend named \(conversation?.backend ?? turn.policy.backend ?? router.defaultBackend)")
+        }
+        armInactivityTimer(turn)
+        let request = TurnRequest(
+            userID: turn.userID, deviceID: turn.ref.deviceID, conversationID: conversationID, text: turn.text, runID: turn.ref.runID,
+            workingDirectory: conversation?.workingDirectory)
+        let bound = LoopBound((self, turn), loop: loop)
+        let loop = self.loop
+        turn.cancellation = backend.start(request) { event in
+            loop.execute {
+                let (turns, turn) = bound.value
+                turns.handle(event, of: turn)
+            }
+        }
+    }
+
+    private func armInactivityTimer(_ turn: Turn) {
+        if let timer = turn.inactivityTimer { loop.cancel(timer) }
+        let millis = turn.policy.inactivityMillis
+        turn.inactivityTimer = loop.schedule(afterMillis: millis) { [weak self, weak turn] in
+            guard let self, let turn else { return }
+            end(turn, .failed, reason: "no output for \(millis / 1000) s")
+        }
+    }
+
+    private func isActive(_ turn: Turn) -> Bool { lanes[turn.conversationID]?.active === turn }
+
+    func handle(_ event: TurnEvent, of turn: Turn) {
+        guard isActive(turn), !turn.isFinishing else { return }
+        switch event {
+        case .typing:
+            // The runner itself says typing on when a turn starts and off once it ended.
+            break
+        case .progress(let text):
+            turn.content = text
+            armInactivityTimer(turn)
+            let progress = TurnProgress(turn: turn.ref, eventID: turn.eventID, conversationID: turn.conversationID, content: text, startedAt: turn.startedAt)
+            bus.publish(.streaming(progress), to: turn.userID)
+        case .final(let text):
+            finish(turn, text: text)
+        case .failed(let reason):
+            end(turn, .failed, reason: reason)
+        }
+    }
+
+    private func finish(_ turn: Turn, text: String) {
+        turn.isFinishing = true
+        if let timer = turn.inactivityTimer { loop.cancel(timer) }
+        let targets = queue.targets(userID: turn.userID)
+        journal.finish(
+            turn.ref, userID: turn.userID, conversationID: turn.conversationID, eventID: turn.eventID, content: text, now: clock.nowMillis(),
+            queue: targets
+        ) { [self] result in
+            guard isActive(turn) else { return }
+            switch result {
+            case .success(var event):
+                event.turn = turn.ref
+                completedCount += 1
+                lanes[turn.conversationID]?.active = nil
+                conversations.touch(turn.conversationID, at: event.timestampMillis)
+                queue.publish(.message(event), userID: turn.userID, queuedFor: targets)
+                bus.publish(.assistantTyping(conversationID: turn.conversationID, active: false), to: turn.userID)
+                runNext(turn.conversationID)
+            case .failure(let error):
+                turn.isFinishing = false
+                end(turn, .failed, reason: "the answer could not be stored: \(error)")
+            }
+        }
+    }
+
+    /// Ends an active turn without an answer: records why, tells every device, moves on.
+    func end(_ turn: Turn, _ cause: TurnFailure.Cause, reason: String) {
+        guard isActive(turn), !turn.isFinishing else { return }
+        lanes[turn.conversationID]?.active = nil
+        if let timer = turn.inactivityTimer { loop.cancel(timer) }
+        turn.cancellation?.cancel()
+        failedCount += 1
+        logger.warning(
+            "turn ended without an answer",
+            metadata: [
+                "conversation": "\(turn.conversationID)", "run": "\(turn.ref.runID)", "device": "\(turn.ref.deviceID)", "cause": "\(cause.rawValue)",
+                "reason": "\(reason)",
+            ])
+        record(TurnFailure(turn: turn.ref, conversationID: turn.conversationID, userID: turn.userID, cause: cause, reason: reason, timestampMillis: clock.nowMillis()))
+        bus.publish(.assistantTyping(conversationID: turn.conversationID, active: false), to: turn.userID)
+        runNext(turn.conversationID)
+    }
+
+    private func record(_ failure: TurnFailure) {
+        let targets = queue.targets(userID: failure.userID)
+        journal.fail(failure, queue: targets) { [logger] result in
+            if case .failure(let error) = result {
+                logger.error("could not record a failed turn", metadata: ["run": "\(failure.turn.runID)", "error": "\(error)"])
+            }
+        }
+        queue.publish(.turnFailed(failure), userID: failure.userID, queuedFor: targets)
+    }
+
+    /// Aborts a conversation's turns (or the one with `runID`), active and queued; returns their run ids.
+    @discardableResult
+    public func abort(conversationID: String, runID: String? = nil, reason: String = "aborted") -> [String] {
+        guard let lane = lanes[conversationID] else { return [] }
+        var aborted: [String] = []
+        let queued = lane.queue.filter { runID == nil || $0.ref.runID == runID }
+        lane.queue.removeAll { runID == nil || $0.ref.runID == runID }
+        if let active = lane.active, runID == nil || active.ref.runID == runID, !active.isFinishing {
+            aborted.append(active.ref.runID)
+            end(active, .aborted, reason: reason)
+        }
+        for turn in queued {
+            aborted.append(turn.ref.runID)
+            record(TurnFailure(turn: turn.ref, conversationID: conversationID, userID: turn.userID, cause: .aborted, reason: reason, timestampMillis: clock.nowMillis()))
+        }
+        dropIfIdle(conversationID)
+        return aborted
+    }
+
+    /// The device went away and its protocol cancels on disconnect: its running turn fails, its
+    /// queued turns are dropped (their messages stay unanswered, so a retry with the same id runs
+    /// them), and messages it still has in flight do not start turns.
+    public func abandon(deviceID: String) {
+        abandonments[deviceID, default: 0] += 1
+        for (conversationID, lane) in lanes {
+            lane.queue.removeAll { $0.ref.deviceID == deviceID }
+            if let active = lane.active, active.ref.deviceID == deviceID {
+                end(active, .abandoned, reason: "its device disconnected")
+            }
+            dropIfIdle(conversationID)
+        }
+    }
+}

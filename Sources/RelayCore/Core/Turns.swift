@@ -1,0 +1,188 @@
+import Logging
+
+/// How a protocol wants its turns run.
+public struct TurnPolicy: Sendable, Equatable {
+    /// Turns a device may have waiting behind the conversation's active one.
+    public var maxQueuedPerDevice: Int
+    /// A turn with no output for this long fails.
+    public var inactivityMillis: Int
+    /// The backend for conversations not bound to one; nil = the router's default.
+    public var backend: String?
+
+    public init(maxQueuedPerDevice: Int = 20, inactivityMillis: Int = 300_000, backend: String? = nil) {
+        self.maxQueuedPerDevice = maxQueuedPerDevice
+        self.inactivityMillis = inactivityMillis
+        self.backend = backend
+    }
+}
+
+/// What became of a submitted message.
+public enum SubmitOutcome: Sendable {
+    /// Stored; its turn is running or queued. Acknowledge it.
+    case accepted(ChatEvent, runID: String)
+    /// A retry of a stored message: `running` tells whether its turn is active or queued here.
+    case duplicate(MessageState, runID: String, running: Bool)
+    /// The client id was used before with other content.
+    case mismatch
+    case rejected(any Error & Sendable)
+    case missingAsset(String)
+    /// The device already has `maxQueuedPerDevice` turns waiting.
+    case queueFull
+    /// The store failed; nothing was accepted.
+    case storeFailed(any Error)
+}
+
+/// The one place a user turn runs, for every protocol.
+///
+/// A durable user message starts a turn on its conversation's backend. A conversation runs one
+/// turn at a time with a FIFO behind it. A turn belongs to its conversation, not to a socket: it
+/// completes, is stored and is published whoever is still listening, unless its protocol
+/// abandons it when its device goes away. Every turn ends with typing off for the conversation.
+///
+/// - Important: loop thread only.
+public final class Turns {
+    final class Turn {
+        let ref: TurnRef
+        let userID: String
+        let conversationID: String
+        /// The server id the answer gets.
+        let eventID = Identifiers.newEventID()
+        let text: String
+        let policy: TurnPolicy
+        var startedAt: Int64 = 0
+        var content = ""
+        var isFinishing = false
+        var cancellation: TurnCancellation?
+        var inactivityTimer: TimerID?
+
+        init(ref: TurnRef, userID: String, conversationID: String, text: String, policy: TurnPolicy) {
+            self.ref = ref
+            self.userID = userID
+            self.conversationID = conversationID
+            self.text = text
+            self.policy = policy
+        }
+    }
+
+    /// One conversation's active turn, the FIFO behind it, and the messages being stored for it.
+    final class Lane {
+        var active: Turn?
+        var queue: [Turn] = []
+        /// Devices of messages handed to the store and not answered yet, in submission order.
+        var accepting: [(token: UInt64, deviceID: String)] = []
+
+        var isIdle: Bool { active == nil && queue.isEmpty && accepting.isEmpty }
+
+        /// The device's turns that will wait behind the active one (the first pending turn of
+        /// the conversation is, or is about to become, the active one).
+        func waiting(of deviceID: String) -> Int {
+            let pending = [active?.ref.deviceID].compactMap { $0 } + queue.map(\.ref.deviceID) + accepting.map(\.deviceID)
+            return pending.dropFirst().count { $0 == deviceID }
+        }
+    }
+
+    let journal: CoreJournal
+    let conversations: Conversations
+    let queue: NotificationQueue
+    let bus: Bus
+    let router: Router
+    let loop: any LoopScheduler
+    let clock: any Clock
+    let logger: Logger
+    var lanes: [String: Lane] = [:]
+    private var nextToken: UInt64 = 0
+    /// Bumped whenever a device's turns are abandoned, so messages it had in flight do not start turns.
+    var abandonments: [String: Int] = [:]
+    public internal(set) var completedCount = 0
+    public internal(set) var failedCount = 0
+
+    init(
+        journal: CoreJournal, conversations: Conversations, queue: NotificationQueue, bus: Bus, router: Router, loop: any LoopScheduler,
+        clock: any Clock, logger: Logger
+    ) {
+        self.journal = journal
+        self.conversations = conversations
+        self.queue = queue
+        self.bus = bus
+        self.router = router
+        self.loop = loop
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Stores `message` (idempotently), acknowledges it through `completion`, publishes its user
+    /// event and starts or queues its turn. `completion` runs before the user event is published.
+    public func submit(_ message: UserMessage, policy: TurnPolicy, completion: @escaping (SubmitOutcome) -> Void) {
+        let lane = lane(message.conversationID)
+        guard lane.waiting(of: message.deviceID) < policy.maxQueuedPerDevice else { return completion(.queueFull) }
+        nextToken += 1
+        let token = nextToken
+        lane.accepting.append((token, message.deviceID))
+        let generation = abandonments[message.deviceID, default: 0]
+        let targets = queue.targets(userID: message.userID)
+        journal.accept(message, now: clock.nowMillis(), queue: targets) { [self] result in
+            lane.accepting.removeAll { $0.token == token }
+            let stillWanted = abandonments[message.deviceID, default: 0] == generation
+            switch result {
+            case .failure(let error):
+                completion(.storeFailed(error))
+            case .success(.fresh(var event, let runID)):
+                let ref = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
+                event.turn = ref
+                conversations.touch(message.conversationID, at: event.timestampMillis)
+                completion(.accepted(event, runID: runID))
+                queue.publish(.message(event), userID: message.userID, queuedFor: targets)
+                if stillWanted { enqueue(Turn(ref: ref, userID: message.userID, conversationID: message.conversationID, text: message.content, policy: policy)) }
+            case .success(.duplicate(let state, let runID)):
+                let ref = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
+                var running = isKnown(ref, in: lane)
+                if state == .active, !running, stillWanted {
+                    // Acknowledged before and never answered (its socket went away): run it now.
+                    enqueue(Turn(ref: ref, userID: message.userID, conversationID: message.conversationID, text: message.content, policy: policy))
+                    running = true
+                }
+                completion(.duplicate(state, runID: runID, running: running))
+            case .success(.mismatch):
+                completion(.mismatch)
+            case .success(.rejected(let rejection)):
+                completion(.rejected(rejection))
+            case .success(.missingAsset(let assetID)):
+                completion(.missingAsset(assetID))
+            }
+            dropIfIdle(message.conversationID)
+        }
+    }
+
+    /// The running turn of a conversation, as progress so far.
+    public func activeProgress(in conversationID: String) -> TurnProgress? {
+        guard let turn = lanes[conversationID]?.active else { return nil }
+        return TurnProgress(turn: turn.ref, eventID: turn.eventID, conversationID: conversationID, content: turn.content, startedAt: turn.startedAt)
+    }
+
+    /// Turns waiting behind active ones, over every conversation.
+    public var queuedCount: Int { lanes.values.reduce(0) { $0 + $1.queue.count } }
+
+    /// Turns running now.
+    public var activeCount: Int { lanes.values.count { $0.active != nil } }
+
+    func lane(_ conversationID: String) -> Lane {
+        if let lane = lanes[conversationID] { return lane }
+        let lane = Lane()
+        lanes[conversationID] = lane
+        return lane
+    }
+
+    func dropIfIdle(_ conversationID: String) {
+        if lanes[conversationID]?.isIdle == true { lanes.removeValue(forKey: conversationID) }
+    }
+
+    private func isKnown(_ ref: TurnRef, in lane: Lane) -> Bool {
+        let matches = { (turn: Turn) in turn.ref.deviceID == ref.deviceID && turn.ref.clientID == ref.clientID }
+        return lane.active.map(matches) == true || lane.queue.contains(where: matches)
+    }
+
+    private func enqueue(_ turn: Turn) {
+        lane(turn.conversationID).queue.append(turn)
+        runNext(turn.conversationID)
+    }
+}

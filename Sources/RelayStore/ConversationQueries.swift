@@ -1,0 +1,57 @@
+import GRDB
+import RelayCore
+
+/// Conversations and the protocol keys that name them.
+public enum ConversationQueries {
+    /// The conversation `key` names for `userID`, created from `draft` when there is none.
+    public static func resolve(_ db: Database, key: ConversationKey, userID: String, draft: ConversationDraft, at millis: Int64) throws -> Conversation {
+        if let id = try conversationID(db, key: key, userID: userID), let existing = try fetch(db, id: id) { return existing }
+        let conversation = Conversation(
+            id: Conversation.newID(), userID: userID, title: draft.title, backend: draft.backend, workingDirectory: draft.workingDirectory,
+            createdAt: millis, updatedAt: millis)
+        try db.run(
+            """
+            INSERT INTO conversations (id, user_id, title, backend, working_directory, created_at, updated_at, archived)
+            VALUES (?, ?, ?, ?, ?, ?, ?, 0)
+            """,
+            [conversation.id, userID, draft.title, draft.backend, draft.workingDirectory, millis, millis])
+        for name in [key] + draft.extraKeys { try addKey(db, name, conversationID: conversation.id, userID: userID) }
+        return conversation
+    }
+
+    public static func conversationID(_ db: Database, key: ConversationKey, userID: String) throws -> String? {
+        try db.value(String.self, "SELECT conversation_id FROM conversation_keys WHERE user_id = ? AND scheme = ? AND key = ?", [userID, key.scheme, key.value])
+    }
+
+    /// Points `key` at the conversation (replacing where it pointed before).
+    public static func addKey(_ db: Database, _ key: ConversationKey, conversationID: String, userID: String) throws {
+        try db.run(
+            "INSERT OR REPLACE INTO conversation_keys (user_id, scheme, key, conversation_id) VALUES (?, ?, ?, ?)",
+            [userID, key.scheme, key.value, conversationID])
+    }
+
+    /// The keys of a conversation in one scheme.
+    public static func keys(_ db: Database, conversationID: String, scheme: String) throws -> [String] {
+        try db.rows("SELECT key FROM conversation_keys WHERE conversation_id = ? AND scheme = ? ORDER BY key", [conversationID, scheme])
+            .map { $0["key"] }
+    }
+
+    public static func fetch(_ db: Database, id: String) throws -> Conversation? {
+        try db.row("SELECT * FROM conversations WHERE id = ?", [id]).map(conversation(from:))
+    }
+
+    /// A user's conversations, most recently updated first.
+    public static func list(_ db: Database, userID: String, limit: Int) throws -> [Conversation] {
+        try db.rows("SELECT * FROM conversations WHERE user_id = ? ORDER BY updated_at DESC LIMIT ?", [userID, limit]).map(conversation(from:))
+    }
+
+    static func touch(_ db: Database, id: String, at millis: Int64) throws {
+        try db.run("UPDATE conversations SET updated_at = ? WHERE id = ?", [millis, id])
+    }
+
+    static func conversation(from row: Row) -> Conversation {
+        Conversation(
+            id: row["id"], userID: row["user_id"], title: row["title"], backend: row["backend"], workingDirectory: row["working_directory"],
+            createdAt: row["created_at"], updatedAt: row["updated_at"], archived: row["archived"])
+    }
+}

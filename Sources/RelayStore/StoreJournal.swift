@@ -1,0 +1,79 @@
+import RelayCore
+
+/// The core's journal over the relay's SQLite store: every call is one operation of the store
+/// writer, so completions arrive on the loop after commit, in submission order.
+public final class StoreJournal: CoreJournal {
+    private let store: Store
+    private let onError: @Sendable (String, any Error) -> Void
+
+    /// `onError` hears about writes nobody waits for (queue upkeep, presence) that failed.
+    public init(store: Store, onError: @escaping @Sendable (String, any Error) -> Void) {
+        self.store = store
+        self.onError = onError
+    }
+
+    public func resolveConversation(
+        _ key: ConversationKey, userID: String, draft: ConversationDraft, now: Int64, completion: @escaping (Result<Conversation, any Error>) -> Void
+    ) {
+        store.perform({ db in try ConversationQueries.resolve(db, key: key, userID: userID, draft: draft, at: now) }, completion: completion)
+    }
+
+    public func conversation(id: String, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
+        store.perform({ db in try ConversationQueries.fetch(db, id: id) }, completion: completion)
+    }
+
+    public func conversations(userID: String, limit: Int, completion: @escaping (Result<[Conversation], any Error>) -> Void) {
+        store.perform({ db in try ConversationQueries.list(db, userID: userID, limit: limit) }, completion: completion)
+    }
+
+    public func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void) {
+        let (id, userID) = (conversation.id, conversation.userID)
+        store.perform({ db in try ConversationQueries.addKey(db, key, conversationID: id, userID: userID) }, completion: completion)
+    }
+
+    public func accept(_ message: UserMessage, now: Int64, queue: [QueueTarget], completion: @escaping (Result<Acceptance, any Error>) -> Void) {
+        store.perform({ db in try MessageQueries.accept(db, message, at: now, queue: queue) }, completion: completion)
+    }
+
+    public func finish(
+        _ turn: TurnRef, userID: String, conversationID: String, eventID: String, content: String, now: Int64, queue: [QueueTarget],
+        completion: @escaping (Result<ChatEvent, any Error>) -> Void
+    ) {
+        store.perform(
+            { db in
+                try MessageQueries.finalize(
+                    db, turn: turn, userID: userID, conversationID: conversationID, eventID: eventID, content: content, at: now, queue: queue)
+            }, completion: completion)
+    }
+
+    public func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Void, any Error>) -> Void) {
+        store.perform({ db in try MessageQueries.fail(db, failure, queue: queue) }, completion: completion)
+    }
+
+    public func enqueue(_ item: QueueItem, now: Int64, queue: [QueueTarget]) {
+        background("queue an event") { db in try QueueQueries.enqueue(db, item, targets: queue, at: now) }
+    }
+
+    public func queued(deviceID: String, after afterID: Int64, now: Int64, completion: @escaping (Result<[QueuedEvent], any Error>) -> Void) {
+        store.perform({ db in try QueueQueries.pending(db, deviceID: deviceID, after: afterID, at: now) }, completion: completion)
+    }
+
+    public func dequeue(deviceID: String, through throughID: Int64) {
+        background("delete delivered queue entries") { db in try QueueQueries.delete(db, deviceID: deviceID, through: throughID) }
+    }
+
+    public func purgeQueues(now: Int64) {
+        background("purge expired queue entries") { db in _ = try QueueQueries.purge(db, at: now) }
+    }
+
+    public func recordPresence(deviceID: String, state: DevicePresence.State, now: Int64) {
+        background("record presence") { db in try DeviceQueries.setPresence(db, id: deviceID, state.rawValue, at: now) }
+    }
+
+    private func background(_ what: String, _ work: @escaping @Sendable (StoreTransaction) throws -> Void) {
+        let onError = onError
+        store.perform(work) { result in
+            if case .failure(let error) = result { onError(what, error) }
+        }
+    }
+}

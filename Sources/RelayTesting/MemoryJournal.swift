@@ -1,0 +1,148 @@
+import RelayCore
+
+/// The core's journal in memory. Work happens at once; completions run on the loop later, in
+/// submission order, like the SQLite writer's.
+public final class MemoryJournal: CoreJournal {
+    public struct Record: Equatable {
+        public var message: UserMessageSummary
+        public var state: MessageState
+        public var runID: String
+    }
+
+    /// The stored parts of a message (what a retry is compared with).
+    public struct UserMessageSummary: Equatable {
+        public var contentHash: String
+        public var attachmentsHash: String
+    }
+
+    struct QueueRow {
+        var id: Int64
+        var deviceID: String
+        var item: QueueItem
+        var queuedAt: Int64
+        var expiresAt: Int64
+    }
+
+    private let loop: any LoopExecutor
+    public private(set) var conversations: [String: Conversation] = [:]
+    public private(set) var keys: [String: String] = [:]
+    public private(set) var events: [ChatEvent] = []
+    public private(set) var records: [String: Record] = [:]
+    public private(set) var presence: [String: DevicePresence.State] = [:]
+    var queueRows: [QueueRow] = []
+    private var nextQueueID: Int64 = 0
+    /// Asset ids that exist, by owner.
+    public var assets: [String: String] = [:]
+    /// When set, every write fails with this error.
+    public var failWrites: (any Error)?
+
+    public init(loop: any LoopExecutor) { self.loop = loop }
+
+    private func later<T>(_ value: Result<T, any Error>, _ completion: @escaping (Result<T, any Error>) -> Void) {
+        loop.execute(with: (value, completion)) { $0.1($0.0) }
+    }
+
+    private static func key(_ userID: String, _ key: ConversationKey) -> String { "\(userID)|\(key.scheme)|\(key.value)" }
+
+    /// The queue of a device as it stands, oldest first.
+    public func queue(of deviceID: String) -> [QueueItem] { queueRows.filter { $0.deviceID == deviceID }.map(\.item) }
+
+    public func resolveConversation(
+        _ key: ConversationKey, userID: String, draft: ConversationDraft, now: Int64, completion: @escaping (Result<Conversation, any Error>) -> Void
+    ) {
+        if let id = keys[Self.key(userID, key)], let conversation = conversations[id] { return later(.success(conversation), completion) }
+        let conversation = Conversation(
+            id: Conversation.newID(), userID: userID, title: draft.title, backend: draft.backend, workingDirectory: draft.workingDirectory,
+            createdAt: now, updatedAt: now)
+        conversations[conversation.id] = conversation
+        for name in [key] + draft.extraKeys { keys[Self.key(userID, name)] = conversation.id }
+        later(.success(conversation), completion)
+    }
+
+    public func conversation(id: String, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
+        later(.success(conversations[id]), completion)
+    }
+
+    public func conversations(userID: String, limit: Int, completion: @escaping (Result<[Conversation], any Error>) -> Void) {
+        let list = conversations.values.filter { $0.userID == userID }.sorted { $0.updatedAt > $1.updatedAt }
+        later(.success(Array(list.prefix(limit))), completion)
+    }
+
+    public func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void) {
+        keys[Self.key(conversation.userID, key)] = conversation.id
+        later(.success(()), completion)
+    }
+
+    private func append(_ event: ChatEvent, queue: [QueueTarget], now: Int64) -> ChatEvent {
+        var event = event
+        event.seq = (events.last { $0.userID == event.userID }?.seq ?? 0) + 1
+        events.append(event)
+        conversations[event.conversationID]?.updatedAt = now
+        enqueue(.message(event), now: now, queue: queue)
+        return event
+    }
+
+    public func accept(_ message: UserMessage, now: Int64, queue: [QueueTarget], completion: @escaping (Result<Acceptance, any Error>) -> Void) {
+        if let error = failWrites { return later(.failure(error), completion) }
+        let recordKey = "\(message.deviceID)|\(message.clientID)"
+        let summary = UserMessageSummary(contentHash: message.contentHash, attachmentsHash: message.attachmentsHash)
+        if let existing = records[recordKey] {
+            guard existing.message == summary else { return later(.success(.mismatch), completion) }
+            return later(.success(.duplicate(existing.state, runID: existing.runID)), completion)
+        }
+        if let rejection = message.rejection { return later(.success(.rejected(rejection)), completion) }
+        if let missing = message.assetIDs.first(where: { assets[$0] != message.userID }) { return later(.success(.missingAsset(missing)), completion) }
+        let runID = message.runID ?? Identifiers.newUUID()
+        records[recordKey] = Record(message: summary, state: .active, runID: runID)
+        let event = append(
+            ChatEvent(
+                id: Identifiers.newEventID(), seq: 0, userID: message.userID, conversationID: message.conversationID, role: .user,
+                content: message.content, timestampMillis: now, deviceID: message.deviceID, attachmentsJSON: message.attachmentsJSON),
+            queue: queue, now: now)
+        later(.success(.fresh(event, runID: runID)), completion)
+    }
+
+    public func finish(
+        _ turn: TurnRef, userID: String, conversationID: String, eventID: String, content: String, now: Int64, queue: [QueueTarget],
+        completion: @escaping (Result<ChatEvent, any Error>) -> Void
+    ) {
+        if let error = failWrites { return later(.failure(error), completion) }
+        records["\(turn.deviceID)|\(turn.clientID)"]?.state = .finalized
+        var event = ChatEvent(
+            id: eventID, seq: 0, userID: userID, conversationID: conversationID, role: .assistant, content: content, timestampMillis: now,
+            deviceID: nil, attachmentsJSON: nil)
+        event.turn = turn
+        later(.success(append(event, queue: queue, now: now)), completion)
+    }
+
+    public func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Void, any Error>) -> Void) {
+        records["\(failure.turn.deviceID)|\(failure.turn.clientID)"]?.state = failure.cause == .aborted ? .aborted : .failed
+        enqueue(.failure(failure), now: failure.timestampMillis, queue: queue)
+        later(.success(()), completion)
+    }
+
+    public func enqueue(_ item: QueueItem, now: Int64, queue: [QueueTarget]) {
+        for target in queue {
+            nextQueueID += 1
+            queueRows.append(QueueRow(id: nextQueueID, deviceID: target.deviceID, item: item, queuedAt: now, expiresAt: now + target.ttlMillis))
+            let rows = queueRows.filter { $0.deviceID == target.deviceID }
+            if rows.count > target.capacity {
+                let drop = Set(rows.prefix(rows.count - target.capacity).map(\.id))
+                queueRows.removeAll { drop.contains($0.id) }
+            }
+        }
+    }
+
+    public func queued(deviceID: String, after afterID: Int64, now: Int64, completion: @escaping (Result<[QueuedEvent], any Error>) -> Void) {
+        let rows = queueRows.filter { $0.deviceID == deviceID && $0.id > afterID && $0.expiresAt > now }
+        later(.success(rows.map { QueuedEvent(id: $0.id, item: $0.item, queuedAt: $0.queuedAt) }), completion)
+    }
+
+    public func dequeue(deviceID: String, through throughID: Int64) {
+        queueRows.removeAll { $0.deviceID == deviceID && $0.id <= throughID }
+    }
+
+    public func purgeQueues(now: Int64) { queueRows.removeAll { $0.expiresAt <= now } }
+
+    public func recordPresence(deviceID: String, state: DevicePresence.State, now: Int64) { presence[deviceID] = state }
+}

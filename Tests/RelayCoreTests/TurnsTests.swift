@@ -1,0 +1,185 @@
+import RelayCore
+import RelayTesting
+import Testing
+
+@Suite struct TurnsTests {
+    @Test func aTurnStreamsStoresAndEndsWithTypingOff() {
+        let core = CoreFixture()
+        let (phone, _) = core.connect("phone")
+        let (laptop, _) = core.connect("laptop")
+        #expect(core.submit(core.message("hi", device: "phone")).isAccepted)
+        #expect(core.backend.runs.count == 1)
+        #expect(core.backend.runs[0].request.text == "hi")
+        core.emit(.progress("echo"), run: 0)
+        core.emit(.progress("echo: hi"), run: 0)
+        core.emit(.final("echo: hi"), run: 0)
+        for device in [phone, laptop] {
+            #expect(device.messages.map(\.content) == ["hi", "echo: hi"])
+            #expect(device.streamed == ["echo", "echo: hi"])
+            #expect(device.typing == [true, false])
+            #expect(device.messages[1].turn?.clientID == "c_hi")
+        }
+        #expect(core.journal.events.map(\.seq) == [1, 2])
+        #expect(core.hub.turns.completedCount == 1)
+    }
+
+    @Test func oneTurnPerConversationWithAFIFOBehindItAndConversationsRunInParallel() {
+        let core = CoreFixture()
+        core.connect("phone")
+        let other = core.resolve(.session("other"))
+        core.submit(core.message("one", device: "phone"))
+        core.submit(core.message("two", device: "phone"))
+        core.submit(core.message("elsewhere", device: "phone", conversation: other))
+        #expect(core.backend.runs.map(\.request.text) == ["one", "elsewhere"])
+        core.emit(.final("1"), run: 0)
+        #expect(core.backend.runs.map(\.request.text) == ["one", "elsewhere", "two"])
+        #expect(core.hub.turns.activeCount == 2)
+    }
+
+    @Test func retriesAreIdempotentPerDeviceAndClientID() {
+        let core = CoreFixture()
+        core.connect("phone")
+        let first = core.submit(core.message("hi", device: "phone", clientID: "c_1"))
+        guard case .accepted(_, let runID) = first else { Issue.record("not accepted: \(first)"); return }
+        let retry = core.submit(core.message("hi", device: "phone", clientID: "c_1"))
+        guard case .duplicate(.active, runID, running: true) = retry else { Issue.record("expected a running duplicate: \(retry)"); return }
+        core.emit(.final("done"), run: 0)
+        guard case .duplicate(.finalized, _, running: false) = core.submit(core.message("hi", device: "phone", clientID: "c_1")) else {
+            Issue.record("expected a finalized duplicate")
+            return
+        }
+        guard case .mismatch = core.submit(core.message("changed", device: "phone", clientID: "c_1")) else { Issue.record("expected mismatch"); return }
+        #expect(core.submit(core.message("hi", device: "tablet", clientID: "c_1")).isAccepted, "client ids are per device")
+        #expect(core.backend.runs.count == 2)
+        #expect(core.journal.events.filter { $0.role == .user }.count == 2)
+    }
+
+    @Test func theQueueCapCountsTurnsWaitingBehindTheActiveOne() {
+        let core = CoreFixture()
+        core.connect("phone")
+        var outcomes: [SubmitOutcome] = []
+        for index in 0..<22 {
+            core.hub.turns.submit(core.message("m\(index)", device: "phone"), policy: TurnPolicy(maxQueuedPerDevice: 20)) { outcomes.append($0) }
+        }
+        core.loop.runUntilIdle()
+        #expect(outcomes.count { $0.isAccepted } == 21, "one active and twenty queued")
+        #expect(outcomes.count { $0.isQueueFull } == 1, "the 22nd is refused at once")
+        #expect(core.hub.turns.queuedCount == 20)
+    }
+
+    @Test func abortByRunOrByConversationStopsActiveAndQueuedTurns() {
+        let core = CoreFixture()
+        let (phone, _) = core.connect("phone")
+        core.submit(core.message("a", device: "phone"))
+        core.submit(core.message("b", device: "phone"))
+        core.submit(core.message("c", device: "phone"))
+        let runs = core.journal.records.values.map(\.runID)
+        #expect(runs.count == 3)
+        let activeRun = core.backend.runs[0].request.runID
+        #expect(core.hub.turns.abort(conversationID: core.conversation.id, runID: activeRun) == [activeRun])
+        core.loop.runUntilIdle()
+        #expect(core.backend.runs[0].isCancelled)
+        #expect(core.backend.runs.count == 2, "the next queued turn starts")
+        let rest = core.hub.turns.abort(conversationID: core.conversation.id)
+        core.loop.runUntilIdle()
+        #expect(rest.count == 2)
+        #expect(phone.failures.map(\.cause) == [.aborted, .aborted, .aborted])
+        #expect(phone.typing == [true, false, true, false])
+        #expect(core.journal.records.values.allSatisfy { $0.state == .aborted })
+        core.emit(.final("too late"), run: 1)
+        #expect(phone.messages.count == 3, "an aborted turn's late answer is dropped")
+    }
+
+    @Test func aSilentBackendTimesOut() {
+        let core = CoreFixture()
+        let (phone, _) = core.connect("phone")
+        core.submit(core.message("hi", device: "phone"), policy: TurnPolicy(inactivityMillis: 1_000))
+        core.loop.advance(millis: 600)
+        core.emit(.progress("still here"), run: 0)
+        core.loop.advance(millis: 600)
+        #expect(phone.failures.isEmpty, "progress re-arms the timer")
+        core.loop.advance(millis: 500)
+        #expect(phone.failures.map(\.cause) == [.failed])
+        #expect(phone.typing == [true, false])
+        #expect(core.backend.runs[0].isCancelled)
+    }
+
+    @Test func aTurnOutlivesItsSocketUnlessItsProtocolAbandonsIt() {
+        let core = CoreFixture()
+        let (phone, phoneSocket) = core.connect("phone")
+        let (laptop, _) = core.connect("laptop")
+        core.submit(core.message("keep going", device: "phone"))
+        core.hub.detach(phone, socket: phoneSocket, userID: core.user)
+        core.emit(.final("answered"), run: 0)
+        #expect(laptop.messages.map(\.content) == ["keep going", "answered"], "the answer lands for the devices still there")
+        #expect(core.journal.events.count == 2, "and is stored for the device that left")
+
+        let (phone2, phone2Socket) = core.connect("phone")
+        core.submit(core.message("active", device: "phone"))
+        core.submit(core.message("queued", device: "phone"))
+        core.hub.detach(phone2, socket: phone2Socket, userID: core.user)
+        core.hub.turns.abandon(deviceID: "phone")
+        core.loop.runUntilIdle()
+        #expect(laptop.failures.map(\.cause) == [.abandoned])
+        #expect(laptop.typing.last == false, "siblings see typing off when a stream is cut")
+        #expect(core.backend.runs.count == 2, "the queued turn is dropped")
+
+        core.connect("phone")
+        guard case .duplicate(.active, _, running: true) = core.submit(core.message("queued", device: "phone")) else {
+            Issue.record("a retry of the dropped message runs it")
+            return
+        }
+        #expect(core.backend.runs.count == 3)
+    }
+
+    @Test func aMessageInFlightWhenItsDeviceIsAbandonedStartsNoTurn() {
+        let core = CoreFixture()
+        core.connect("phone")
+        var outcome: SubmitOutcome?
+        core.hub.turns.submit(core.message("late", device: "phone"), policy: TurnPolicy()) { outcome = $0 }
+        core.hub.turns.abandon(deviceID: "phone")
+        core.loop.runUntilIdle()
+        #expect(outcome?.isAccepted == true, "it is stored and acknowledged")
+        #expect(core.backend.runs.isEmpty)
+    }
+
+    @Test func aFailedStoreAcknowledgesNothing() {
+        let core = CoreFixture()
+        core.connect("phone")
+        core.journal.failWrites = StoreDown()
+        guard case .storeFailed = core.submit(core.message("hi", device: "phone")) else { Issue.record("expected storeFailed"); return }
+        #expect(core.backend.runs.isEmpty)
+    }
+
+    @Test func aFinalThatCannotBeStoredFailsTheTurn() {
+        let core = CoreFixture()
+        let (phone, _) = core.connect("phone")
+        core.submit(core.message("hi", device: "phone"))
+        core.journal.failWrites = StoreDown()
+        core.emit(.final("lost"), run: 0)
+        #expect(phone.failures.map(\.cause) == [.failed])
+        #expect(phone.typing == [true, false])
+    }
+
+    @Test func anUnknownBackendFailsTheTurnAtOnce() {
+        let core = CoreFixture()
+        let (phone, _) = core.connect("phone")
+        core.submit(core.message("hi", device: "phone"), policy: TurnPolicy(backend: "nowhere"))
+        #expect(phone.failures.first?.reason.contains("nowhere") == true)
+        #expect(phone.typing == [true, false])
+    }
+
+    @Test func theBackendGetsTheConversationsWorkingDirectory() {
+        let core = CoreFixture()
+        core.connect("phone")
+        var resolved: Conversation?
+        core.hub.conversations.resolve(ConversationKey("companion.dir", "/srv/app"), userID: core.user, draft: ConversationDraft(workingDirectory: "/srv/app")) {
+            resolved = try? $0.get()
+        }
+        core.loop.runUntilIdle()
+        core.submit(core.message("ls", device: "phone", conversation: resolved))
+        #expect(core.backend.runs.first?.request.workingDirectory == "/srv/app")
+    }
+}
+
+struct StoreDown: Error {}

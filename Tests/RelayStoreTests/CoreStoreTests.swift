@@ -1,0 +1,83 @@
+import Foundation
+import GRDB
+import RelayCore
+import Testing
+
+@testable import RelayStore
+
+@Suite struct ConversationStoreTests {
+    @Test func aKeyResolvesToOneConversationAndExtraKeysNameItToo() throws {
+        let temp = try TemporaryStore()
+        let draft = ConversationDraft(title: "app", backend: "echo", workingDirectory: "/srv/app", extraKeys: [ConversationKey("companion.dir", "/srv/app")])
+        let first = try temp.store.write { try ConversationQueries.resolve($0, key: ConversationKey("companion", "s1"), userID: "u", draft: draft, at: 5) }
+        let again = try temp.store.write { try ConversationQueries.resolve($0, key: ConversationKey("companion.dir", "/srv/app"), userID: "u", draft: ConversationDraft(), at: 9) }
+        #expect(first == again)
+        #expect(first.workingDirectory == "/srv/app" && first.backend == "echo" && first.createdAt == 5)
+        let other = try temp.store.write { try ConversationQueries.resolve($0, key: ConversationKey("companion", "s1"), userID: "someone else", draft: draft, at: 5) }
+        #expect(other.id != first.id, "keys are per user")
+    }
+
+    @Test func theCoreMigrationTurnsStoredNamesIntoConversations() throws {
+        let directory = NSTemporaryDirectory() + "clawrelay-migration-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/relay.sqlite"
+        let queue = try DatabaseQueue(path: path)
+        try Migrations.relay().migrate(queue, upTo: "v4-pair-links")
+        try queue.write { db in
+            for (seq, name) in [(1, "main"), (2, "main"), (3, "backend:cmd:x")] {
+                try db.execute(
+                    sql: "INSERT INTO events (user_id, seq, id, conversation, role, content, created_at) VALUES ('u', ?, ?, ?, 'user', 'hi', ?)",
+                    arguments: [seq, "s_\(seq)", name, seq * 10])
+            }
+        }
+        try Migrations.relay().migrate(queue)
+        try queue.read { db in
+            let main = try #require(try ConversationQueries.conversationID(db, key: .main, userID: "u"))
+            let pinned = try #require(try ConversationQueries.conversationID(db, key: .session("backend:cmd:x"), userID: "u"))
+            #expect(try ConversationQueries.fetch(db, id: pinned)?.backend == "cmd")
+            #expect(try ConversationQueries.fetch(db, id: main)?.updatedAt == 20)
+            #expect(try EventQueries.count(db, conversationID: main) == 2)
+            #expect(try EventQueries.conversation(db, userID: "u", conversationID: pinned, limit: 10).map(\.id) == ["s_3"])
+        }
+    }
+}
+
+@Suite struct QueueStoreTests {
+    let target = QueueTarget(deviceID: "tablet", ttlMillis: 1_000, capacity: 3)
+
+    func event(_ content: String) -> QueueItem {
+        .message(ChatEvent(id: "s_\(content)", seq: 1, userID: "u", conversationID: "cv", role: .assistant, content: content, timestampMillis: 7, deviceID: nil, attachmentsJSON: nil, turn: TurnRef(runID: "r", deviceID: "tablet", clientID: "req-9")))
+    }
+
+    @Test func entriesComeBackInOrderWithTheirTurnAndAreCappedAndExpire() throws {
+        let temp = try TemporaryStore()
+        try temp.store.write { db in
+            for content in ["a", "b", "c", "d"] { try QueueQueries.enqueue(db, event(content), targets: [target], at: 100) }
+        }
+        let pending = try temp.store.read { try QueueQueries.pending($0, deviceID: "tablet", after: 0, at: 500) }
+        #expect(pending.map(\.item) == ["b", "c", "d"].map(event), "the oldest is dropped past capacity; the turn survives the round trip")
+        #expect(pending.allSatisfy { $0.queuedAt == 100 })
+        #expect(try temp.store.read { try QueueQueries.pending($0, deviceID: "tablet", after: pending[0].id, at: 500) }.count == 2)
+        #expect(try temp.store.read { try QueueQueries.pending($0, deviceID: "tablet", after: 0, at: 1_100) }.isEmpty, "expired")
+        try temp.store.write { try QueueQueries.delete($0, deviceID: "tablet", through: pending[1].id) }
+        #expect(try temp.store.read { try QueueQueries.depths($0, at: 500) } == ["tablet": 1])
+        #expect(try temp.store.write { try QueueQueries.purge($0, at: 1_100) } == 1)
+    }
+
+    @Test func aFailedTurnIsRecordedAndQueuedInOneTransaction() throws {
+        let temp = try TemporaryStore()
+        try temp.store.write { db in
+            _ = try MessageQueries.accept(db, UserMessage(conversationID: "cv", userID: "u", deviceID: "tablet", clientID: "req-1", content: "x"), at: 1, queue: [])
+            try MessageQueries.fail(
+                db, TurnFailure(turn: TurnRef(runID: "r", deviceID: "tablet", clientID: "req-1"), conversationID: "cv", userID: "u", cause: .aborted, reason: "stop", timestampMillis: 3),
+                queue: [target])
+        }
+        #expect(try temp.store.read { try MessageQueries.fetch($0, deviceID: "tablet", clientID: "req-1") }?.state == .aborted)
+        guard case .failure(let failure)? = try temp.store.read({ try QueueQueries.pending($0, deviceID: "tablet", after: 0, at: 5) }).first?.item else {
+            Issue.record("no failure queued")
+            return
+        }
+        #expect(failure.reason == "stop")
+    }
+}
