@@ -101,7 +101,7 @@ extension GatewayDownstream {
         let (user, now) = (settings.userID, clock.nowMillis())
         store.perform({ db in
             try ConversationQueries.list(db, userID: user, limit: limit).map { conversation in
-                (conversation, try ConversationQueries.keys(db, conversationID: conversation.id, scheme: "session").first,
+                (conversation, conversation.key(in: "session"),
                  try EventQueries.count(db, conversationID: conversation.id))
             }
         }) { result in

@@ -8,7 +8,7 @@ public enum ConversationQueries {
         if let id = try conversationID(db, key: key, userID: userID), let existing = try fetch(db, id: id) { return existing }
         let conversation = Conversation(
             id: Conversation.newID(), userID: userID, title: draft.title, backend: draft.backend, workingDirectory: draft.workingDirectory,
-            createdAt: millis, updatedAt: millis)
+            createdAt: millis, updatedAt: millis, keys: [key] + draft.extraKeys)
         try db.run(
             """
             INSERT INTO conversations (id, user_id, title, backend, working_directory, created_at, updated_at, archived)
@@ -30,28 +30,30 @@ public enum ConversationQueries {
             [userID, key.scheme, key.value, conversationID])
     }
 
-    /// The keys of a conversation in one scheme.
-    public static func keys(_ db: Database, conversationID: String, scheme: String) throws -> [String] {
-        try db.rows("SELECT key FROM conversation_keys WHERE conversation_id = ? AND scheme = ? ORDER BY key", [conversationID, scheme])
-            .map { $0["key"] }
+    /// Every key of a conversation.
+    public static func keys(_ db: Database, conversationID: String) throws -> [ConversationKey] {
+        try db.rows("SELECT scheme, key FROM conversation_keys WHERE conversation_id = ? ORDER BY scheme, key", [conversationID])
+            .map { ConversationKey($0["scheme"], $0["key"]) }
     }
 
     public static func fetch(_ db: Database, id: String) throws -> Conversation? {
-        try db.row("SELECT * FROM conversations WHERE id = ?", [id]).map(conversation(from:))
+        guard let row = try db.row("SELECT * FROM conversations WHERE id = ?", [id]) else { return nil }
+        return try conversation(db, from: row)
     }
 
     /// A user's conversations, most recently updated first.
     public static func list(_ db: Database, userID: String, limit: Int) throws -> [Conversation] {
-        try db.rows("SELECT * FROM conversations WHERE user_id = ? ORDER BY updated_at DESC LIMIT ?", [userID, limit]).map(conversation(from:))
+        try db.rows("SELECT * FROM conversations WHERE user_id = ? ORDER BY updated_at DESC LIMIT ?", [userID, limit]).map { try conversation(db, from: $0) }
     }
 
     static func touch(_ db: Database, id: String, at millis: Int64) throws {
         try db.run("UPDATE conversations SET updated_at = ? WHERE id = ?", [millis, id])
     }
 
-    static func conversation(from row: Row) -> Conversation {
-        Conversation(
-            id: row["id"], userID: row["user_id"], title: row["title"], backend: row["backend"], workingDirectory: row["working_directory"],
-            createdAt: row["created_at"], updatedAt: row["updated_at"], archived: row["archived"])
+    static func conversation(_ db: Database, from row: Row) throws -> Conversation {
+        let id: String = row["id"]
+        return Conversation(
+            id: id, userID: row["user_id"], title: row["title"], backend: row["backend"], workingDirectory: row["working_directory"],
+            createdAt: row["created_at"], updatedAt: row["updated_at"], archived: row["archived"], keys: try keys(db, conversationID: id))
     }
 }

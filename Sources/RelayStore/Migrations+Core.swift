@@ -31,6 +31,7 @@ extension Migrations {
                 CREATE TABLE notification_queue (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
                     device_id TEXT NOT NULL,
+                    conversation_id TEXT NOT NULL,
                     item TEXT NOT NULL,
                     queued_at INTEGER NOT NULL,
                     expires_at INTEGER NOT NULL

@@ -10,8 +10,8 @@ public enum QueueQueries {
         let json = String(decoding: try JSONEncoder().encode(item), as: UTF8.self)
         for target in targets {
             try db.run(
-                "INSERT INTO notification_queue (device_id, item, queued_at, expires_at) VALUES (?, ?, ?, ?)",
-                [target.deviceID, json, millis, millis + target.ttlMillis])
+                "INSERT INTO notification_queue (device_id, conversation_id, item, queued_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+                [target.deviceID, item.conversationID, json, millis, millis + target.ttlMillis])
             try db.run(
                 """
                 DELETE FROM notification_queue WHERE device_id = ? AND id <= (
@@ -21,20 +21,28 @@ public enum QueueQueries {
         }
     }
 
-    /// A device's unexpired entries after `afterID`, oldest first (at most `limit`).
-    public static func pending(_ db: Database, deviceID: String, after afterID: Int64, at millis: Int64, limit: Int = 10_000) throws -> [QueuedEvent] {
+    /// A device's unexpired entries, oldest first (at most `limit`), only those of `conversations` when given.
+    public static func pending(_ db: Database, deviceID: String, conversations: Set<String>? = nil, at millis: Int64, limit: Int = 10_000) throws
+        -> [QueuedEvent]
+    {
+        if let conversations, conversations.isEmpty { return [] }
         let decoder = JSONDecoder()
-        return try db.rows(
-            "SELECT id, item, queued_at FROM notification_queue WHERE device_id = ? AND id > ? AND expires_at > ? ORDER BY id LIMIT ?",
-            [deviceID, afterID, millis, limit]
-        ).compactMap { row in
+        var sql = "SELECT id, item, queued_at FROM notification_queue WHERE device_id = ? AND expires_at > ?"
+        var arguments: [any DatabaseValueConvertible] = [deviceID, millis]
+        if let conversations {
+            sql += " AND conversation_id IN (" + Array(repeating: "?", count: conversations.count).joined(separator: ",") + ")"
+            arguments += conversations.sorted().map { $0 as any DatabaseValueConvertible }
+        }
+        sql += " ORDER BY id LIMIT ?"
+        arguments.append(limit)
+        return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).compactMap { row in
             guard let item = try? decoder.decode(QueueItem.self, from: Data((row["item"] as String).utf8)) else { return nil }
             return QueuedEvent(id: row["id"], item: item, queuedAt: row["queued_at"])
         }
     }
 
-    public static func delete(_ db: Database, deviceID: String, through throughID: Int64) throws {
-        try db.run("DELETE FROM notification_queue WHERE device_id = ? AND id <= ?", [deviceID, throughID])
+    public static func delete(_ db: Database, deviceID: String, ids: [Int64]) throws {
+        for id in ids { try db.run("DELETE FROM notification_queue WHERE device_id = ? AND id = ?", [deviceID, id]) }
     }
 
     public static func purge(_ db: Database, at millis: Int64) throws -> Int {

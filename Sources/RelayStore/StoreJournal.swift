@@ -54,12 +54,12 @@ public final class StoreJournal: CoreJournal {
         background("queue an event") { db in try QueueQueries.enqueue(db, item, targets: queue, at: now) }
     }
 
-    public func queued(deviceID: String, after afterID: Int64, now: Int64, completion: @escaping (Result<[QueuedEvent], any Error>) -> Void) {
-        store.perform({ db in try QueueQueries.pending(db, deviceID: deviceID, after: afterID, at: now) }, completion: completion)
+    public func queued(deviceID: String, conversations: Set<String>?, now: Int64, completion: @escaping (Result<[QueuedEvent], any Error>) -> Void) {
+        store.perform({ db in try QueueQueries.pending(db, deviceID: deviceID, conversations: conversations, at: now) }, completion: completion)
     }
 
-    public func dequeue(deviceID: String, through throughID: Int64) {
-        background("delete delivered queue entries") { db in try QueueQueries.delete(db, deviceID: deviceID, through: throughID) }
+    public func dequeue(deviceID: String, ids: [Int64]) {
+        background("delete delivered queue entries") { db in try QueueQueries.delete(db, deviceID: deviceID, ids: ids) }
     }
 
     public func purgeQueues(now: Int64) {

@@ -53,7 +53,7 @@ public final class MemoryJournal: CoreJournal {
         if let id = keys[Self.key(userID, key)], let conversation = conversations[id] { return later(.success(conversation), completion) }
         let conversation = Conversation(
             id: Conversation.newID(), userID: userID, title: draft.title, backend: draft.backend, workingDirectory: draft.workingDirectory,
-            createdAt: now, updatedAt: now)
+            createdAt: now, updatedAt: now, keys: [key] + draft.extraKeys)
         conversations[conversation.id] = conversation
         for name in [key] + draft.extraKeys { keys[Self.key(userID, name)] = conversation.id }
         later(.success(conversation), completion)
@@ -70,6 +70,7 @@ public final class MemoryJournal: CoreJournal {
 
     public func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void) {
         keys[Self.key(conversation.userID, key)] = conversation.id
+        if conversations[conversation.id]?.keys.contains(key) == false { conversations[conversation.id]?.keys.append(key) }
         later(.success(()), completion)
     }
 
@@ -133,13 +134,16 @@ public final class MemoryJournal: CoreJournal {
         }
     }
 
-    public func queued(deviceID: String, after afterID: Int64, now: Int64, completion: @escaping (Result<[QueuedEvent], any Error>) -> Void) {
-        let rows = queueRows.filter { $0.deviceID == deviceID && $0.id > afterID && $0.expiresAt > now }
+    public func queued(deviceID: String, conversations: Set<String>?, now: Int64, completion: @escaping (Result<[QueuedEvent], any Error>) -> Void) {
+        let rows = queueRows.filter {
+            $0.deviceID == deviceID && $0.expiresAt > now && (conversations?.contains($0.item.conversationID) ?? true)
+        }
         later(.success(rows.map { QueuedEvent(id: $0.id, item: $0.item, queuedAt: $0.queuedAt) }), completion)
     }
 
-    public func dequeue(deviceID: String, through throughID: Int64) {
-        queueRows.removeAll { $0.deviceID == deviceID && $0.id <= throughID }
+    public func dequeue(deviceID: String, ids: [Int64]) {
+        let done = Set(ids)
+        queueRows.removeAll { $0.deviceID == deviceID && done.contains($0.id) }
     }
 
     public func purgeQueues(now: Int64) { queueRows.removeAll { $0.expiresAt <= now } }

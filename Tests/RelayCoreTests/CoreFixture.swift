@@ -5,6 +5,9 @@ import RelayTesting
 /// A device socket that records what it was sent.
 final class RecordingEndpoint: DeviceEndpoint {
     let deviceID: String
+    /// The conversations it listens to; nil = all.
+    var listening: Set<String>?
+    var conversations: Set<String>? { listening }
     var events: [BusEvent] = []
     var queued: [QueuedEvent] = []
     /// When false, queued deliveries are held unwritten (a socket that never flushed).

@@ -3,7 +3,7 @@ import RelayTesting
 import Testing
 
 @Suite struct NotificationQueueTests {
-    static let queued = MissedDelivery.queue(ttlMillis: 60_000, capacity: 100)
+    static let queued = MissedDelivery.queue(ttlMillis: 60_000, capacity: 100, scheme: nil)
 
     @Test func aBackgroundDeviceGetsEveryEventQueuedThenDrainedOnceInOrder() {
         let core = CoreFixture()
@@ -48,7 +48,7 @@ import Testing
         let core = CoreFixture()
         core.hub.start()
         core.connect("phone")
-        let (tablet, _) = core.connect("tablet", delivery: .queue(ttlMillis: 1_000, capacity: 10))
+        let (tablet, _) = core.connect("tablet", delivery: .queue(ttlMillis: 1_000, capacity: 10, scheme: nil))
         core.hub.presence.signal(.backgrounded, deviceID: "tablet")
         core.submit(core.message("old", device: "phone"))
         core.loop.advance(millis: 61_000)
@@ -61,7 +61,7 @@ import Testing
     @Test func aFullQueueDropsItsOldestEntries() {
         let core = CoreFixture()
         core.connect("phone")
-        core.connect("tablet", delivery: .queue(ttlMillis: 60_000, capacity: 2))
+        core.connect("tablet", delivery: .queue(ttlMillis: 60_000, capacity: 2, scheme: nil))
         core.hub.presence.signal(.backgrounded, deviceID: "tablet")
         for text in ["a", "b", "c"] {
             core.submit(core.message(text, device: "phone", conversation: core.resolve(.session(text))))
@@ -113,5 +113,54 @@ import Testing
         core.hub.detach(laptop, socket: socket, userID: core.user)
         core.submit(core.message("hi", device: "phone"))
         #expect(core.journal.queue(of: "laptop").isEmpty)
+    }
+
+    @Test func aForegroundDeviceQueuesTheConversationsItDoesNotListenTo() {
+        let core = CoreFixture()
+        core.connect("phone")
+        let other = core.resolve(.session("other"))
+        let (tablet, _) = core.connect("tablet", delivery: Self.queued)
+        tablet.listening = [other.id]
+        core.submit(core.message("main one", device: "phone"))
+        core.submit(core.message("other one", device: "phone", conversation: other))
+        #expect(tablet.messages.map(\.content) == ["other one"], "live only where it listens")
+        #expect(core.journal.queue(of: "tablet").count == 1)
+
+        tablet.listening = [other.id, core.conversation.id]
+        core.hub.queue.drain(deviceID: "tablet", to: tablet)
+        core.loop.runUntilIdle()
+        let drained: [String] = tablet.queued.map { if case .message(let event) = $0.item { event.content } else { "" } }
+        #expect(drained == ["main one"])
+    }
+
+    @Test func aDrainHandsOutOnlyTheListenedConversationsAndKeepsTheRest() {
+        let core = CoreFixture()
+        core.connect("phone")
+        let other = core.resolve(.session("other"))
+        let (tablet, _) = core.connect("tablet", delivery: Self.queued)
+        core.hub.presence.signal(.backgrounded, deviceID: "tablet")
+        core.submit(core.message("for other", device: "phone", conversation: other))
+        core.submit(core.message("for main", device: "phone"))
+        tablet.listening = [core.conversation.id]
+        core.hub.presence.signal(.foregrounded, deviceID: "tablet")
+        core.loop.runUntilIdle()
+        #expect(tablet.queued.count == 1)
+        tablet.listening = [other.id]
+        core.hub.queue.drain(deviceID: "tablet", to: tablet)
+        core.loop.runUntilIdle()
+        let drained: [String] = tablet.queued.map { if case .message(let event) = $0.item { event.content } else { "" } }
+        #expect(drained == ["for main", "for other"], "an entry older than one handed out is not skipped")
+    }
+
+    @Test func aDeviceFollowingOneSchemeQueuesOnlyConversationsNamedInIt() {
+        let core = CoreFixture()
+        core.connect("phone")
+        let project = core.resolve(ConversationKey("companion", "s-1"))
+        core.connect("tablet", delivery: .queue(ttlMillis: 60_000, capacity: 10, scheme: "companion"))
+        core.hub.presence.signal(.backgrounded, deviceID: "tablet")
+        core.submit(core.message("timeline", device: "phone"))
+        core.submit(core.message("project", device: "phone", conversation: project))
+        let queued: [String] = core.journal.queue(of: "tablet").map { if case .message(let event) = $0 { event.content } else { "" } }
+        #expect(queued == ["project"])
     }
 }

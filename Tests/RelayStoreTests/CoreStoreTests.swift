@@ -12,6 +12,7 @@ import Testing
         let first = try temp.store.write { try ConversationQueries.resolve($0, key: ConversationKey("companion", "s1"), userID: "u", draft: draft, at: 5) }
         let again = try temp.store.write { try ConversationQueries.resolve($0, key: ConversationKey("companion.dir", "/srv/app"), userID: "u", draft: ConversationDraft(), at: 9) }
         #expect(first == again)
+        #expect(Set(first.keys) == [ConversationKey("companion", "s1"), ConversationKey("companion.dir", "/srv/app")])
         #expect(first.workingDirectory == "/srv/app" && first.backend == "echo" && first.createdAt == 5)
         let other = try temp.store.write { try ConversationQueries.resolve($0, key: ConversationKey("companion", "s1"), userID: "someone else", draft: draft, at: 5) }
         #expect(other.id != first.id, "keys are per user")
@@ -55,12 +56,13 @@ import Testing
         try temp.store.write { db in
             for content in ["a", "b", "c", "d"] { try QueueQueries.enqueue(db, event(content), targets: [target], at: 100) }
         }
-        let pending = try temp.store.read { try QueueQueries.pending($0, deviceID: "tablet", after: 0, at: 500) }
+        let pending = try temp.store.read { try QueueQueries.pending($0, deviceID: "tablet", at: 500) }
         #expect(pending.map(\.item) == ["b", "c", "d"].map(event), "the oldest is dropped past capacity; the turn survives the round trip")
         #expect(pending.allSatisfy { $0.queuedAt == 100 })
-        #expect(try temp.store.read { try QueueQueries.pending($0, deviceID: "tablet", after: pending[0].id, at: 500) }.count == 2)
-        #expect(try temp.store.read { try QueueQueries.pending($0, deviceID: "tablet", after: 0, at: 1_100) }.isEmpty, "expired")
-        try temp.store.write { try QueueQueries.delete($0, deviceID: "tablet", through: pending[1].id) }
+        #expect(try temp.store.read { try QueueQueries.pending($0, deviceID: "tablet", conversations: ["cv"], at: 500) }.count == 3)
+        #expect(try temp.store.read { try QueueQueries.pending($0, deviceID: "tablet", conversations: ["elsewhere"], at: 500) }.isEmpty)
+        #expect(try temp.store.read { try QueueQueries.pending($0, deviceID: "tablet", at: 1_100) }.isEmpty, "expired")
+        try temp.store.write { try QueueQueries.delete($0, deviceID: "tablet", ids: [pending[0].id, pending[1].id]) }
         #expect(try temp.store.read { try QueueQueries.depths($0, at: 500) } == ["tablet": 1])
         #expect(try temp.store.write { try QueueQueries.purge($0, at: 1_100) } == 1)
     }
@@ -74,7 +76,7 @@ import Testing
                 queue: [target])
         }
         #expect(try temp.store.read { try MessageQueries.fetch($0, deviceID: "tablet", clientID: "req-1") }?.state == .aborted)
-        guard case .failure(let failure)? = try temp.store.read({ try QueueQueries.pending($0, deviceID: "tablet", after: 0, at: 5) }).first?.item else {
+        guard case .failure(let failure)? = try temp.store.read({ try QueueQueries.pending($0, deviceID: "tablet", at: 5) }).first?.item else {
             Issue.record("no failure queued")
             return
         }

@@ -3,6 +3,8 @@
 /// - Important: called on the loop thread.
 public protocol DeviceEndpoint: AnyObject {
     var deviceID: String { get }
+    /// The conversations this socket listens to; nil means every conversation of its user.
+    var conversations: Set<String>? { get }
     func deliver(_ event: BusEvent)
     /// Events the device missed while it was away, oldest first; `written` runs once the last
     /// of them is on the wire (not if the socket closes first).
@@ -10,6 +12,10 @@ public protocol DeviceEndpoint: AnyObject {
 }
 
 extension DeviceEndpoint {
+    public var conversations: Set<String>? { nil }
+
+    public func listens(to conversationID: String) -> Bool { conversations?.contains(conversationID) ?? true }
+
     public func deliverQueued(_ events: [QueuedEvent], written: @escaping () -> Void) {
         for event in events { deliver(event.item.busEvent) }
         written()
@@ -40,13 +46,20 @@ public final class Bus {
         if byDevice[endpoint.deviceID]?.isEmpty == true { byDevice.removeValue(forKey: endpoint.deviceID) }
     }
 
-    /// Delivers to every foreground device of `user` except those in `skipping` (they will get it
-    /// from their notification queue).
+    /// Delivers to every socket of `user` whose device is in the foreground and that listens to
+    /// the event's conversation, except devices in `skipping` (they get it from their queue).
     public func publish(_ event: BusEvent, to user: String, skipping: Set<String> = []) {
         guard let targets = endpoints[user] else { return }
-        for endpoint in targets.values where !skipping.contains(endpoint.deviceID) && presence.isForeground(endpoint.deviceID) {
+        let conversationID = event.conversationID
+        for endpoint in targets.values
+        where !skipping.contains(endpoint.deviceID) && endpoint.listens(to: conversationID) && presence.isForeground(endpoint.deviceID) {
             endpoint.deliver(event)
         }
+    }
+
+    /// True when a socket of the device takes the conversation's events live.
+    func isListening(deviceID: String, to conversationID: String) -> Bool {
+        byDevice[deviceID]?.contains { $0.listens(to: conversationID) } ?? false
     }
 
     public func endpoints(of user: String) -> [DeviceEndpoint] {

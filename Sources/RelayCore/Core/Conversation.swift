@@ -13,10 +13,12 @@ public struct Conversation: Sendable, Equatable, Codable {
     public var createdAt: Int64
     public var updatedAt: Int64
     public var archived: Bool
+    /// Every protocol name the conversation has.
+    public var keys: [ConversationKey]
 
     public init(
         id: String, userID: String, title: String? = nil, backend: String? = nil, workingDirectory: String? = nil, createdAt: Int64,
-        updatedAt: Int64, archived: Bool = false
+        updatedAt: Int64, archived: Bool = false, keys: [ConversationKey] = []
     ) {
         self.id = id
         self.userID = userID
@@ -26,7 +28,11 @@ public struct Conversation: Sendable, Equatable, Codable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.archived = archived
+        self.keys = keys
     }
+
+    /// The conversation's name in `scheme`, if it has one.
+    public func key(in scheme: String) -> String? { keys.first { $0.scheme == scheme }?.value }
 
     /// A new conversation id, `cv_<uuid>`.
     public static func newID() -> String { "cv_" + Identifiers.newUUID() }

@@ -14,8 +14,6 @@ public final class Conversations {
     private let clock: any Clock
     private var byID: [String: Conversation] = [:]
     private var byKey: [UserKey: String] = [:]
-    /// The keys each cached conversation is known by.
-    private var names: [String: [ConversationKey]] = [:]
     private var waiting: [UserKey: [(Result<Conversation, any Error>) -> Void]] = [:]
 
     init(journal: CoreJournal, clock: any Clock) {
@@ -36,10 +34,7 @@ public final class Conversations {
         }
         waiting[userKey] = [completion]
         journal.resolveConversation(key, userID: userID, draft: draft, now: clock.nowMillis()) { [self] result in
-            if case .success(let conversation) = result {
-                remember(conversation)
-                for name in [key] + draft.extraKeys { learn(name, for: conversation) }
-            }
+            if case .success(let conversation) = result { remember(conversation) }
             for waiter in waiting.removeValue(forKey: userKey) ?? [] { waiter(result) }
         }
     }
@@ -66,20 +61,14 @@ public final class Conversations {
 
     /// Points one more key at `conversation`.
     public func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void) {
-        remember(conversation)
-        learn(key, for: conversation)
+        var named = byID[conversation.id] ?? conversation
+        if !named.keys.contains(key) { named.keys.append(key) }
+        remember(named)
         journal.addKey(key, to: conversation, completion: completion)
     }
 
-    /// A cached conversation's key in `scheme`, if it was resolved or named by one.
-    public func key(of conversationID: String, scheme: String) -> String? {
-        names[conversationID]?.first { $0.scheme == scheme }?.value
-    }
-
-    private func learn(_ key: ConversationKey, for conversation: Conversation) {
-        byKey[UserKey(userID: conversation.userID, key: key)] = conversation.id
-        if names[conversation.id]?.contains(key) != true { names[conversation.id, default: []].append(key) }
-    }
+    /// A cached conversation's key in `scheme`.
+    public func key(of conversationID: String, scheme: String) -> String? { byID[conversationID]?.key(in: scheme) }
 
     /// Notes that the conversation moved (a new message), for listings read from the cache.
     func touch(_ conversationID: String, at millis: Int64) {
@@ -90,8 +79,8 @@ public final class Conversations {
         if byID.count >= Self.cacheLimit {
             byID.removeAll(keepingCapacity: true)
             byKey.removeAll(keepingCapacity: true)
-            names.removeAll(keepingCapacity: true)
         }
         byID[conversation.id] = conversation
+        for key in conversation.keys { byKey[UserKey(userID: conversation.userID, key: key)] = conversation.id }
     }
 }

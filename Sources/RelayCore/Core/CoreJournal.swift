@@ -97,6 +97,13 @@ public enum QueueItem: Sendable, Equatable, Codable {
         case .failure(let failure): failure.timestampMillis
         }
     }
+
+    public var conversationID: String {
+        switch self {
+        case .message(let event): event.conversationID
+        case .failure(let failure): failure.conversationID
+        }
+    }
 }
 
 /// One entry of a device's queue, in queue order.
@@ -140,10 +147,10 @@ public protocol CoreJournal: AnyObject {
     /// Queues an event that was already stored, for devices that left the foreground meanwhile.
     func enqueue(_ item: QueueItem, now: Int64, queue: [QueueTarget])
 
-    /// A device's unexpired queue in order, after `afterID`.
-    func queued(deviceID: String, after afterID: Int64, now: Int64, completion: @escaping (Result<[QueuedEvent], any Error>) -> Void)
-    /// Deletes a device's entries up to and including `throughID` (they were delivered).
-    func dequeue(deviceID: String, through throughID: Int64)
+    /// A device's unexpired queue in order, only the events of `conversations` when given.
+    func queued(deviceID: String, conversations: Set<String>?, now: Int64, completion: @escaping (Result<[QueuedEvent], any Error>) -> Void)
+    /// Deletes delivered entries of a device.
+    func dequeue(deviceID: String, ids: [Int64])
     /// Deletes expired entries everywhere.
     func purgeQueues(now: Int64)
 

@@ -11,53 +11,69 @@ public final class NotificationQueue {
     private let journal: CoreJournal
     private let presence: Presence
     private let bus: Bus
+    private let conversations: Conversations
     private let clock: any Clock
     /// Devices whose queue is being read.
     private var draining: Set<String> = []
     /// Devices that asked for a drain while one was running.
     private var drainAgain: [String: DeviceEndpoint] = [:]
-    /// The last entry handed to an endpoint, and the last one known written, per device.
-    private var handedOut: [String: Int64] = [:]
-    private var written: [String: Int64] = [:]
+    /// Entries handed to a socket and not yet written, per device: no drain hands them out twice.
+    private var inFlight: [String: Set<Int64>] = [:]
     public private(set) var drainedEvents = 0
 
-    init(journal: CoreJournal, presence: Presence, bus: Bus, clock: any Clock) {
+    init(journal: CoreJournal, presence: Presence, bus: Bus, conversations: Conversations, clock: any Clock) {
         self.journal = journal
         self.presence = presence
         self.bus = bus
+        self.conversations = conversations
         self.clock = clock
     }
 
-    /// The devices of `userID` an event submitted now must be queued for.
-    public func targets(userID: String) -> [QueueTarget] { presence.queueTargets(userID: userID) }
+    /// The devices of `userID` an event of `conversationID` submitted now must be queued for: those
+    /// that keep a queue, follow the conversation, and do not take it live.
+    public func targets(userID: String, conversationID: String) -> [QueueTarget] {
+        presence.queueDevices(userID: userID).compactMap { deviceID, entry in
+            guard case .queue(let ttl, let capacity, let scheme) = entry.delivery else { return nil }
+            if let scheme, conversations.key(of: conversationID, scheme: scheme) == nil { return nil }
+            if entry.presence.state == .foreground, bus.isListening(deviceID: deviceID, to: conversationID) { return nil }
+            return QueueTarget(deviceID: deviceID, ttlMillis: ttl, capacity: capacity)
+        }
+    }
 
-    /// Hands a stored durable event out: live to foreground devices, except those it was queued
-    /// for at submission; queued now for devices that left the foreground since.
+    /// Hands a stored durable event out: live to the devices that take it, except those it was
+    /// queued for at submission; queued now for devices that stopped taking it live since.
     public func publish(_ event: BusEvent, userID: String, queuedFor targets: [QueueTarget]) {
         let queued = Set(targets.map(\.deviceID))
         bus.publish(event, to: userID, skipping: queued)
-        let late = presence.queueTargets(userID: userID).filter { !queued.contains($0.deviceID) }
+        let late = self.targets(userID: userID, conversationID: event.conversationID).filter { !queued.contains($0.deviceID) }
         if !late.isEmpty, let item = QueueItem(event) { journal.enqueue(item, now: clock.nowMillis(), queue: late) }
     }
 
-    /// Sends the device's queue to `endpoint`, oldest first, and deletes what was written.
+    /// Sends the device's queued events of the conversations `endpoint` listens to, oldest first,
+    /// and deletes them once written.
     public func drain(deviceID: String, to endpoint: DeviceEndpoint) {
         guard !draining.contains(deviceID) else {
             drainAgain[deviceID] = endpoint
             return
         }
         draining.insert(deviceID)
-        let after = handedOut[deviceID] ?? 0
-        journal.queued(deviceID: deviceID, after: after, now: clock.nowMillis()) { [weak self, weak endpoint] result in
+        let wanted = endpoint.conversations
+        journal.queued(deviceID: deviceID, conversations: wanted, now: clock.nowMillis()) { [weak self, weak endpoint] result in
             guard let self else { return }
             draining.remove(deviceID)
-            if case .success(let events) = result, let last = events.last, let endpoint {
-                handedOut[deviceID] = last.id
-                drainedEvents += events.count
-                endpoint.deliverQueued(events) { [weak self] in
-                    guard let self else { return }
-                    written[deviceID] = max(written[deviceID] ?? 0, last.id)
-                    journal.dequeue(deviceID: deviceID, through: last.id)
+            let skip = inFlight[deviceID] ?? []
+            if case .success(let all) = result, let endpoint {
+                let events = all.filter { !skip.contains($0.id) }
+                if !events.isEmpty {
+                    let ids = events.map(\.id)
+                    inFlight[deviceID, default: []].formUnion(ids)
+                    drainedEvents += events.count
+                    endpoint.deliverQueued(events) { [weak self] in
+                        guard let self else { return }
+                        inFlight[deviceID]?.subtract(ids)
+                        if inFlight[deviceID]?.isEmpty == true { inFlight.removeValue(forKey: deviceID) }
+                        journal.dequeue(deviceID: deviceID, ids: ids)
+                    }
                 }
             }
             if let again = drainAgain.removeValue(forKey: deviceID) { drain(deviceID: deviceID, to: again) }
@@ -65,9 +81,7 @@ public final class NotificationQueue {
     }
 
     /// An endpoint of the device went away: whatever was handed to it and not written is due again.
-    public func endpointClosed(deviceID: String) {
-        if let confirmed = written[deviceID] { handedOut[deviceID] = confirmed } else { handedOut.removeValue(forKey: deviceID) }
-    }
+    public func endpointClosed(deviceID: String) { inFlight.removeValue(forKey: deviceID) }
 
     func purge() { journal.purgeQueues(now: clock.nowMillis()) }
 }

@@ -2,8 +2,9 @@
 public enum MissedDelivery: Sendable, Equatable {
     /// The client resumes from a cursor (Clawline's `lastMessageId`, gateway `chat.history`): no queue.
     case replay
-    /// The relay keeps a notification queue for the device while it is not in the foreground.
-    case queue(ttlMillis: Int64, capacity: Int)
+    /// The relay keeps a notification queue for the device: the events of the conversations it
+    /// follows (those named in `scheme`; nil = all) that it does not take live.
+    case queue(ttlMillis: Int64, capacity: Int, scheme: String?)
 }
 
 /// Every device the relay has heard from since it started, with its presence.
@@ -61,14 +62,12 @@ public final class Presence {
 
     public func isForeground(_ deviceID: String) -> Bool { state(of: deviceID) == .foreground }
 
-    /// The devices of `userID` that keep a queue and are not in the foreground.
-    func queueTargets(userID: String) -> [QueueTarget] {
+    /// The devices of `userID` that keep a queue, with their policy.
+    func queueDevices(userID: String) -> [(deviceID: String, entry: Entry)] {
         guard let devices = byUser[userID] else { return [] }
         return devices.sorted().compactMap { deviceID in
-            guard let entry = entries[deviceID], entry.presence.state != .foreground,
-                case .queue(let ttl, let capacity) = entry.delivery
-            else { return nil }
-            return QueueTarget(deviceID: deviceID, ttlMillis: ttl, capacity: capacity)
+            guard let entry = entries[deviceID], case .queue = entry.delivery else { return nil }
+            return (deviceID, entry)
         }
     }
 

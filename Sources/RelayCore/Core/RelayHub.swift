@@ -38,8 +38,8 @@ public final class RelayHub {
         self.settings = settings
         presence = Presence(clock: clock)
         bus = Bus(presence: presence)
-        queue = NotificationQueue(journal: journal, presence: presence, bus: bus, clock: clock)
         conversations = Conversations(journal: journal, clock: clock)
+        queue = NotificationQueue(journal: journal, presence: presence, bus: bus, conversations: conversations, clock: clock)
         turns = Turns(journal: journal, conversations: conversations, queue: queue, bus: bus, router: router, loop: loop, clock: clock, logger: logger)
         presence.onChange = { [weak self] deviceID, entry, state in self?.presenceChanged(deviceID, entry, state) }
     }

@@ -57,7 +57,7 @@ extension Turns {
     private func finish(_ turn: Turn, text: String) {
         turn.isFinishing = true
         if let timer = turn.inactivityTimer { loop.cancel(timer) }
-        let targets = queue.targets(userID: turn.userID)
+        let targets = queue.targets(userID: turn.userID, conversationID: turn.conversationID)
         journal.finish(
             turn.ref, userID: turn.userID, conversationID: turn.conversationID, eventID: turn.eventID, content: text, now: clock.nowMillis(),
             queue: targets
@@ -98,7 +98,7 @@ extension Turns {
     }
 
     private func record(_ failure: TurnFailure) {
-        let targets = queue.targets(userID: failure.userID)
+        let targets = queue.targets(userID: failure.userID, conversationID: failure.conversationID)
         journal.fail(failure, queue: targets) { [logger] result in
             if case .failure(let error) = result {
                 logger.error("could not record a failed turn", metadata: ["run": "\(failure.turn.runID)", "error": "\(error)"])

@@ -119,7 +119,7 @@ public final class Turns {
         let token = nextToken
         lane.accepting.append((token, message.deviceID))
         let generation = abandonments[message.deviceID, default: 0]
-        let targets = queue.targets(userID: message.userID)
+        let targets = queue.targets(userID: message.userID, conversationID: message.conversationID)
         journal.accept(message, now: clock.nowMillis(), queue: targets) { [self] result in
             lane.accepting.removeAll { $0.token == token }
             let stillWanted = abandonments[message.deviceID, default: 0] == generation
