@@ -70,6 +70,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CompanionBridge",
+            dependencies: ["RelayCore", "RelayStore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
+            path: "Bridges/Companion",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "LocalBridge",
             dependencies: ["RelayCore"],
             path: "Bridges/Local",
@@ -78,7 +84,7 @@ let package = Package(
         .target(
             name: "RelayServer",
             dependencies: [
-                "RelayCore", "RelayStore", "RelayTransport", "ClawlineBridge", "GatewayBridge", "LocalBridge", "RelayDiscovery",
+                "RelayCore", "RelayStore", "RelayTransport", "ClawlineBridge", "CompanionBridge", "GatewayBridge", "LocalBridge", "RelayDiscovery",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -110,6 +116,8 @@ let package = Package(
             name: "GatewayBridgeTests", dependencies: ["GatewayBridge", "RelayCore", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "CompanionBridgeTests", dependencies: ["CompanionBridge", "RelayCore", "RelayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore"], swiftSettings: swiftSettings),
     ]
 )

@@ -47,12 +47,3 @@ struct AccountError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
-
-/// Where an upstream link stands, for `clawrelay accounts` and `/metrics`.
-public enum LinkState: String, Sendable, CaseIterable {
-    case connecting
-    case connected
-    case retrying
-    case awaitingApproval = "awaiting_approval"
-    case badCredentials = "bad_credentials"
-}

@@ -1,4 +1,5 @@
 import ClawlineBridge
+import CompanionBridge
 import GatewayBridge
 import Foundation
 import LocalBridge
@@ -19,7 +20,8 @@ public final class Relay {
     private var clawline: ClawlineDownstream?
     private var gateway: GatewayDownstream?
     private var desk: OperatorDesk?
-    private var upstreams: [OpenClawBackend] = []
+    /// Opens each upstream account's link (loop thread).
+    private var upstreams: [() -> Void] = []
     private var advertiser: MDNSAdvertiser?
     private var hub: RelayHub?
     /// Upstream link states by account; read and written on the loop.
@@ -67,8 +69,16 @@ public final class Relay {
                 let name = settings.name
                 let upstream = try OpenClawBackend(
                     name: name, target: target, sessionKey: sessionKey, accountsDirectory: accountsDirectory, loop: loop, logger: logger
-                ) { [unowned self] state, detail in self.accountChanged(name, state, detail) }
-                upstreams.append(upstream)
+                ) { [unowned self] state, detail in self.accountChanged(name, kind: "openclaw", state, detail) }
+                upstreams.append { upstream.connect() }
+                backends.append(upstream)
+            case .companion(let url, let token, let workingDirectory, let allowSelfSigned):
+                let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
+                let name = settings.name
+                let upstream = CompanionBackend(
+                    name: name, target: target, token: token, workingDirectory: workingDirectory, loop: loop, logger: logger
+                ) { [unowned self] state, detail in self.accountChanged(name, kind: "companion", state, detail) }
+                upstreams.append { upstream.connect() }
                 backends.append(upstream)
             }
         }
@@ -89,7 +99,7 @@ public final class Relay {
             let downstream = GatewayDownstream(settings: settings, store: store, hub: hub, loop: loop, clock: SystemClock(), logger: logger)
             if !exposed.isEmpty {
                 downstream.passthrough = NodePassthrough(accounts: exposed, accountsDirectory: accountsDirectory, loop: loop, logger: logger) {
-                    [unowned self] name, state, detail in self.accountChanged(name, state, detail)
+                    [unowned self] name, state, detail in self.accountChanged(name, kind: "openclaw", state, detail)
                 }
             }
             loop.addListener(GatewayDownstream.listenerConfig(settings), handler: downstream)
@@ -104,7 +114,7 @@ public final class Relay {
         loop.execute(with: hub) { $0.start() }
         if let clawline { loop.execute(with: clawline) { $0.start() } }
         if let gateway { loop.execute(with: gateway) { $0.start() } }
-        for upstream in upstreams { loop.execute(with: upstream) { $0.connect() } }
+        for connect in upstreams { loop.execute(with: connect) { $0() } }
         self.desk = desk
         loop.execute(with: desk) { $0.start() }
         try writeListenersFile()
@@ -161,10 +171,10 @@ public final class Relay {
     }
 
     /// Loop thread: an upstream link changed state.
-    private func accountChanged(_ name: String, _ state: LinkState, _ detail: String) {
+    private func accountChanged(_ name: String, kind: String, _ state: LinkState, _ detail: String) {
         linkStates[name] = state
-        logger.info("upstream account", metadata: ["account": "\(name)", "state": "\(state.rawValue)", "detail": "\(detail)"])
-        let status = AccountStatus(name: name, kind: "openclaw", state: state.rawValue, detail: detail, updatedAt: SystemClock().nowMillis())
+        logger.info("upstream account", metadata: ["account": "\(name)", "kind": "\(kind)", "state": "\(state.rawValue)", "detail": "\(detail)"])
+        let status = AccountStatus(name: name, kind: kind, state: state.rawValue, detail: detail, updatedAt: SystemClock().nowMillis())
         store?.perform({ db in try AccountQueries.record(db, status) }) { _ in }
     }
 

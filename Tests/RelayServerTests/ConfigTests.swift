@@ -281,7 +281,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
             Issue.record("not an openclaw backend")
             return
         }
-        #expect(url == OpenClawURL("wss://gw.local:18789/ws"))
+        #expect(url == WebSocketURL("wss://gw.local:18789/ws"))
         #expect(url.tls && url.host == "gw.local" && url.port == 18789 && url.path == "/ws" && key == nil && !selfSigned && !exposeNodes)
         #expect(throws: ConfigError.self) {
             try RelayConfig.parse(text: "[[backends]]\nname = \"up\"\nkind = \"openclaw\"\nurl = \"http://x\"\n", fileName: "relay.toml")

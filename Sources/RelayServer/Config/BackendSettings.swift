@@ -6,7 +6,9 @@ public struct BackendSettings: Sendable, Equatable {
         /// Runs `command` per turn with the text on stdin, killed after `timeoutSeconds`.
         case command(command: [String], timeoutSeconds: Int)
         /// An operator account on an OpenClaw gateway (another relay, or a real gateway).
-        case openclaw(url: OpenClawURL, sessionKey: String?, allowSelfSigned: Bool, exposeNodes: Bool)
+        case openclaw(url: WebSocketURL, sessionKey: String?, allowSelfSigned: Bool, exposeNodes: Bool)
+        /// A client of a Claude Companion server (a real one, or another relay's `[companion]`).
+        case companion(url: WebSocketURL, token: String, workingDirectory: String?, allowSelfSigned: Bool)
     }
 
     public var name: String
@@ -32,8 +34,8 @@ public struct AuditSettings: Sendable, Equatable {
     }
 }
 
-/// `ws://host:port/path` or `wss://…`, split for the transport.
-public struct OpenClawURL: Sendable, Equatable {
+/// `ws://host:port/path` or `wss://…`, split for the transport; a query is kept on the path.
+public struct WebSocketURL: Sendable, Equatable {
     public var tls: Bool
     public var host: String
     public var port: Int

@@ -5,7 +5,7 @@ import TOMLKit
 struct ConfigDecoder {
     let root: ConfigTable
 
-    private static let sections = ["server", "admin", "clawline", "gateway", "audit", "backends"]
+    private static let sections = ["server", "admin", "clawline", "gateway", "companion", "audit", "backends"]
 
     func decode() throws(ConfigError) -> RelayConfig {
         try rejectUnknownSections()
@@ -40,6 +40,9 @@ struct ConfigDecoder {
         if let gateway = try section("gateway") {
             config.gateway = try Self.gateway(gateway, backends: config.backends)
         }
+        if let companion = try section("companion") {
+            config.companion = try Self.companion(companion, backends: config.backends)
+        }
         return config
     }
 
@@ -47,7 +50,7 @@ struct ConfigDecoder {
         let unknown = root.table.keys.filter { !Self.sections.contains($0) }
         let lines = unknown.map { root.source.locator.line(of: ConfigSection(name: $0, occurrence: nil)) ?? Int.max }
         guard let first = zip(unknown, lines).min(by: { $0.1 < $1.1 })?.0 else { return }
-        let known = "server, admin, clawline, gateway, audit, [[backends]]"
+        let known = "server, admin, clawline, gateway, companion, audit, [[backends]]"
         throw root.source.error(.unknownSection, ConfigSection(name: first, occurrence: nil), "unknown section; expected one of: \(known)")
     }
 
@@ -93,6 +96,7 @@ struct ConfigDecoder {
         ("echo", ["delay_ms"]),
         ("command", ["command", "timeout_seconds"]),
         ("openclaw", ["url", "session_key", "allow_self_signed", "expose_nodes"]),
+        ("companion", ["url", "token", "working_directory", "allow_self_signed"]),
     ]
 
     private static func backend(_ entry: ConfigTable) throws(ConfigError) -> BackendSettings {
@@ -112,11 +116,26 @@ struct ConfigDecoder {
         switch kind {
         case "echo":
             return BackendSettings(name: name, kind: .echo(delayMillis: try entry.integer("delay_ms", minimum: 0) ?? 0))
+        case "companion":
+            guard let url = try entry.string("url") else {
+                throw entry.error(.missingKey, key: "url", #"missing; a companion backend needs url = "ws://host:3001/ws""#)
+            }
+            guard let target = WebSocketURL(url) else {
+                throw entry.error(.invalidValue, key: "url", "expected ws://host:port[/path] or wss://host:port[/path], got \(quoted(url))")
+            }
+            guard let token = try entry.string("token"), !token.isEmpty else {
+                throw entry.error(.missingKey, key: "token", "missing; the server's auth token (on another clawrelay: clawrelay companion token)")
+            }
+            return BackendSettings(
+                name: name,
+                kind: .companion(
+                    url: target, token: token, workingDirectory: try entry.string("working_directory"),
+                    allowSelfSigned: try entry.bool("allow_self_signed") ?? false))
         case "openclaw":
             guard let url = try entry.string("url") else {
                 throw entry.error(.missingKey, key: "url", #"missing; an openclaw backend needs url = "ws://host:18789""#)
             }
-            guard let target = OpenClawURL(url) else {
+            guard let target = WebSocketURL(url) else {
                 throw entry.error(.invalidValue, key: "url", "expected ws://host:port[/path] or wss://host:port[/path], got \(quoted(url))")
             }
             return BackendSettings(

@@ -1,4 +1,5 @@
 import ClawlineBridge
+import CompanionBridge
 import GatewayBridge
 import Foundation
 import TOMLKit
@@ -15,6 +16,8 @@ public struct RelayConfig: Sendable {
     public var clawline: ClawlineSettings?
     /// `[gateway]`: the OpenClaw gateway listener; nil when the section is absent.
     public var gateway: GatewaySettings?
+    /// `[companion]`: the Claude Companion listener; nil when the section is absent.
+    public var companion: CompanionSettings?
     public var audit: AuditSettings
     /// `[[backends]]`, in file order; never empty.
     public var backends: [BackendSettings]
@@ -26,6 +29,7 @@ public struct RelayConfig: Sendable {
     public static let defaultAdminEndpoint = ListenEndpoint(host: "127.0.0.1", port: 8787)
     public static let defaultClawlineEndpoint = ListenEndpoint(host: "127.0.0.1", port: 18800)
     public static let defaultGatewayEndpoint = ListenEndpoint(host: "127.0.0.1", port: 18789)
+    public static let defaultCompanionEndpoint = ListenEndpoint(host: "127.0.0.1", port: 3001)
 
     public init(
         dataDirectory: String = Self.defaultDataDirectory,
@@ -49,6 +53,7 @@ public struct RelayConfig: Sendable {
     public static func embeddedDefault(dataDirectory: String = defaultDataDirectory) -> RelayConfig {
         var config = RelayConfig(dataDirectory: dataDirectory, admin: defaultAdminEndpoint, clawline: ClawlineSettings())
         config.gateway = GatewaySettings()
+        config.companion = CompanionSettings()
         return config
     }
 

@@ -1,0 +1,8 @@
+/// Where an upstream account's connection stands (`clawrelay accounts`, `/metrics`).
+public enum LinkState: String, Sendable, CaseIterable {
+    case connecting
+    case connected
+    case retrying
+    case awaitingApproval = "awaiting_approval"
+    case badCredentials = "bad_credentials"
+}
