@@ -178,3 +178,20 @@ async def test_the_command_backend_gets_the_working_directory(relay_factory, tmp
     content = turn.reply["data"]["content"].strip()
     cwd, wd = content.removeprefix("cwd=").split(" wd=")
     assert real(cwd) == real(path) and real(wd) == real(path), content
+
+
+@pytest.mark.parametrize("how", ["claudeCommand", "ask"])
+async def test_a_socket_holds_the_sessions_it_asked_in(crelay, how):
+    sid = start_project(crelay, "app")["session"]["sessionId"]
+    path = projects(crelay)["app"]["path"]
+    mine = await CompanionClient.connect(crelay, device_id="holder")  # never subscribes
+    if how == "claudeCommand":
+        assert (await claude_command(mine, "mine", sid, path)).reply["data"]["success"] is True
+    else:
+        reply, _ = await mine.request("ask", {"prompt": "mine", "sessionId": sid}, 15)
+        assert reply["type"] == "askResponse" and reply["data"]["success"] is True, reply
+    other = await CompanionClient.connect(crelay, device_id="other")
+    await claude_command(other, "yours", sid, path)
+    result, before = await mine.recv_until(result_of(sid, "echo: yours"), 10)
+    assert "_queued" not in result, result
+    assert [f["data"]["content"] for f in before if f["type"] == "userMessage"] == ["yours"], before

@@ -79,17 +79,23 @@ def check_queued(frames: list[dict], rid: str, sid: str, answer: str = ANSWER) -
     return session
 
 
-async def test_a_backgrounded_device_gets_its_answer_queued_on_its_next_frame(slow):
+@pytest.mark.parametrize("back", ["next_frame", "sessionForegrounded", "sessions_continue"])
+async def test_a_backgrounded_device_gets_its_answer_queued_when_it_comes_back(slow, back):
     sid, path, observer, client = await open_session(slow)
     rid = await command_then_away(client, sid, path)
     mark = len(client.frames)
     await observer.recv_until(result_of(sid, ANSWER), 15)
     await client.expect_silence(0.7)
     assert client.frames[mark:] == [], f"nothing is delivered live while backgrounded: {client.frames[mark:]}"
-    await client.send("ping", {})  # any frame brings the device back to the foreground, holding the session
-    queued = check_queued(await read_queue(client, rid), rid, sid)
-    assert queued, queued
-    subscribed, again = await client.subscribe(sid)
+    if back == "next_frame":
+        await client.send("ping", {})  # any frame brings the device back to the foreground, holding the session
+    elif back == "sessionForegrounded":
+        await client.send("sessionForegrounded", {"sessionId": sid})
+    else:
+        await asyncio.to_thread(rest_json, slow, "POST", "/api/sessions/continue", headers={"x-device-id": "phone"},
+                                body={"sessionId": sid, "workingDirectory": path})
+    check_queued(await read_queue(client, rid), rid, sid)
+    _, again = await client.subscribe(sid)
     await client.expect_silence(0.7)
     assert [f for f in again if f["type"] in SESSION_TYPES] == [], f"a second subscribe delivers nothing: {again}"
 
@@ -126,7 +132,8 @@ async def test_the_queue_survives_a_restart(slow, stop):
     check_queued(await read_queue(again, rid), rid, sid)
 
 
-async def test_stream_close_lets_the_session_go_and_its_events_wait(slow):
+@pytest.mark.parametrize("take_back", ["subscribe", "streamStart"])
+async def test_stream_close_lets_the_session_go_and_its_events_wait(slow, take_back):
     sid, path, observer, client = await open_session(slow)
     await client.send("streamClose", {"sessionId": sid, "reason": "user_requested"})
     await client.expect_silence(0.3)  # no reply to streamClose
@@ -134,8 +141,12 @@ async def test_stream_close_lets_the_session_go_and_its_events_wait(slow):
     assert turn.reply["type"] == "claudeResponse" and turn.reply["data"]["success"] is True, turn.reply
     await client.expect_silence(0.7)
     assert not any(f["type"] in SESSION_TYPES for f in client.frames), f"a released session is not live: {client.frames}"
-    subscribed, before = await client.subscribe(sid)
-    assert before == [], f"subscribed first, then the queued events: {before}"
+    if take_back == "subscribe":
+        reply, before = await client.subscribe(sid)
+    else:
+        reply, before = await client.request("streamStart", {"sessionId": sid})
+        assert reply["type"] == "streamStarted" and reply["data"]["sessionId"] == sid, reply
+    assert before == [], f"the reply first, then the queued events: {before}"
     result, queued = await client.recv_until(result_of(sid, "echo: after close"), 10)
     for frame in queued + [result]:
         assert frame.get("_queued") is True, frame

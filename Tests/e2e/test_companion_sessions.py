@@ -223,3 +223,42 @@ async def test_idle_sessions_close_free_their_slot_and_can_be_continued(relay_fa
     assert turn.reply["type"] == "claudeResponse" and turn.reply["data"]["content"] == "echo: back again", turn.reply
     assert turn.reply["data"]["sessionId"] == first, "a closed session's id can be continued later"
     assert session_details(relay)[first]["live"] is True
+
+
+async def test_commands_wait_behind_the_running_one_up_to_max_queued_commands(relay_factory, tmp_path):
+    relay = start_companion(relay_factory, tmp_path, echo={"delay_ms": 300}, max_queued_commands=1)
+    client = await CompanionClient.connect(relay)
+    started, _ = await client.request("streamStart", {"workingDirectory": "app"})
+    sid = started["data"]["sessionId"]
+    rids = [await client.send("streamSend", {"sessionId": sid, "prompt": p}) for p in ("one", "two", "three")]
+    command = await client.send("claudeCommand", {"command": "four", "projectPath": started["data"]["workingDirectory"],
+                                                  "sessionId": sid})
+    replies = {}
+    while len(replies) < 4:
+        frame, _ = await client.recv_until(lambda f: f.get("requestId") in (*rids, command) and f["requestId"] not in replies, 10)
+        replies[frame["requestId"]] = frame
+    assert [replies[r]["type"] for r in rids[:2]] == ["sessionStatus", "sessionStatus"], replies
+    assert_error(replies[rids[2]], "QUEUE_FULL")
+    full = replies[command]
+    assert full["type"] == "claudeResponse" and full["data"]["success"] is False and full["data"]["error"], full
+    first, _ = await client.recv_until(result_of(sid), 15)
+    second, _ = await client.recv_until(result_of(sid), 15)
+    assert [first["data"]["result"], second["data"]["result"]] == ["echo: one", "echo: two"], "waiting commands run in order"
+
+
+@pytest.mark.parametrize("how", ["bare", "sessionBackgrounded"])
+async def test_a_backgrounded_session_gets_the_longer_idle_time(relay_factory, tmp_path, how):
+    relay = start_companion(relay_factory, tmp_path, names=("a", "b"), idle_seconds=1, background_idle_seconds=300)
+    kept = start_project(relay, "a")["session"]["sessionId"]
+    idle = start_project(relay, "b")["session"]["sessionId"]
+    client = await CompanionClient.connect(relay, device_id="bg")
+    await client.subscribe(kept)
+    if how == "bare":
+        await client.background(kept)
+    else:
+        await client.send("sessionBackgrounded", {"sessionId": kept})
+    await async_wait_for(lambda: session_details(relay)[idle]["live"] is False, timeout=25, what="the foreground session to idle out")
+    detail = session_details(relay)[kept]
+    assert detail["live"] is True and detail["backgrounded"] is True, detail
+    await client.send("sessionForegrounded", {"sessionId": kept})
+    await async_wait_for(lambda: session_details(relay)[kept]["live"] is False, timeout=25, what="idle_seconds again")
