@@ -49,7 +49,7 @@ extension CompanionDownstream {
 
     /// The request's JSON object body (`{}` when there is none); 400 or 413 otherwise.
     private func withBody(_ exchange: HTTPExchange, _ handle: @escaping ([String: JSONValue]) -> Void) {
-        guard exchange.method == "POST" || exchange.method == "PUT" else { return handle([:]) }
+        guard exchange.method == "POST" || exchange.method == "PUT", (exchange.contentLength ?? 0) > 0 else { return handle([:]) }
         exchange.receiveBody(limit: settings.maxFrameBytes, into: .memory) { [self] result in
             switch result {
             case .failure(.tooLarge):
