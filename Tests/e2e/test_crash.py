@@ -36,3 +36,24 @@ async def test_devices_survive_sigkill(relay):
     assert result["userId"] == admin.user_id
     entry = relay.device(admin.device_id)
     assert entry["isAdmin"] is True and entry["status"] == "approved", entry
+
+
+async def test_a_started_gateway_chat_survives_sigkill(relay_factory):
+    from conftest import make_config
+    from gateway_client import Identity, paired
+    cfg = make_config(echo={"delay_ms": 5000})  # the run is still going at the kill
+    cfg["gateway"] = {"listen": "127.0.0.1:0"}
+    relay = relay_factory(cfg)
+    identity = Identity()
+    operator, _ = await paired(relay, identity)
+    started = await operator.request("chat.send", {"sessionKey": "s", "message": "keep me", "idempotencyKey": "k1"})
+    assert started["payload"]["status"] == "started", started
+    relay.kill()
+    await operator.close()
+
+    relay.start()
+    operator, _ = await paired(relay, identity)
+    history = await operator.request("chat.history", {"sessionKey": "s"})
+    assert [(m["role"], m["content"][0]["text"]) for m in history["payload"]["messages"]] == [("user", "keep me")], history
+    again = await operator.request("chat.send", {"sessionKey": "s", "message": "keep me", "idempotencyKey": "k1"})
+    assert again["payload"]["status"] == "error", f"the run cut by the kill is failed, not rerun: {again}"
