@@ -148,9 +148,14 @@ def companion_devices(relay) -> list[dict]:
     return [d for d in relay.devices() if d.get("protocol") == "companion"]
 
 
+def same_device(actual: Any, sent: str) -> bool:
+    """The relay's id for a device that sent `x-device-id: sent` (the relay may namespace it: `companion:<id>`)."""
+    return isinstance(actual, str) and actual in (sent, f"companion:{sent}")
+
+
 def presence_of(relay, device_id: str) -> str | None:
     for d in companion_devices(relay):
-        if d.get("deviceId") == device_id:
+        if same_device(d.get("deviceId"), device_id):
             return d.get("presence")
     return None
 
