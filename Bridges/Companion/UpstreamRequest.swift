@@ -40,7 +40,9 @@ enum UpstreamRequest {
 
     /// ISO 8601 UTC with milliseconds, as JavaScript's `toISOString()` writes it.
     static func timestamp(_ millis: Int64) -> String {
-        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(Date(timeIntervalSince1970: Double(millis) / 1000))
+        let seconds = Date.ISO8601FormatStyle().format(Date(timeIntervalSince1970: Double(millis / 1000)))
+        let fraction = String(millis % 1000)
+        return seconds.dropLast() + "." + String(repeating: "0", count: 3 - fraction.count) + fraction + "Z"
     }
 }
 
