@@ -61,7 +61,7 @@ final class CompanionRuns {
         }
         link.onDown = { [weak self] in
             guard let self else { return }
-            perform(book.linkDown(reason: "the link to \(link.name) dropped"))
+            perform(book.linkDown(reason: "the link to \(self.link.name) dropped"))
         }
     }
 
