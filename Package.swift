@@ -37,6 +37,7 @@ let package = Package(
         ),
         .target(
             name: "RelayDiscovery", dependencies: ["CAvahi", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .target(name: "CSpawn", path: "Sources/CSpawn"),
         .target(name: "RelayTesting", dependencies: ["RelayCore"], swiftSettings: swiftSettings),
         .target(name: "TerminalQR", dependencies: ["CQREncode"], swiftSettings: swiftSettings),
         .target(
@@ -77,7 +78,7 @@ let package = Package(
         ),
         .target(
             name: "LocalBridge",
-            dependencies: ["RelayCore"],
+            dependencies: ["RelayCore", "CSpawn"],
             path: "Bridges/Local",
             swiftSettings: swiftSettings
         ),
@@ -101,7 +102,7 @@ let package = Package(
         .executableTarget(
             name: "clawrelay",
             dependencies: [
-                "RelayServer", "RelayStore", "RelayCore", "RelayBench", "TerminalQR",
+                "RelayServer", "RelayStore", "RelayCore", "RelayBench", "TerminalQR", "CompanionBridge",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -115,7 +116,7 @@ let package = Package(
         .testTarget(
             name: "GatewayBridgeTests", dependencies: ["GatewayBridge", "RelayCore", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer"], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "CompanionBridge"], swiftSettings: swiftSettings),
         .testTarget(
             name: "CompanionBridgeTests", dependencies: ["CompanionBridge", "RelayCore", "RelayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore"], swiftSettings: swiftSettings),

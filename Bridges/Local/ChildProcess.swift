@@ -1,3 +1,4 @@
+import CSpawn
 import Synchronization
 
 #if canImport(Glibc)
@@ -24,23 +25,24 @@ struct ChildProcess {
         case signaled(Int32)
     }
 
-    /// Starts `arguments[0]` (searched in PATH) with `environment` ("KEY=value" strings).
+    /// Starts `arguments[0]` (searched in PATH) with `environment` ("KEY=value" strings), in
+    /// `directory` when given.
     ///
     /// The child gets its own process group, so `killGroup` also reaches anything it forked, and
     /// default signal handling, so it dies on SIGPIPE even if this process ignores it.
-    static func spawn(arguments: [String], environment: [String]) throws(SpawnError) -> ChildProcess {
+    static func spawn(arguments: [String], environment: [String], directory: String? = nil) throws(SpawnError) -> ChildProcess {
         guard !arguments.isEmpty else { throw SpawnError(errno: EINVAL) }
         // pipe2 is not visible from Swift, so a pipe is close-on-exec only a moment after it is made.
         // Spawning one child at a time keeps a child from inheriting another turn's pipe, which would
         // keep that turn from ever seeing end of file.
         return try spawnLock.withLock { _ throws(SpawnError) in
-            try spawnLocked(arguments: arguments, environment: environment)
+            try spawnLocked(arguments: arguments, environment: environment, directory: directory)
         }
     }
 
     private static let spawnLock = Mutex(())
 
-    private static func spawnLocked(arguments: [String], environment: [String]) throws(SpawnError) -> ChildProcess {
+    private static func spawnLocked(arguments: [String], environment: [String], directory: String?) throws(SpawnError) -> ChildProcess {
         let (stdin, stdout, stderr) = try makePipes()
         let childEnds = [stdin.read, stdout.write, stderr.write]
         defer { childEnds.forEach { _ = close($0) } }
@@ -61,6 +63,7 @@ struct ChildProcess {
         for (target, source) in childEnds.enumerated() {
             posix_spawn_file_actions_adddup2(&actions, source, Int32(target))
         }
+        if let directory { relay_spawn_addchdir(&actions, directory) }
         var noSignals = sigset_t()
         sigemptyset(&noSignals)
         var defaultSignals = sigset_t()

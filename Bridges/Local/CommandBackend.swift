@@ -4,8 +4,10 @@ import RelayCore
 /// A built-in backend that runs a program per turn: the user's text on stdin, the answer on stdout.
 ///
 /// Each turn gets its own thread, child process and process group. The child sees the relay's
-/// environment plus `environment`, plus `CLAWRELAY_USER_ID`, `CLAWRELAY_DEVICE_ID` and
-/// `CLAWRELAY_CONVERSATION_ID`. stderr is read and dropped.
+/// environment plus `environment`, plus `CLAWRELAY_USER_ID`, `CLAWRELAY_DEVICE_ID`,
+/// `CLAWRELAY_CONVERSATION_ID` and, for a conversation with a working directory,
+/// `CLAWRELAY_WORKING_DIRECTORY`; it runs in that directory when the directory exists. stderr is
+/// read and dropped.
 ///
 /// - Important: Events arrive on the turn's thread. After `cancel()` returns at most the event
 ///   already being delivered can still arrive.
@@ -27,9 +29,16 @@ public final class CommandBackend: Backend {
         environment["CLAWRELAY_USER_ID"] = turn.userID
         environment["CLAWRELAY_DEVICE_ID"] = turn.deviceID
         environment["CLAWRELAY_CONVERSATION_ID"] = turn.conversationID
+        var directory: String?
+        if let place = turn.workingDirectory {
+            environment["CLAWRELAY_WORKING_DIRECTORY"] = place
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: place, isDirectory: &isDirectory), isDirectory.boolValue { directory = place }
+        }
         let runner = CommandTurn(
             arguments: command,
             environment: environment.map { "\($0.key)=\($0.value)" },
+            directory: directory,
             input: turn.text,
             timeout: timeout,
             events: events

@@ -33,14 +33,19 @@ final class CommandTurn: Sendable {
 
     private let arguments: [String]
     private let environment: [String]
+    private let directory: String?
     private let input: [UInt8]
     private let timeout: Duration
     private let events: @Sendable (TurnEvent) -> Void
     private let state = Mutex(State())
 
-    init(arguments: [String], environment: [String], input: String, timeout: Duration, events: @escaping @Sendable (TurnEvent) -> Void) {
+    init(
+        arguments: [String], environment: [String], directory: String? = nil, input: String, timeout: Duration,
+        events: @escaping @Sendable (TurnEvent) -> Void
+    ) {
         self.arguments = arguments
         self.environment = environment
+        self.directory = directory
         self.input = Array(input.utf8)
         self.timeout = timeout
         self.events = events
@@ -67,7 +72,7 @@ final class CommandTurn: Sendable {
         emit(.typing(true))
         var child: ChildProcess
         do {
-            child = try ChildProcess.spawn(arguments: arguments, environment: environment)
+            child = try ChildProcess.spawn(arguments: arguments, environment: environment, directory: directory)
         } catch {
             finish(.failed("cannot start \(arguments.first ?? "command"): \(error)"))
             return

@@ -19,6 +19,7 @@ public final class Relay {
     private var observer: AuditObserver?
     private var clawline: ClawlineDownstream?
     private var gateway: GatewayDownstream?
+    private var companion: CompanionDownstream?
     private var desk: OperatorDesk?
     /// Opens each upstream account's link (loop thread).
     private var upstreams: [() -> Void] = []
@@ -105,6 +106,15 @@ public final class Relay {
             loop.addListener(GatewayDownstream.listenerConfig(settings), handler: downstream)
             gateway = downstream
         }
+        if let settings = config.companion {
+            let token = try settings.authToken ?? CompanionToken.loadOrCreate(in: dataDirectory)
+            let root = settings.projectsRoot.map { Self.path($0, relativeTo: config.sourcePath) } ?? (dataDirectory as NSString).appendingPathComponent("projects")
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let downstream = CompanionDownstream(
+                settings: settings, store: store, hub: hub, loop: loop, clock: SystemClock(), authToken: token, projectsRoot: root, logger: logger)
+            loop.addListener(CompanionDownstream.listenerConfig(settings), handler: downstream)
+            companion = downstream
+        }
         if let admin = config.admin {
             let handler = AdminHandler { [unowned self] in self.metricsText() }
             loop.addListener(ListenerConfig(name: "admin", host: admin.host, port: admin.port, pingIntervalMillis: 0), handler: handler)
@@ -114,6 +124,7 @@ public final class Relay {
         loop.execute(with: hub) { $0.start() }
         if let clawline { loop.execute(with: clawline) { $0.start() } }
         if let gateway { loop.execute(with: gateway) { $0.start() } }
+        if let companion { loop.execute(with: companion) { $0.start() } }
         for connect in upstreams { loop.execute(with: connect) { $0() } }
         self.desk = desk
         loop.execute(with: desk) { $0.start() }
@@ -148,8 +159,15 @@ public final class Relay {
         var out: [String: String] = [:]
         if let clawline = config.clawline, let port = ports["clawline"] { out["clawline"] = Self.format(host: clawline.host, port: port) }
         if let gateway = config.gateway, let port = ports["gateway"] { out["gateway"] = Self.format(host: gateway.host, port: port) }
+        if let companion = config.companion, let port = ports["companion"] { out["companion"] = Self.format(host: companion.host, port: port) }
         if let admin = config.admin, let port = ports["admin"] { out["admin"] = Self.format(host: admin.host, port: port) }
         return out
+    }
+
+    /// A path from the config file, taken relative to the file's folder when it is relative.
+    static func path(_ path: String, relativeTo configFile: String?) -> String {
+        guard !path.hasPrefix("/"), let configFile else { return path }
+        return ((configFile as NSString).deletingLastPathComponent as NSString).appendingPathComponent(path)
     }
 
     private static func format(host: String, port: Int) -> String {
@@ -184,7 +202,11 @@ public final class Relay {
         let stats = clawline?.stats ?? ClawlineStats()
         metrics.add(
             "clawrelay_connections", "gauge", "Open client WebSockets by protocol.",
-            [("protocol=\"clawline\"", Double(stats.connections)), ("protocol=\"gateway\"", Double(gateway?.connectionCount ?? 0))])
+            [
+                ("protocol=\"clawline\"", Double(stats.connections)), ("protocol=\"gateway\"", Double(gateway?.connectionCount ?? 0)),
+                ("protocol=\"companion\"", Double(companion?.connectionCount ?? 0)),
+            ])
+        if let companion { metrics.add("clawrelay_companion_sessions", "gauge", "Live Companion sessions.", Double(companion.liveSessionCount)) }
         metrics.add(
             "clawrelay_frames_total", "counter", "Frames and HTTP messages seen at the transport edge.",
             [("direction=\"in\"", Double(observer?.framesIn ?? 0)), ("direction=\"out\"", Double(observer?.framesOut ?? 0))])

@@ -108,6 +108,17 @@ public enum DeviceQueries {
         try db.run("UPDATE devices SET last_seen_at = ? WHERE id = ?", [millis, id])
     }
 
+    /// Adds a device that needs no pairing (Companion clients share one token) unless it exists.
+    public static func ensure(_ db: Database, id: String, userID: String, protocolName: String, claimedName: String?, at millis: Int64) throws {
+        try db.run("INSERT OR IGNORE INTO users (id, created_at) VALUES (?, ?)", [userID, millis])
+        try db.run(
+            """
+            INSERT OR IGNORE INTO devices (id, user_id, protocol, claimed_name, is_admin, status, token_delivered, created_at, last_seen_at)
+            VALUES (?, ?, ?, ?, 0, 'approved', 1, ?, ?)
+            """,
+            [id, userID, protocolName, claimedName, millis, millis])
+    }
+
     public static func setPresence(_ db: Database, id: String, _ presence: String, at millis: Int64) throws {
         try db.run("UPDATE devices SET presence = ?, presence_at = ? WHERE id = ?", [presence, millis, id])
     }

@@ -30,9 +30,10 @@ public enum MessageQueries {
             guard let asset = try AssetQueries.fetch(db, id: assetID), asset.userID == message.userID else { return .missingAsset(assetID) }
         }
         let runID = message.runID ?? Identifiers.newUUID()
-        let event = try EventQueries.append(
+        var event = try EventQueries.append(
             db, userID: message.userID, conversationID: message.conversationID, role: .user, content: message.content,
             deviceID: message.deviceID, attachmentsJSON: message.attachmentsJSON, at: millis)
+        event.turn = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
         try db.run(
             """
             INSERT INTO messages (device_id, client_id, user_id, content_hash, attachments_hash, streaming, ack_sent,
@@ -83,9 +84,10 @@ public enum MessageQueries {
         _ db: Database, turn: TurnRef, userID: String, conversationID: String, eventID: String, content: String, at millis: Int64,
         queue: [QueueTarget]
     ) throws -> ChatEvent {
-        let event = try EventQueries.append(
+        var event = try EventQueries.append(
             db, userID: userID, conversationID: conversationID, role: .assistant, content: content, deviceID: nil, attachmentsJSON: nil,
             at: millis, id: eventID)
+        event.turn = turn
         try db.run(
             "UPDATE messages SET streaming = 0, assistant_event_id = ? WHERE device_id = ? AND client_id = ?",
             [eventID, turn.deviceID, turn.clientID])

@@ -18,6 +18,12 @@ public final class StoreJournal: CoreJournal {
         store.perform({ db in try ConversationQueries.resolve(db, key: key, userID: userID, draft: draft, at: now) }, completion: completion)
     }
 
+    public func findConversation(_ key: ConversationKey, userID: String, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
+        store.perform(
+            { db in try ConversationQueries.conversationID(db, key: key, userID: userID).flatMap { try ConversationQueries.fetch(db, id: $0) } },
+            completion: completion)
+    }
+
     public func conversation(id: String, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
         store.perform({ db in try ConversationQueries.fetch(db, id: id) }, completion: completion)
     }

@@ -59,6 +59,10 @@ public final class MemoryJournal: CoreJournal {
         later(.success(conversation), completion)
     }
 
+    public func findConversation(_ key: ConversationKey, userID: String, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
+        later(.success(keys[Self.key(userID, key)].flatMap { conversations[$0] }), completion)
+    }
+
     public func conversation(id: String, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
         later(.success(conversations[id]), completion)
     }
@@ -98,7 +102,8 @@ public final class MemoryJournal: CoreJournal {
         let event = append(
             ChatEvent(
                 id: Identifiers.newEventID(), seq: 0, userID: message.userID, conversationID: message.conversationID, role: .user,
-                content: message.content, timestampMillis: now, deviceID: message.deviceID, attachmentsJSON: message.attachmentsJSON),
+                content: message.content, timestampMillis: now, deviceID: message.deviceID, attachmentsJSON: message.attachmentsJSON,
+                turn: TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)),
             queue: queue, now: now)
         later(.success(.fresh(event, runID: runID)), completion)
     }

@@ -59,6 +59,8 @@ public final class HTTPExchange {
     public let contentType: String?
     public let contentLength: Int?
     public let isWebSocketUpgradePath: Bool
+    /// The query and the headers handlers read (user agent, the listener's custom headers).
+    public internal(set) var headers = RequestHeaders()
 
     let wsi: OpaquePointer
     unowned let loop: ServiceLoop

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One listening socket (an lws vhost) and the handler that owns its traffic.
 public struct ListenerConfig: Sendable {
     public var name: String
@@ -6,8 +8,12 @@ public struct ListenerConfig: Sendable {
     /// PEM certificate and key; both set turns TLS on.
     public var tlsCertificatePath: String?
     public var tlsKeyPath: String?
-    /// Paths on which a WebSocket upgrade is accepted; others are refused.
+    /// Paths on which a WebSocket upgrade is accepted (a plain request there gets 426).
     public var webSocketPaths: Set<String>
+    /// Accept an upgrade on any path, not only `webSocketPaths` (Companion clients may use any).
+    public var acceptsAnyWebSocketPath = false
+    /// Request headers lws does not know that handlers want to read (lowercase names, e.g. `x-device-id`).
+    public var customHeaders: [String] = []
     /// Largest reassembled WebSocket message; bigger ones close the socket with 1009.
     public var maxMessageBytes: Int
     /// Server ping period; zero turns pings off.
@@ -29,6 +35,39 @@ public struct ListenerConfig: Sendable {
         self.maxMessageBytes = maxMessageBytes
         self.pingIntervalMillis = pingIntervalMillis
         self.pongTimeoutMillis = pongTimeoutMillis
+    }
+}
+
+/// The request line and headers of a WebSocket upgrade or an HTTP request that handlers read.
+public struct RequestHeaders: Sendable, Equatable {
+    /// The query string without `?` (lws joins its arguments with `&`).
+    public var query: String
+    public var authorization: String?
+    public var userAgent: String?
+    /// The listener's `customHeaders` that were present, by lowercase name.
+    public var custom: [String: String]
+
+    public init(query: String = "", authorization: String? = nil, userAgent: String? = nil, custom: [String: String] = [:]) {
+        self.query = query
+        self.authorization = authorization
+        self.userAgent = userAgent
+        self.custom = custom
+    }
+
+    /// The value of query argument `name`, percent-decoded (`+` stays `+`).
+    public func queryValue(_ name: String) -> String? {
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == name else { continue }
+            return String(parts[1]).removingPercentEncoding ?? String(parts[1])
+        }
+        return nil
+    }
+
+    /// The credential of an `Authorization: Bearer <token>` header.
+    public var bearerToken: String? {
+        guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else { return nil }
+        return String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
     }
 }
 

@@ -20,7 +20,7 @@ extension ServiceLoop {
             return isStopping ? 1 : 0
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             guard let entry = listenerEntry(for: wsi) else { return 1 }
-            return entry.config.webSocketPaths.contains(header(wsi, WSI_TOKEN_GET_URI) ?? "") ? 0 : 1
+            return entry.config.acceptsAnyWebSocketPath || entry.config.webSocketPaths.contains(header(wsi, WSI_TOKEN_GET_URI) ?? "") ? 0 : 1
         case LWS_CALLBACK_ESTABLISHED:
             return webSocketEstablished(wsi)
         case LWS_CALLBACK_RECEIVE:
@@ -83,6 +83,22 @@ extension ServiceLoop {
         return String(cString: buffer)
     }
 
+    /// The headers a handler of this listener reads.
+    func requestHeaders(_ wsi: OpaquePointer, custom names: [String]) -> RequestHeaders {
+        var custom: [String: String] = [:]
+        for name in names {
+            let key = name + ":"
+            let length = Int(lws_hdr_custom_length(wsi, key, Int32(key.utf8.count)))
+            guard length >= 0, length < 4096 else { continue }
+            var buffer = [CChar](repeating: 0, count: length + 1)
+            guard lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), key, Int32(key.utf8.count)) >= 0 else { continue }
+            custom[name] = String(cString: buffer)
+        }
+        return RequestHeaders(
+            query: header(wsi, WSI_TOKEN_HTTP_URI_ARGS) ?? "", authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
+            userAgent: header(wsi, WSI_TOKEN_HTTP_USER_AGENT), custom: custom)
+    }
+
     func peerAddress(_ wsi: OpaquePointer) -> String {
         var buffer = [CChar](repeating: 0, count: 128)
         guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "" }
@@ -110,6 +126,7 @@ extension ServiceLoop {
         let connection = WebSocketConnection(
             id: id, wsi: wsi, listener: entry.config.name, path: header(wsi, WSI_TOKEN_GET_URI) ?? "/",
             peerAddress: peerAddress(wsi), loop: self, maxMessageBytes: entry.config.maxMessageBytes)
+        connection.headers = requestHeaders(wsi, custom: entry.config.customHeaders)
         webSockets[wsi] = connection
         observe(id, connection.listener, .inbound, .webSocket, "open", Array(connection.path.utf8))
         entry.handler.webSocketOpened(connection)

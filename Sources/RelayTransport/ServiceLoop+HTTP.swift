@@ -23,6 +23,7 @@ extension ServiceLoop {
             query: header(wsi, WSI_TOKEN_HTTP_URI_ARGS) ?? "", authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
             contentType: header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE), contentLength: lengthHeader,
             isWebSocketUpgradePath: entry.config.webSocketPaths.contains(path), loop: self)
+        exchange.headers = requestHeaders(wsi, custom: entry.config.customHeaders)
         exchanges[wsi] = exchange
         if frameObserver != nil {
             let line = "\(method) \(path)" + (exchange.authorization.map { "\nauthorization: \($0)" } ?? "")

@@ -16,6 +16,8 @@ public final class WebSocketConnection {
     public let listener: String
     public let path: String
     public let peerAddress: String
+    /// The upgrade request's query and headers (server sockets).
+    public internal(set) var headers = RequestHeaders()
     /// Set by the bridge once it knows who is on the other end; copied into audit records.
     public var deviceID: String?
     public var userID: String?

@@ -7,7 +7,7 @@ struct ClawRelay: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clawrelay",
         abstract: "A multi-account message bridge and relay for AI assistant clients.",
-        subcommands: [Serve.self, Devices.self, Accounts.self, PairLink.self, Audit.self, Bench.self],
+        subcommands: [Serve.self, Devices.self, Accounts.self, PairLink.self, Companion.self, Audit.self, Bench.self],
         defaultSubcommand: Serve.self)
 }
 

@@ -40,13 +40,17 @@ struct Devices: ParsableCommand {
 
         func run() throws {
             let store = Devices.openStore(options)
-            let (devices, pending) = try store.read { db in (try DeviceQueries.all(db), try OperatorQueries.pendingPairings(db)) }
+            let now = SystemClock().nowMillis()
+            let (devices, pending, depths) = try store.read { db in
+                (try DeviceQueries.all(db), try OperatorQueries.pendingPairings(db), try QueueQueries.depths(db, at: now))
+            }
             var rows: [JSONValue] = devices.map { device in
                 .object([
                     "deviceId": .string(device.id), "userId": .string(device.userID), "protocol": .string(device.protocolName),
                     "claimedName": device.claimedName.map(JSONValue.string) ?? .null, "isAdmin": .bool(device.isAdmin),
                     "status": .string(device.status.rawValue), "tokenDelivered": .bool(device.tokenDelivered),
                     "createdAt": .int(device.createdAt), "lastSeenAt": device.lastSeenAt.map(JSONValue.int) ?? .null,
+                    "presence": .string(device.presence), "queued": .int(Int64(depths[device.id] ?? 0)),
                 ])
             }
             rows += pending.map { entry in
@@ -64,7 +68,10 @@ struct Devices: ParsableCommand {
             for row in rows {
                 let admin = row["isAdmin"]?.boolValue == true ? " admin" : ""
                 let name = row["claimedName"]?.stringValue.map { " \"\($0)\"" } ?? ""
-                print("\(row["deviceId"]?.stringValue ?? "")  \(row["status"]?.stringValue ?? "")\(admin)  user=\(row["userId"]?.stringValue ?? "-")\(name)")
+                let presence = row["presence"]?.stringValue.map { "  \($0)" } ?? ""
+                let queued = (row["queued"]?.intValue ?? 0) > 0 ? "  queued=\(row["queued"]?.intValue ?? 0)" : ""
+                print(
+                    "\(row["deviceId"]?.stringValue ?? "")  \(row["protocol"]?.stringValue ?? "")  \(row["status"]?.stringValue ?? "")\(admin)\(presence)\(queued)  user=\(row["userId"]?.stringValue ?? "-")\(name)")
             }
         }
     }

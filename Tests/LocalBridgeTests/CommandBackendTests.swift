@@ -1,3 +1,4 @@
+import Foundation
 import RelayCore
 import Testing
 
@@ -32,6 +33,20 @@ import Testing
         let backend = shell(#"printf '%s-%s' "$GREETING" "$CLAWRELAY_CONVERSATION_ID""#, environment: ["GREETING": "hi"])
         let events = await TurnRecorder.run(backend, text: "")
         #expect(events.last == .final("hi-conv-1"))
+    }
+
+    @Test func runsInTheConversationsWorkingDirectoryWhenItExists() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("clawrelay-wd-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let script = shell(#"printf '%s|%s' "$CLAWRELAY_WORKING_DIRECTORY" "$(pwd -P)""#)
+        let here = await TurnRecorder.run(script, text: "", workingDirectory: directory)
+        let real = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+        #expect(here.last == .final("\(directory)|\(real)"))
+        let missing = await TurnRecorder.run(script, text: "", workingDirectory: directory + "/not-there")
+        guard case .final(let answer)? = missing.last else { Issue.record("expected an answer: \(missing)"); return }
+        #expect(answer.hasPrefix(directory + "/not-there|"), "the variable is set even when the directory does not exist")
+        #expect(!answer.hasSuffix("/not-there"))
     }
 
     @Test func nonZeroExitFails() async {

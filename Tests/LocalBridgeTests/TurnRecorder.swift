@@ -6,9 +6,9 @@ struct TurnRecorder {
     let events: AsyncStream<TurnEvent>
     let cancellation: TurnCancellation
 
-    init(_ backend: any Backend, text: String) {
+    init(_ backend: any Backend, text: String, workingDirectory: String? = nil) {
         let (stream, continuation) = AsyncStream.makeStream(of: TurnEvent.self)
-        let turn = TurnRequest(userID: "user-1", deviceID: "device-1", conversationID: "conv-1", text: text)
+        let turn = TurnRequest(userID: "user-1", deviceID: "device-1", conversationID: "conv-1", text: text, workingDirectory: workingDirectory)
         cancellation = backend.start(turn) { event in
             continuation.yield(event)
             switch event {
@@ -20,8 +20,8 @@ struct TurnRecorder {
     }
 
     /// Every event of the turn, up to and including its end.
-    static func run(_ backend: any Backend, text: String) async -> [TurnEvent] {
-        let recorder = TurnRecorder(backend, text: text)
+    static func run(_ backend: any Backend, text: String, workingDirectory: String? = nil) async -> [TurnEvent] {
+        let recorder = TurnRecorder(backend, text: text, workingDirectory: workingDirectory)
         var all: [TurnEvent] = []
         for await event in recorder.events { all.append(event) }
         return all

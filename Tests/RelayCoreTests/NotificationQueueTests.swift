@@ -22,6 +22,8 @@ import Testing
         core.loop.runUntilIdle()
         let contents: [String] = tablet.queued.map { if case .message(let event) = $0.item { event.content } else { "" } }
         #expect(contents == ["one", "echo one", "two", "echo two"])
+        let turns: [String?] = tablet.queued.map { if case .message(let event) = $0.item { event.turn?.clientID } else { nil } }
+        #expect(turns == ["c_one", "c_one", "c_two", "c_two"], "a queued event knows the message that started its turn")
         #expect(core.journal.queue(of: "tablet").isEmpty, "written entries are deleted")
 
         core.hub.queue.drain(deviceID: "tablet", to: tablet)

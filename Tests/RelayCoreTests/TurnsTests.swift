@@ -183,3 +183,30 @@ import Testing
 }
 
 struct StoreDown: Error {}
+
+@Suite struct TurnWatcherTests {
+    @Test func aWatcherHearsHowItsRunEndedOnce() {
+        let core = CoreFixture()
+        core.connect("phone")
+        var ends: [String] = []
+        var runs: [String] = []
+        for text in ["ok", "bad"] {
+            core.hub.turns.submit(core.message(text, device: "phone"), policy: TurnPolicy()) { outcome in
+                guard case .accepted(_, let runID) = outcome else { return }
+                runs.append(runID)
+                core.hub.turns.whenEnded(runID: runID) { end in
+                    switch end {
+                    case .answered(let event): ends.append("answered \(event.content)")
+                    case .failed(let failure): ends.append("failed \(failure.reason)")
+                    }
+                }
+            }
+        }
+        core.loop.runUntilIdle()
+        #expect(core.hub.turns.isBusy(core.conversation.id))
+        core.emit(.final("yes"), run: 0)
+        core.emit(.failed("no"), run: 1)
+        #expect(ends == ["answered yes", "failed no"])
+        #expect(!core.hub.turns.isBusy(core.conversation.id))
+    }
+}

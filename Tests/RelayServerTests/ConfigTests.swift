@@ -1,4 +1,5 @@
 import ClawlineBridge
+import CompanionBridge
 import Foundation
 import RelayServer
 import Testing
@@ -107,6 +108,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
         #expect(config.dataDirectory == RelayConfig.defaultDataDirectory)
         #expect(config.admin == RelayConfig.defaultAdminEndpoint)
         #expect(config.clawline == ClawlineSettings())
+        #expect(config.companion == CompanionSettings())
         #expect(config.audit == AuditSettings())
         #expect(config.backends.first == .defaultEcho)
         let text = try String(contentsOfFile: path, encoding: .utf8)
@@ -117,8 +119,45 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
             "pair_requests_per_minute", "auth_attempts_per_minute", "typing_timeout_seconds", "ping_interval_seconds",
             "pong_timeout_seconds", "max_upload_bytes", "max_frame_bytes", "backend", "tick_interval_ms", "handshake_timeout_ms",
             "invoke_timeout_ms", "max_payload_bytes", "max_buffered_bytes", "user_id", "url", "session_key", "allow_self_signed", "expose_nodes", "shared_token", "password", "auto_approve_loopback", "mdns", "lan_host", "queue_until_foreground",
+            "cancel_on_disconnect", "token", "working_directory", "auth_token", "projects_root", "max_sessions", "idle_seconds",
+            "background_idle_seconds", "queue_ttl_seconds", "max_queued_events", "max_queued_commands",
         ]
         for key in keys { #expect(text.contains("\n\(key) = ") || text.contains("# \(key) = "), "\(key) is documented") }
+    }
+
+    @Test func companionSectionAndBackend() throws {
+        let config = try RelayConfig.parse(
+            text: """
+                [companion]
+                listen = "127.0.0.1:0"
+                auth_token = "abcdefghijklmnop_-0123"
+                user_id = "alice"
+                projects_root = "projects"
+                max_sessions = 3
+
+                [[backends]]
+                name = "studio"
+                kind = "companion"
+                url = "ws://127.0.0.1:3001/ws"
+                token = "t"
+                working_directory = "/srv/app"
+                """, fileName: "relay.toml")
+        var expected = CompanionSettings()
+        expected.port = 0
+        expected.authToken = "abcdefghijklmnop_-0123"
+        expected.userID = "alice"
+        expected.projectsRoot = "projects"
+        expected.maxSessions = 3
+        #expect(config.companion == expected)
+        guard case .companion(let url, "t", "/srv/app", false) = config.backends.first?.kind else {
+            Issue.record("companion backend not parsed: \(config.backends)")
+            return
+        }
+        #expect(url.path == "/ws" && url.port == 3001)
+        expectRejection("[companion]\nauth_token = \"short\"\n", .invalidValue, "relay.toml:2: [companion] auth_token: needs at least 16 characters")
+        expectRejection("[companion]\nauth_token = \"has+plus/and=equals000\"\n", .invalidValue, "relay.toml:2: [companion] auth_token: needs at least 16 characters")
+        expectRejection(
+            "[[backends]]\nname = \"s\"\nkind = \"companion\"\nurl = \"ws://h:1/ws\"\n", .missingKey, "relay.toml:1: [[backends]] token: missing")
     }
 
     @Test func unknownKeyNamesFileLineSectionAndKey() {

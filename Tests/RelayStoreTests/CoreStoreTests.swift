@@ -67,6 +67,19 @@ import Testing
         #expect(try temp.store.write { try QueueQueries.purge($0, at: 1_100) } == 1)
     }
 
+    @Test func queuedEventsKeepTheTurnThatProducedThem() throws {
+        let temp = try TemporaryStore()
+        let turn = TurnRef(runID: "run-1", deviceID: "tablet", clientID: "cmd:R")
+        try temp.store.write { db in
+            _ = try MessageQueries.accept(db, UserMessage(conversationID: "cv", userID: "u", deviceID: "tablet", clientID: "cmd:R", runID: "run-1", content: "x"), at: 1, queue: [target])
+            _ = try MessageQueries.finalize(db, turn: turn, userID: "u", conversationID: "cv", eventID: "s_a", content: "y", at: 2, queue: [target])
+        }
+        let turns: [TurnRef?] = try temp.store.read { try QueueQueries.pending($0, deviceID: "tablet", at: 5) }.map {
+            if case .message(let event) = $0.item { event.turn } else { nil }
+        }
+        #expect(turns == [turn, turn])
+    }
+
     @Test func aFailedTurnIsRecordedAndQueuedInOneTransaction() throws {
         let temp = try TemporaryStore()
         try temp.store.write { db in

@@ -144,3 +144,17 @@ async def test_admin_metrics_are_prometheus_text(relay):
 def test_listeners_json_matches_ready_line(relay):
     listeners = json.loads((relay.data_dir / "listeners.json").read_text())
     assert listeners == {"clawline": f"127.0.0.1:{relay.port}", "admin": f"127.0.0.1:{relay.admin_port}"}
+
+
+async def test_metrics_count_devices_per_presence_state(relay):
+    from conftest import setup_admin, wait_for
+    _, client = await setup_admin(relay)
+
+    def devices():
+        text = relay.http("GET", "/metrics", admin=True).body.decode()
+        return {line.split("{")[1].split("}")[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("clawrelay_devices{")}
+
+    assert wait_for(lambda: devices().get('state="foreground"') == 1, what="one foreground device")
+    await client.close()
+    counts = wait_for(lambda: (d := devices()).get('state="offline"') == 1 and d, what="the device offline")
+    assert counts.get('state="foreground"') == 0 and counts.get('state="background"') == 0, counts

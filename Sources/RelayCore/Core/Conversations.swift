@@ -39,6 +39,15 @@ public final class Conversations {
         }
     }
 
+    /// The conversation `key` names, or nil; nothing is created.
+    public func find(_ key: ConversationKey, userID: String, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
+        if let cached = cached(key, userID: userID) { return completion(.success(cached)) }
+        journal.findConversation(key, userID: userID) { [self] result in
+            if case .success(let conversation?) = result { remember(conversation) }
+            completion(result)
+        }
+    }
+
     /// The cached conversation for `key`, if it was resolved before.
     public func cached(_ key: ConversationKey, userID: String) -> Conversation? {
         byKey[UserKey(userID: userID, key: key)].flatMap { byID[$0] }

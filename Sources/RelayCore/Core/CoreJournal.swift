@@ -128,6 +128,8 @@ public protocol CoreJournal: AnyObject {
     func resolveConversation(
         _ key: ConversationKey, userID: String, draft: ConversationDraft, now: Int64,
         completion: @escaping (Result<Conversation, any Error>) -> Void)
+    /// The conversation `key` names for `userID`, nil when there is none (nothing is created).
+    func findConversation(_ key: ConversationKey, userID: String, completion: @escaping (Result<Conversation?, any Error>) -> Void)
     /// A conversation by id, nil when there is none.
     func conversation(id: String, completion: @escaping (Result<Conversation?, any Error>) -> Void)
     /// The conversations of a user, most recently updated first.

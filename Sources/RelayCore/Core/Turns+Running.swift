@@ -71,6 +71,7 @@ extension Turns {
                 conversations.touch(turn.conversationID, at: event.timestampMillis)
                 queue.publish(.message(event), userID: turn.userID, queuedFor: targets)
                 bus.publish(.assistantTyping(conversationID: turn.conversationID, active: false), to: turn.userID)
+                ended(turn.ref.runID, .answered(event))
                 runNext(turn.conversationID)
             case .failure(let error):
                 turn.isFinishing = false
@@ -105,6 +106,7 @@ extension Turns {
             }
         }
         queue.publish(.turnFailed(failure), userID: failure.userID, queuedFor: targets)
+        ended(failure.turn.runID, .failed(failure))
     }
 
     /// Aborts a conversation's turns (or the one with `runID`), active and queued; returns their run ids.
@@ -132,6 +134,12 @@ extension Turns {
     public func abandon(deviceID: String) {
         abandonments[deviceID, default: 0] += 1
         for (conversationID, lane) in lanes {
+            for dropped in lane.queue where dropped.ref.deviceID == deviceID {
+                let failure = TurnFailure(
+                    turn: dropped.ref, conversationID: conversationID, userID: dropped.userID, cause: .abandoned, reason: "its device disconnected",
+                    timestampMillis: clock.nowMillis())
+                ended(dropped.ref.runID, .failed(failure))
+            }
             lane.queue.removeAll { $0.ref.deviceID == deviceID }
             if let active = lane.active, active.ref.deviceID == deviceID {
                 end(active, .abandoned, reason: "its device disconnected")

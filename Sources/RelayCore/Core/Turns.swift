@@ -16,6 +16,12 @@ public struct TurnPolicy: Sendable, Equatable {
     }
 }
 
+/// How a turn ended.
+public enum TurnEnd: Sendable {
+    case answered(ChatEvent)
+    case failed(TurnFailure)
+}
+
 /// What became of a submitted message.
 public enum SubmitOutcome: Sendable {
     /// Stored; its turn is running or queued. Acknowledge it.
@@ -93,6 +99,8 @@ public final class Turns {
     private var nextToken: UInt64 = 0
     /// Bumped whenever a device's turns are abandoned, so messages it had in flight do not start turns.
     var abandonments: [String: Int] = [:]
+    /// Who waits for a run to end (request/response protocols), by run id.
+    var watchers: [String: [(TurnEnd) -> Void]] = [:]
     public internal(set) var completedCount = 0
     public internal(set) var failedCount = 0
 
@@ -158,6 +166,19 @@ public final class Turns {
         guard let turn = lanes[conversationID]?.active else { return nil }
         return TurnProgress(turn: turn.ref, eventID: turn.eventID, conversationID: conversationID, content: turn.content, startedAt: turn.startedAt)
     }
+
+    /// Calls `handler` once when the run ends, answered or not. Register it before the turn can end
+    /// (in the submit completion).
+    public func whenEnded(runID: String, _ handler: @escaping (TurnEnd) -> Void) {
+        watchers[runID, default: []].append(handler)
+    }
+
+    func ended(_ runID: String, _ end: TurnEnd) {
+        for handler in watchers.removeValue(forKey: runID) ?? [] { handler(end) }
+    }
+
+    /// True while the conversation has a turn running, waiting or being stored.
+    public func isBusy(_ conversationID: String) -> Bool { lanes[conversationID].map { !$0.isIdle } ?? false }
 
     /// Turns waiting behind active ones, over every conversation.
     public var queuedCount: Int { lanes.values.reduce(0) { $0 + $1.queue.count } }
