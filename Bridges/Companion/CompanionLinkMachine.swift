@@ -100,7 +100,8 @@ struct CompanionLinkMachine {
         }
     }
 
-    /// The socket closed (`code` as the server sent it) or never opened (`error`).
+    /// The socket closed (`code` as the server sent it) or never opened (`error`). The retry waits
+    /// the backoff ±20 % (1 s doubling to 30 s, reset by `welcome`; 30 s after a refused token).
     mutating func closed(code: UInt16?, error: String?) -> [Action] {
         guard phase != .idle, phase != .waitingToRetry else { return [] }
         let wasReady = phase == .ready
