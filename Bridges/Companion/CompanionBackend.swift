@@ -68,7 +68,9 @@ final class CompanionRuns {
     func start(_ turn: TurnRequest, id: String, events: @escaping @Sendable (TurnEvent) -> Void) {
         guard link.isReady else { return events(.failed("the link to \(link.name) is \(link.state.rawValue)")) }
         sinks[id] = events
-        perform(book.start(id, text: turn.text, directory: turn.workingDirectory ?? workingDirectory, now: clock.nowMillis()))
+        // The configured directory is a place on that server; a conversation's own directory is a
+        // place here, and means something there only when both sides share a layout.
+        perform(book.start(id, text: turn.text, directory: workingDirectory ?? turn.workingDirectory, now: clock.nowMillis()))
     }
 
     func cancel(_ id: String) {

@@ -10,8 +10,10 @@ enum UpstreamRequest {
         "streamData", "streamComplete", "toolUse", "toolResult", "assistantMessage", "streamChunk", "conversationResult", "error",
     ]
 
+    /// A session of our own id: the relay adopts it (or answers with the directory's session), and
+    /// the real server needs one.
     static func streamStart(requestID: String, workingDirectory: String?, at millis: Int64) -> String {
-        var data: [String: JSONValue] = [:]
+        var data: [String: JSONValue] = ["sessionId": .string(Identifiers.newUUID())]
         if let workingDirectory { data["workingDirectory"] = .string(workingDirectory) }
         return frame("streamStart", requestID: requestID, at: millis, data)
     }
@@ -29,20 +31,13 @@ enum UpstreamRequest {
     }
 
     static func ping(requestID: String, at millis: Int64) -> String {
-        frame("ping", requestID: requestID, at: millis, ["timestamp": .string(timestamp(millis))])
+        frame("ping", requestID: requestID, at: millis, ["timestamp": .string(CompanionWire.timestamp(millis))])
     }
 
     private static func frame(_ type: String, requestID: String, at millis: Int64, _ data: [String: JSONValue]) -> String {
         JSONValue.object([
-            "type": .string(type), "requestId": .string(requestID), "timestamp": .string(timestamp(millis)), "data": .object(data),
+            "type": .string(type), "requestId": .string(requestID), "timestamp": .string(CompanionWire.timestamp(millis)), "data": .object(data),
         ]).encoded()
-    }
-
-    /// ISO 8601 UTC with milliseconds, as JavaScript's `toISOString()` writes it.
-    static func timestamp(_ millis: Int64) -> String {
-        let seconds = Date.ISO8601FormatStyle().format(Date(timeIntervalSince1970: Double(millis / 1000)))
-        let fraction = String(millis % 1000)
-        return seconds.dropLast() + "." + String(repeating: "0", count: 3 - fraction.count) + fraction + "Z"
     }
 }
 
