@@ -56,12 +56,26 @@ public final class CompanionDownstream: ListenerHandler {
         return config
     }
 
-    /// Starts the session sweep. Loop thread.
+    /// Registers the Companion devices the store knows (so events for their sessions queue for
+    /// them before they reconnect) and starts the session sweep. Loop thread.
     public func start() {
+        let user = settings.userID
+        store.perform({ db in try DeviceQueries.all(db).filter { $0.protocolName == "companion" && $0.userID == user && $0.status == .approved } }) {
+            [self] result in
+            guard case .success(let devices) = result else { return }
+            for device in devices {
+                knownDevices.insert(device.id)
+                hub.presence.register(deviceID: device.id, userID: user, protocolName: "companion", delivery: settings.delivery)
+            }
+        }
+        scheduleSweep()
+    }
+
+    private func scheduleSweep() {
         loop.schedule(afterMillis: Self.sweepMillis) { [weak self] in
             guard let self else { return }
             sweep()
-            start()
+            scheduleSweep()
         }
     }
 

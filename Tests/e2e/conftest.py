@@ -275,8 +275,8 @@ class Relay:
         return f"ws://127.0.0.1:{self.port}/ws"
 
     def http(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None,
-             admin: bool = False, timeout: float = 10.0) -> "HttpResponse":
-        port = self.admin_port if admin else self.port
+             admin: bool = False, timeout: float = 10.0, port: int | None = None) -> "HttpResponse":
+        port = port or (self.admin_port if admin else self.port)
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
         try:
             conn.request(method, path, body=body, headers=headers or {})

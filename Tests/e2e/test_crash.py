@@ -1,5 +1,7 @@
 """Durability: an acked message survives SIGKILL; devices and tokens survive restarts."""
 
+import asyncio
+
 from conftest import (
     auth,
     is_user_echo,
@@ -57,3 +59,40 @@ async def test_a_started_gateway_chat_survives_sigkill(relay_factory):
     assert [(m["role"], m["content"][0]["text"]) for m in history["payload"]["messages"]] == [("user", "keep me")], history
     again = await operator.request("chat.send", {"sessionKey": "s", "message": "keep me", "idempotencyKey": "k1"})
     assert again["payload"]["status"] == "error", f"the run cut by the kill is failed, not rerun: {again}"
+
+
+async def test_companion_devices_known_before_a_restart_get_queued_events_before_they_reconnect(relay_factory, tmp_path):
+    import json
+    from conftest import make_config
+    from websockets.asyncio.client import connect as ws_connect
+    token = "restarttoken0123456789abcdefghij"
+    (tmp_path / "projects" / "app").mkdir(parents=True)
+    cfg = make_config()
+    cfg["companion"] = {"listen": "127.0.0.1:0", "auth_token": token, "projects_root": str(tmp_path / "projects")}
+    relay = relay_factory(cfg)
+
+    def start_project():
+        resp = relay.http("POST", "/api/projects/app/start", headers={"Authorization": f"Bearer {token}"}, port=relay.listeners["companion"][1])
+        return resp.json()["session"]["sessionId"]
+
+    session = start_project()
+    url = lambda: f"ws://127.0.0.1:{relay.listeners['companion'][1]}/ws?token={token}"
+    async with ws_connect(url(), user_agent_header="the-app") as app:
+        json.loads(await app.recv())  # welcome
+        await app.send(json.dumps({"type": "subscribe", "requestId": "s1", "data": {"events": [], "sessionIds": [session]}}))
+        assert json.loads(await app.recv())["type"] == "subscribed"
+    relay.restart()
+
+    answer = relay.http("POST", f"/api/stream/{session}", body=json.dumps({"prompt": "while you were away"}).encode(),
+                        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json", "User-Agent": "a-script"},
+                        port=relay.listeners["companion"][1])
+    assert answer.status == 200 and answer.json()["response"]["result"] == "echo: while you were away", answer.body
+    async with ws_connect(url(), user_agent_header="the-app") as app:
+        json.loads(await app.recv())  # welcome
+        await app.send(json.dumps({"type": "subscribe", "requestId": "s2", "data": {"events": [], "sessionIds": [session]}}))
+        frames = []
+        while not frames or frames[-1]["type"] != "conversationResult":
+            frames.append(json.loads(await asyncio.wait_for(app.recv(), 5)))
+    queued = [f for f in frames if f.get("_queued")]
+    assert [f["type"] for f in queued][-2:] == ["assistantMessage", "conversationResult"], frames
+    assert queued[-1]["data"]["result"] == "echo: while you were away", queued[-1]
