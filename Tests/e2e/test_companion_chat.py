@@ -196,3 +196,19 @@ async def test_a_socket_holds_the_sessions_it_asked_in(crelay, how):
     result, before = await mine.recv_until(result_of(sid, "echo: yours"), 10)
     assert "_queued" not in result, result
     assert [f["data"]["content"] for f in before if f["type"] == "userMessage"] == ["yours"], before
+
+
+async def test_every_socket_of_the_asking_device_gets_the_claude_response(crelay):
+    # all installs of the real app are one device (no x-device-id, same user agent)
+    sid = start_project(crelay, "app")["session"]["sessionId"]
+    path = projects(crelay)["app"]["path"]
+    install_a = await CompanionClient.connect(crelay, name="install-a")
+    install_b = await CompanionClient.connect(crelay, name="install-b")
+    await install_a.subscribe(sid)
+    await install_b.subscribe(sid)
+    turn = await claude_command(install_a, "to both", sid, path)
+    check_turn(turn, sid, "echo: to both")
+    reply, before = await install_b.recv_until(lambda f: f.get("requestId") == turn.request_id, 10)
+    assert reply["type"] == "claudeResponse" and reply["data"]["content"] == "echo: to both", reply
+    assert not any(f["type"] == "streamChunk" for f in install_b.frames[install_b.frames.index(reply):]), \
+        "the claudeResponse comes after every chunk"

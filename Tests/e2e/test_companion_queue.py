@@ -107,14 +107,12 @@ async def test_a_device_whose_socket_closed_gets_the_queue_on_reconnect(slow, de
     rid = await command_then_away(client, sid, path, away="close")
     await observer.recv_until(result_of(sid, ANSWER), 15)
     again = await CompanionClient.connect(slow, device_id=device, name="reconnected")
-    subscribe_rid = await again.send("subscribe", {"events": ["assistantMessage"], "sessionIds": [sid]})
-    frames = await read_queue(again, rid)
+    frames = await read_queue(again, rid)  # within 30 s the queued events follow welcome, with no subscribe
     check_queued(frames, rid, sid)
-    if not any(f.get("requestId") == subscribe_rid for f in frames):
-        await again.recv_until(lambda f: f.get("requestId") == subscribe_rid)
-    _, more = await again.subscribe(sid)
+    _, more = await again.subscribe(sid)  # what the app then sends
     await again.expect_silence(0.7)
-    assert [f for f in more if f["type"] in SESSION_TYPES] == [], f"delivered once: {more}"
+    delivered = [f for f in again.frames if f["type"] in SESSION_TYPES]
+    assert len(delivered) == len([f for f in frames if f["type"] in SESSION_TYPES]), f"delivered once: {delivered}"
 
 
 @pytest.mark.parametrize("stop", ["sigterm", "sigkill"])
