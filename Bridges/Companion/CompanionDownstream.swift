@@ -12,7 +12,6 @@ import RelayTransport
 public final class CompanionDownstream: ListenerHandler {
     /// A device reconnecting this soon starts with the sessions its last socket held.
     static let reconnectGraceMillis: Int64 = 30_000
-    static let sweepMillis = 60_000
 
     let settings: CompanionSettings
     let store: Store
@@ -71,8 +70,11 @@ public final class CompanionDownstream: ListenerHandler {
         scheduleSweep()
     }
 
+    /// Sessions are looked at every minute, or more often when they may idle less than two minutes.
+    var sweepMillis: Int { max(250, min(60_000, min(settings.idleSeconds, settings.backgroundIdleSeconds) * 500)) }
+
     private func scheduleSweep() {
-        loop.schedule(afterMillis: Self.sweepMillis) { [weak self] in
+        loop.schedule(afterMillis: sweepMillis) { [weak self] in
             guard let self else { return }
             sweep()
             scheduleSweep()
