@@ -80,9 +80,9 @@ extension CompanionDownstream {
         let startedAt = clock.nowMillis()
         run(
             text, in: session, clientID: "http:" + Identifiers.newUUID(), deviceID: deviceID,
-            failed: { [self] message in
+            failed: { [self] error in
                 waitingRequests -= 1
-                exchange.respond(json(500, ["error": .string(message)]))
+                exchange.respond(json(error.code == "QUEUE_FULL" ? 429 : 500, ["error": .string(error.message), "code": .string(error.code)]))
             },
             started: { [self] runID in
                 hub.turns.whenEnded(runID: runID) { [self] end in

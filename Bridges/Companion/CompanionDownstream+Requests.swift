@@ -80,7 +80,7 @@ extension CompanionDownstream {
             case .failure(let error): failed(error.message, sessionHint)
             case .success(let session):
                 hold(session, on: connection, command: true)
-                run(text, in: session, clientID: "cmd:" + requestID, from: connection) { failed($0, session.sessionID) }
+                run(text, in: session, clientID: "cmd:" + requestID, from: connection) { failed($0.message, session.sessionID) }
             }
         }
     }
@@ -97,7 +97,7 @@ extension CompanionDownstream {
             case .failure(let error): failed(error.message)
             case .success(let session):
                 hold(session, on: connection, command: true)
-                run(text, in: session, clientID: "ask:" + requestID, from: connection, failed: failed)
+                run(text, in: session, clientID: "ask:" + requestID, from: connection) { failed($0.message) }
             }
         }
     }
@@ -123,8 +123,8 @@ extension CompanionDownstream {
                     ], on: connection)
                 hub.queue.drain(deviceID: connection.deviceID, to: connection)
                 if let text, !text.isEmpty {
-                    run(text, in: session, clientID: "stream:" + (request.requestID ?? Identifiers.newUUID()), from: connection) { [self] message in
-                        fail(CompanionError(code: "COMMAND_FAILED", message: message, sessionID: session.sessionID), request, on: connection)
+                    run(text, in: session, clientID: "stream:" + (request.requestID ?? Identifiers.newUUID()), from: connection) { [self] error in
+                        fail(error, request, on: connection)
                     }
                 }
             }
@@ -142,8 +142,8 @@ extension CompanionDownstream {
             case .success(let session?):
                 hold(session, on: connection, command: true)
                 reply("sessionStatus", request, status(of: session, "processing"), on: connection)
-                run(text, in: session, clientID: "stream:" + (request.requestID ?? Identifiers.newUUID()), from: connection) { [self] message in
-                    fail(CompanionError(code: "COMMAND_FAILED", message: message, sessionID: sessionID), request, on: connection)
+                run(text, in: session, clientID: "stream:" + (request.requestID ?? Identifiers.newUUID()), from: connection) { [self] error in
+                    fail(error, request, on: connection)
                 }
             }
         }
@@ -209,25 +209,26 @@ extension CompanionDownstream {
 
     /// Submits a turn in the session; `failed` hears why when it could not start.
     func run(
-        _ text: String, in session: Session, clientID: String, from connection: CompanionConnection, failed: @escaping (String) -> Void
+        _ text: String, in session: Session, clientID: String, from connection: CompanionConnection, failed: @escaping (CompanionError) -> Void
     ) {
         run(text, in: session, clientID: clientID, deviceID: connection.deviceID, failed: failed)
     }
 
     /// Submits a turn for `deviceID`; `started` hears its run id once it is stored.
     func run(
-        _ text: String, in session: Session, clientID: String, deviceID: String, failed: @escaping (String) -> Void,
+        _ text: String, in session: Session, clientID: String, deviceID: String, failed: @escaping (CompanionError) -> Void,
         started: ((String) -> Void)? = nil
     ) {
         let message = UserMessage(conversationID: session.conversationID, userID: settings.userID, deviceID: deviceID, clientID: clientID, content: text)
+        let refuse = { (code: String, message: String) in failed(CompanionError(code: code, message: message, sessionID: session.sessionID)) }
         hub.turns.submit(message, policy: settings.turnPolicy) { outcome in
             switch outcome {
             case .accepted(_, let runID), .duplicate(.active, let runID, _): started?(runID)
-            case .duplicate(.finalized, _, _): failed("this request was already answered; send it again with a new requestId")
-            case .duplicate: failed("this request failed; send it again with a new requestId")
-            case .mismatch: failed("requestId reused with a different command")
-            case .queueFull: failed("too many commands are waiting in this session")
-            case .rejected, .missingAsset, .storeFailed: failed("the command could not be stored")
+            case .duplicate(.finalized, _, _): refuse("INVALID_MESSAGE", "this request was already answered; send it again with a new requestId")
+            case .duplicate: refuse("INVALID_MESSAGE", "this request failed; send it again with a new requestId")
+            case .mismatch: refuse("INVALID_MESSAGE", "requestId reused with a different command")
+            case .queueFull: refuse("QUEUE_FULL", "too many commands are waiting in this session (at most \(self.settings.maxQueuedCommands))")
+            case .rejected, .missingAsset, .storeFailed: refuse("STORE_FAILED", "the command could not be stored")
             }
         }
     }

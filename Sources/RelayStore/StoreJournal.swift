@@ -64,8 +64,12 @@ public final class StoreJournal: CoreJournal {
         store.perform({ db in try QueueQueries.pending(db, deviceID: deviceID, conversations: conversations, at: now) }, completion: completion)
     }
 
-    public func dequeue(deviceID: String, ids: [Int64]) {
-        background("delete delivered queue entries") { db in try QueueQueries.delete(db, deviceID: deviceID, ids: ids) }
+    public func dequeue(deviceID: String, ids: [Int64], completion: @escaping () -> Void) {
+        let onError = onError
+        store.perform({ db in try QueueQueries.delete(db, deviceID: deviceID, ids: ids) }) { result in
+            if case .failure(let error) = result { onError("delete delivered queue entries", error) }
+            completion()
+        }
     }
 
     public func purgeQueues(now: Int64) {

@@ -146,9 +146,10 @@ public final class MemoryJournal: CoreJournal {
         later(.success(rows.map { QueuedEvent(id: $0.id, item: $0.item, queuedAt: $0.queuedAt) }), completion)
     }
 
-    public func dequeue(deviceID: String, ids: [Int64]) {
+    public func dequeue(deviceID: String, ids: [Int64], completion: @escaping () -> Void) {
         let done = Set(ids)
         queueRows.removeAll { $0.deviceID == deviceID && done.contains($0.id) }
+        later(.success(())) { _ in completion() }
     }
 
     public func purgeQueues(now: Int64) { queueRows.removeAll { $0.expiresAt <= now } }

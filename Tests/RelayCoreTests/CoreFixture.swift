@@ -23,6 +23,13 @@ final class RecordingEndpoint: DeviceEndpoint {
         if writes { written() } else { pendingWrites.append(written) }
     }
 
+    /// Writes what was held back (`writes = false`).
+    func flushWrites() {
+        let held = pendingWrites
+        pendingWrites = []
+        for written in held { written() }
+    }
+
     var messages: [ChatEvent] {
         events.compactMap { if case .message(let event) = $0 { event } else { nil } }
     }

@@ -165,4 +165,24 @@ import Testing
         let queued: [String] = core.journal.queue(of: "tablet").map { if case .message(let event) = $0 { event.content } else { "" } }
         #expect(queued == ["project"])
     }
+
+    @Test func aDrainReadBeforeAnEarlierDrainsDeleteCommittedDoesNotHandItOutAgain() {
+        let core = CoreFixture()
+        core.connect("phone")
+        let (tablet, _) = core.connect("tablet", delivery: Self.queued)
+        core.hub.presence.signal(.backgrounded, deviceID: "tablet")
+        core.submit(core.message("once", device: "phone"))
+        tablet.writes = false
+        core.hub.queue.drain(deviceID: "tablet", to: tablet)
+        core.loop.runUntilIdle()
+        #expect(tablet.queued.count == 1)
+        core.hub.queue.drain(deviceID: "tablet", to: tablet)  // its read is submitted now,
+        tablet.flushWrites()  // and the first drain's delete only after it
+        core.loop.runUntilIdle()
+        #expect(tablet.queued.count == 1, "the second drain must not deliver it again")
+        #expect(core.journal.queue(of: "tablet").isEmpty)
+        core.hub.queue.drain(deviceID: "tablet", to: tablet)
+        core.loop.runUntilIdle()
+        #expect(tablet.queued.count == 1)
+    }
 }

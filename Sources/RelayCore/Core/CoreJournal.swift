@@ -151,8 +151,8 @@ public protocol CoreJournal: AnyObject {
 
     /// A device's unexpired queue in order, only the events of `conversations` when given.
     func queued(deviceID: String, conversations: Set<String>?, now: Int64, completion: @escaping (Result<[QueuedEvent], any Error>) -> Void)
-    /// Deletes delivered entries of a device.
-    func dequeue(deviceID: String, ids: [Int64])
+    /// Deletes delivered entries of a device; `completion` runs once that is durable (or failed).
+    func dequeue(deviceID: String, ids: [Int64], completion: @escaping () -> Void)
     /// Deletes expired entries everywhere.
     func purgeQueues(now: Int64)
 

@@ -17,8 +17,11 @@ public final class NotificationQueue {
     private var draining: Set<String> = []
     /// Devices that asked for a drain while one was running.
     private var drainAgain: [String: DeviceEndpoint] = [:]
-    /// Entries handed to a socket and not yet written, per device: no drain hands them out twice.
-    private var inFlight: [String: Set<Int64>] = [:]
+    /// Entries handed to a socket and not yet written, per device.
+    private var handedOut: [String: Set<Int64>] = [:]
+    /// Entries written whose delete has not committed: a read submitted before the delete still
+    /// sees them, so no drain may hand them out again until then.
+    private var deleting: [String: Set<Int64>] = [:]
     public private(set) var drainedEvents = 0
 
     init(journal: CoreJournal, presence: Presence, bus: Bus, conversations: Conversations, clock: any Clock) {
@@ -61,27 +64,33 @@ public final class NotificationQueue {
         journal.queued(deviceID: deviceID, conversations: wanted, now: clock.nowMillis()) { [weak self, weak endpoint] result in
             guard let self else { return }
             draining.remove(deviceID)
-            let skip = inFlight[deviceID] ?? []
+            let taken = (handedOut[deviceID] ?? []).union(deleting[deviceID] ?? [])
             if case .success(let all) = result, let endpoint {
-                let events = all.filter { !skip.contains($0.id) }
+                let events = all.filter { !taken.contains($0.id) }
                 if !events.isEmpty {
                     let ids = events.map(\.id)
-                    inFlight[deviceID, default: []].formUnion(ids)
+                    handedOut[deviceID, default: []].formUnion(ids)
                     drainedEvents += events.count
-                    endpoint.deliverQueued(events) { [weak self] in
-                        guard let self else { return }
-                        inFlight[deviceID]?.subtract(ids)
-                        if inFlight[deviceID]?.isEmpty == true { inFlight.removeValue(forKey: deviceID) }
-                        journal.dequeue(deviceID: deviceID, ids: ids)
-                    }
+                    endpoint.deliverQueued(events) { [weak self] in self?.written(ids, deviceID: deviceID) }
                 }
             }
             if let again = drainAgain.removeValue(forKey: deviceID) { drain(deviceID: deviceID, to: again) }
         }
     }
 
+    private func written(_ ids: [Int64], deviceID: String) {
+        handedOut[deviceID]?.subtract(ids)
+        if handedOut[deviceID]?.isEmpty == true { handedOut.removeValue(forKey: deviceID) }
+        deleting[deviceID, default: []].formUnion(ids)
+        journal.dequeue(deviceID: deviceID, ids: ids) { [weak self] in
+            guard let self else { return }
+            deleting[deviceID]?.subtract(ids)
+            if deleting[deviceID]?.isEmpty == true { deleting.removeValue(forKey: deviceID) }
+        }
+    }
+
     /// An endpoint of the device went away: whatever was handed to it and not written is due again.
-    public func endpointClosed(deviceID: String) { inFlight.removeValue(forKey: deviceID) }
+    public func endpointClosed(deviceID: String) { handedOut.removeValue(forKey: deviceID) }
 
     func purge() { journal.purgeQueues(now: clock.nowMillis()) }
 }
