@@ -32,6 +32,7 @@ extension BenchRunner {
         defer { try? onLoop { for op in connected.value { op.onFailure = nil; op.close() } } }
         let (window, seconds) = (options.window, options.seconds)
         let cpu = CPUMeter()
+        let relayCPU = RelayCPUMeter(relay)
         let result: RoundtripDriver.Result = try waitOnLoop(loop, timeout: seconds + 120) { done in
             let driver = GatewayRoundtripDriver(operators: connected.value, window: window, durationSeconds: seconds)
             driver.run { result in
@@ -39,7 +40,7 @@ extension BenchRunner {
                 done(result)
             }
         }
-        record("gateway-operator", result, generatorCPU: cpu.share, item: "turns", framesPerItem: nil)
+        record("gateway-operator", result, generatorCPU: cpu.share, relayCPU: relayCPU.used, item: "turns", framesPerItem: nil)
     }
 
     private func relayToRelay() throws {
@@ -58,8 +59,9 @@ extension BenchRunner {
         defer { release(devices) }
         progress("gateway: relay-to-relay roundtrip, \(options.devices) Clawline devices on A, echo on B")
         let cpu = CPUMeter()
+        let relayCPU = RelayCPUMeter(relay)
         let result = try drive(devices, window: options.window, seconds: options.seconds, prefix: "r2r")
-        record("gateway-relay-to-relay", result, generatorCPU: cpu.share, item: "turns", framesPerItem: nil)
+        record("gateway-relay-to-relay", result, generatorCPU: cpu.share, relayCPU: relayCPU.used, item: "turns", framesPerItem: nil)
     }
 
 }

@@ -92,13 +92,17 @@ public final class BenchRunner {
         defer { release(devices) }
         progress("roundtrip: \(options.devices) devices × \(options.window) in flight for \(options.seconds) s")
         let cpu = CPUMeter()
+        let relayCPU = RelayCPUMeter(relay)
         let result = try drive(devices, window: options.window, seconds: options.seconds, prefix: "rt")
-        record("roundtrip", result, generatorCPU: cpu.share)
+        record("roundtrip", result, generatorCPU: cpu.share, relayCPU: relayCPU.used)
     }
 
     /// The figures of one roundtrip-style run. `item` names what one completion is ("messages",
     /// "turns"); `framesPerItem`, when known, adds a frames/s line for comparison with the baselines.
-    func record(_ scenario: String, _ result: RoundtripDriver.Result, generatorCPU: Double, item: String = "messages", framesPerItem: Int? = 8) {
+    func record(
+        _ scenario: String, _ result: RoundtripDriver.Result, generatorCPU: Double, relayCPU: (cpu: Double, wall: Double)? = nil, item: String = "messages",
+        framesPerItem: Int? = 8
+    ) {
         let rate = result.seconds > 0 ? Double(result.completed) / result.seconds : 0
         report.add(scenario, item, Double(result.completed), "count")
         report.add(scenario, "throughput", rate, "\(item)/s")
@@ -109,6 +113,10 @@ public final class BenchRunner {
             report.add(scenario, key, value, "ms")
         }
         report.add(scenario, "generator_cpu", generatorCPU * 100, "% of one core")
+        if let relayCPU, relayCPU.wall > 0 {
+            report.add(scenario, "relay_cpu", relayCPU.cpu / relayCPU.wall * 100, "% of one core")
+            if result.completed > 0 { report.add(scenario, "relay_cpu_per_\(item.dropLast())", relayCPU.cpu / Double(result.completed) * 1e6, "µs") }
+        }
         if result.failures > 0 { report.add(scenario, "failed_devices", Double(result.failures), "count") }
     }
 }

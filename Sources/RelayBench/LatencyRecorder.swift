@@ -26,6 +26,22 @@ struct LatencyRecorder: Sendable {
 }
 
 /// Process CPU time, to show whether the load generator itself was the limit.
+/// The relay process's own CPU over a load window, from /proc.
+struct RelayCPUMeter {
+    private let relay: RelayProcess
+    private let startCPU: Double
+    private let startWall: Double
+
+    init(_ relay: RelayProcess) {
+        self.relay = relay
+        startCPU = relay.cpuSeconds()
+        startWall = CPUMeter.wallSeconds()
+    }
+
+    /// CPU seconds the relay used since `init`, and the wall seconds that took.
+    var used: (cpu: Double, wall: Double) { (relay.cpuSeconds() - startCPU, CPUMeter.wallSeconds() - startWall) }
+}
+
 struct CPUMeter {
     private let startCPU: Double
     private let startWall: Double

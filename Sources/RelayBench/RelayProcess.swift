@@ -53,6 +53,15 @@ final class RelayProcess {
         throw BenchError("the relay did not print its ready line within \(Int(timeout)) s")
     }
 
+    /// CPU seconds (user + system, every thread) the relay has used, from /proc.
+    func cpuSeconds() -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return 0 }
+        // Fields after "(comm)": state is field 3, utime 14 and stime 15 (in clock ticks).
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// Resident set size of the relay in bytes, from /proc.
     func residentBytes() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }

@@ -17,6 +17,7 @@ struct Bench: ParsableCommand {
     @Option(help: "kill -9 rounds in chaos.") var kills: Int?
     @Option(name: .customLong("fuzz-frames"), help: "Mutated frames in fuzz.") var fuzzFrames: Int?
     @Option(help: "Baselines to run after the scenarios: direct, nginx (comma-separated).") var baseline: String?
+    @Option(help: "The relay binary to start and measure (default: this one), to compare two builds with one generator.") var relay: String?
     @Flag(help: "Seconds-scale sizes for CI: every code path runs, nothing is judged.") var smoke = false
     @Flag(help: "Print the report as JSON.") var json = false
 
@@ -32,7 +33,8 @@ struct Bench: ParsableCommand {
         if let kills { options.kills = kills }
         if let fuzzFrames { options.fuzzFrames = fuzzFrames }
         if let baseline { options.baselines = baseline.split(separator: ",").map(String.init) }
-        options.binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        options.binary = relay ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        guard FileManager.default.isExecutableFile(atPath: options.binary) else { fail("--relay \(options.binary): not an executable file") }
         let report: BenchReport
         do { report = try BenchRunner(options: options).run() } catch { fail("\(error)") }
         print(json ? report.json() : report.table())
