@@ -20,7 +20,8 @@ public final class Presence {
 
     private let clock: any Clock
     public private(set) var entries: [String: Entry] = [:]
-    private var byUser: [String: Set<String>] = [:]
+    /// Per user, the devices that keep a notification queue (most users have none).
+    private var queueing: [String: Set<String>] = [:]
     /// Called after every state change; the hub persists it and starts queue drains.
     var onChange: ((String, Entry, DevicePresence.State) -> Void)?
 
@@ -29,7 +30,7 @@ public final class Presence {
     /// Makes the device known (or updates how it is reached) without changing its state.
     public func register(deviceID: String, userID: String, protocolName: String, delivery: MissedDelivery) {
         if var entry = entries[deviceID] {
-            if entry.userID != userID { byUser[entry.userID]?.remove(deviceID) }
+            queueing[entry.userID]?.remove(deviceID)
             entry.userID = userID
             entry.protocolName = protocolName
             entry.delivery = delivery
@@ -37,7 +38,7 @@ public final class Presence {
         } else {
             entries[deviceID] = Entry(userID: userID, protocolName: protocolName, delivery: delivery, presence: DevicePresence(now: clock.nowMillis()))
         }
-        byUser[userID, default: []].insert(deviceID)
+        if case .queue = delivery { queueing[userID, default: []].insert(deviceID) }
     }
 
     /// Feeds a bridge signal to a registered device.
@@ -62,13 +63,10 @@ public final class Presence {
 
     public func isForeground(_ deviceID: String) -> Bool { state(of: deviceID) == .foreground }
 
-    /// The devices of `userID` that keep a queue, with their policy.
+    /// The devices of `userID` that keep a queue, with their policy, in device id order.
     func queueDevices(userID: String) -> [(deviceID: String, entry: Entry)] {
-        guard let devices = byUser[userID] else { return [] }
-        return devices.sorted().compactMap { deviceID in
-            guard let entry = entries[deviceID], case .queue = entry.delivery else { return nil }
-            return (deviceID, entry)
-        }
+        guard let devices = queueing[userID], !devices.isEmpty else { return [] }
+        return devices.sorted().compactMap { deviceID in entries[deviceID].map { (deviceID, $0) } }
     }
 
     /// Devices per state, for `/metrics`.
