@@ -43,9 +43,10 @@ public enum ConversationQueries {
 
     /// A user's conversations, most recently updated first.
     public static func list(_ db: Database, userID: String, limit: Int) throws -> [Conversation] {
-        try db.rows("SELECT * FROM conversations WHERE user_id = ? ORDER BY updated_at DESC LIMIT ?", [userID, limit]).map { try conversation(db, from: $0) }
+        try db.rows("SELECT * FROM conversations WHERE user_id = ? ORDER BY updated_at DESC, id LIMIT ?", [userID, limit]).map { try conversation(db, from: $0) }
     }
 
+    /// Moves the conversation's last activity; called once per turn, when it ends, not per event.
     static func touch(_ db: Database, id: String, at millis: Int64) throws {
         try db.run("UPDATE conversations SET updated_at = ? WHERE id = ?", [millis, id])
     }

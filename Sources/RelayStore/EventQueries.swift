@@ -18,7 +18,6 @@ public enum EventQueries {
         attachmentsJSON: String?, at millis: Int64, id: String = Identifiers.newEventID()
     ) throws -> ChatEvent {
         let seq = (try db.value(Int64.self, "SELECT MAX(seq) FROM events WHERE user_id = ?", [userID]) ?? 0) + 1
-        try ConversationQueries.touch(db, id: conversationID, at: millis)
         try db.run("""
                 INSERT INTO events (user_id, seq, id, conversation, role, content, device_id, attachments, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)

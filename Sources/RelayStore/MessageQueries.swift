@@ -76,6 +76,7 @@ public enum MessageQueries {
         try db.run(
             "UPDATE messages SET streaming = ?, reason = ? WHERE device_id = ? AND client_id = ?",
             [state.rawValue, failure.reason, failure.turn.deviceID, failure.turn.clientID])
+        try ConversationQueries.touch(db, id: failure.conversationID, at: failure.timestampMillis)
         try QueueQueries.enqueue(db, .failure(failure), targets: queue, at: failure.timestampMillis)
     }
 
@@ -88,6 +89,7 @@ public enum MessageQueries {
             db, userID: userID, conversationID: conversationID, role: .assistant, content: content, deviceID: nil, attachmentsJSON: nil,
             at: millis, id: eventID)
         event.turn = turn
+        try ConversationQueries.touch(db, id: conversationID, at: millis)
         try db.run(
             "UPDATE messages SET streaming = 0, assistant_event_id = ? WHERE device_id = ? AND client_id = ?",
             [eventID, turn.deviceID, turn.clientID])

@@ -51,7 +51,6 @@ extension Migrations {
                 ALTER TABLE messages ADD COLUMN conversation_id TEXT;
                 ALTER TABLE messages ADD COLUMN run_id TEXT;
                 ALTER TABLE messages ADD COLUMN reason TEXT;
-                CREATE INDEX events_conversation ON events(conversation, seq);
                 """)
         let named = try Row.fetchAll(
             db, sql: "SELECT user_id, conversation, MIN(created_at) AS created, MAX(created_at) AS updated FROM events GROUP BY user_id, conversation")

@@ -79,11 +79,6 @@ public final class Conversations {
     /// A cached conversation's key in `scheme`.
     public func key(of conversationID: String, scheme: String) -> String? { byID[conversationID]?.key(in: scheme) }
 
-    /// Notes that the conversation moved (a new message), for listings read from the cache.
-    func touch(_ conversationID: String, at millis: Int64) {
-        byID[conversationID]?.updatedAt = millis
-    }
-
     private func remember(_ conversation: Conversation) {
         if byID.count >= Self.cacheLimit {
             byID.removeAll(keepingCapacity: true)

@@ -68,7 +68,6 @@ extension Turns {
                 event.turn = turn.ref
                 completedCount += 1
                 lanes[turn.conversationID]?.active = nil
-                conversations.touch(turn.conversationID, at: event.timestampMillis)
                 queue.publish(.message(event), userID: turn.userID, queuedFor: targets)
                 bus.publish(.assistantTyping(conversationID: turn.conversationID, active: false), to: turn.userID)
                 ended(turn.ref.runID, .answered(event))

@@ -137,7 +137,6 @@ public final class Turns {
             case .success(.fresh(var event, let runID)):
                 let ref = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
                 event.turn = ref
-                conversations.touch(message.conversationID, at: event.timestampMillis)
                 completion(.accepted(event, runID: runID))
                 queue.publish(.message(event), userID: message.userID, queuedFor: targets)
                 if stillWanted { enqueue(Turn(ref: ref, userID: message.userID, conversationID: message.conversationID, text: message.content, policy: policy)) }
