@@ -2,16 +2,7 @@ import RelayCore
 import RelayStore
 import RelayTransport
 
-/// What one socket has been shown of a chat run: its `chat` event seq and the delta throttle.
-final class ChatRunView {
-    var seq = 0
-    var lastDeltaAt: Int64 = 0
-    var deltaTimer: TimerID?
-    var latest: TurnProgress?
-}
-
 extension GatewayDownstream {
-    static let deltaIntervalMillis: Int64 = 150
     static let maxQueuedRunsPerDevice = 20
 
     func handleChat(_ request: GatewayRequest, on session: GatewaySession) {
@@ -120,65 +111,5 @@ extension GatewayDownstream {
             "role": .string(event.role.rawValue), "content": .array([.object(["type": .string("text"), "text": .string(event.content)])]),
             "timestamp": .int(event.timestampMillis),
         ])
-    }
-
-    // MARK: Core events to operators
-
-    /// A core event for this gateway's user, as `chat` events for operators that may read chat.
-    func deliverChat(_ event: BusEvent, to session: GatewaySession) {
-        guard !session.isNode, session.has("operator.read") || session.has("operator.write") else { return }
-        switch event {
-        case .streaming(let progress):
-            let view = session.chatRuns[progress.turn.runID] ?? ChatRunView()
-            session.chatRuns[progress.turn.runID] = view
-            view.latest = progress
-            let now = clock.nowMillis()
-            if now - view.lastDeltaAt >= Self.deltaIntervalMillis {
-                sendDelta(view, to: session)
-            } else if view.deltaTimer == nil {
-                view.deltaTimer = loop.schedule(afterMillis: Int(Self.deltaIntervalMillis - (now - view.lastDeltaAt))) { [weak self, weak session, weak view] in
-                    guard let self, let session, let view else { return }
-                    view.deltaTimer = nil
-                    sendDelta(view, to: session)
-                }
-            }
-        case .message(let message) where message.role == .assistant:
-            guard let turn = message.turn else { return }
-            chatEvent(turn.runID, conversationID: message.conversationID, state: "final", message: Self.chatMessage(message), to: session)
-        case .turnFailed(let failure):
-            let state = failure.cause == .aborted ? "aborted" : "error"
-            chatEvent(failure.turn.runID, conversationID: failure.conversationID, state: state, errorMessage: state == "error" ? "the assistant failed to answer" : nil, to: session)
-        case .message, .assistantTyping:
-            break
-        }
-    }
-
-    private func sendDelta(_ view: ChatRunView, to session: GatewaySession) {
-        guard let progress = view.latest else { return }
-        view.lastDeltaAt = clock.nowMillis()
-        let message: JSONValue = .object([
-            "role": .string("assistant"), "content": .array([.object(["type": .string("text"), "text": .string(progress.content)])]),
-            "timestamp": .int(view.lastDeltaAt),
-        ])
-        chatEvent(progress.turn.runID, conversationID: progress.conversationID, state: "delta", message: message, to: session, ending: false)
-    }
-
-    private func chatEvent(
-        _ runID: String, conversationID: String, state: String, message: JSONValue? = nil, errorMessage: String? = nil, to session: GatewaySession,
-        ending: Bool = true
-    ) {
-        let view = session.chatRuns[runID] ?? ChatRunView()
-        if ending {
-            view.deltaTimer.map(loop.cancel)
-            session.chatRuns.removeValue(forKey: runID)
-        }
-        view.seq += 1
-        var payload: [String: JSONValue] = [
-            "runId": .string(runID), "sessionKey": .string(hub.conversations.key(of: conversationID, scheme: "session") ?? conversationID),
-            "seq": .int(Int64(view.seq)), "state": .string(state),
-        ]
-        if let message { payload["message"] = message }
-        if let errorMessage { payload["errorMessage"] = .string(errorMessage) }
-        deliver(session.event("chat", .object(payload)), to: session)
     }
 }

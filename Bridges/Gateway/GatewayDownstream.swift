@@ -33,6 +33,9 @@ public final class GatewayDownstream: ListenerHandler {
     var nodes: [String: GatewaySession] = [:]
     var pending: [String: PendingDevice] = [:]
     var invokes: [String: PendingInvoke] = [:]
+    /// Chat runs as operators are shown them, and the last core event encoded for them.
+    var chatRuns: [String: ChatRunView] = [:]
+    var lastChat: (event: BusEvent, payload: String?)?
     /// Mirrors downstream nodes onto upstream gateways; set before `start`.
     public var passthrough: NodePassthrough? {
         didSet { passthrough?.downstream = self }
@@ -120,7 +123,12 @@ public final class GatewayDownstream: ListenerHandler {
             session.isAttached = false
             hub.detach(session, socket: connection.id, userID: settings.userID)
         }
-        for run in session.chatRuns.values { run.deltaTimer.map(loop.cancel) }
+        if !sessions.values.contains(where: { $0.isConnected && Self.readsChat($0) }) {
+            // Nobody left to show runs to: their views go (a run ending now reaches no operator).
+            for view in chatRuns.values { view.deltaTimer.map(loop.cancel) }
+            chatRuns.removeAll()
+            lastChat = nil
+        }
         if session.isNode, nodes[session.deviceID] === session {
             nodes.removeValue(forKey: session.deviceID)
             failInvokes(toNode: session.deviceID)
@@ -163,10 +171,12 @@ public final class GatewayDownstream: ListenerHandler {
         session.send(text)
     }
 
-    /// An event to every connected session that passes `filter`, each with its own next seq.
+    /// An event to every connected session that passes `filter`, each with its own next seq
+    /// (the payload is encoded once).
     func broadcast(_ name: String, _ payload: JSONValue, stateVersion: JSONValue? = nil, to filter: (GatewaySession) -> Bool = { _ in true }) {
+        let (payloadJSON, stateJSON) = (payload.encoded(), stateVersion?.encoded())
         for session in sessions.values where session.isConnected && filter(session) {
-            deliver(session.event(name, payload, stateVersion: stateVersion), to: session)
+            deliver(session.event(name, payloadJSON: payloadJSON, stateVersion: stateJSON), to: session)
         }
     }
 

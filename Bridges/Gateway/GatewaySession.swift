@@ -26,8 +26,6 @@ final class GatewaySession: DeviceEndpoint {
     var heldInvokes: [() -> Void] = []
     /// The last event seq sent on this socket: every socket numbers its own events 1, 2, 3, …
     var eventSeq = 0
-    /// Chat runs this socket is shown, by run id.
-    var chatRuns: [String: ChatRunView] = [:]
     /// On the core's bus and counted in its device's presence.
     var isAttached = false
     weak var downstream: GatewayDownstream?
@@ -48,8 +46,13 @@ final class GatewaySession: DeviceEndpoint {
 
     /// An event frame with this socket's next seq.
     func event(_ name: String, _ payload: JSONValue, stateVersion: JSONValue? = nil) -> String {
+        event(name, payloadJSON: payload.encoded(), stateVersion: stateVersion?.encoded())
+    }
+
+    /// The same from a payload already encoded (once for every socket it goes to).
+    func event(_ name: String, payloadJSON: String, stateVersion: String? = nil) -> String {
         eventSeq += 1
-        return GatewayFrame.event(name, payload, seq: eventSeq, stateVersion: stateVersion)
+        return GatewayFrame.event(name, payloadJSON: payloadJSON, seq: eventSeq, stateVersionJSON: stateVersion)
     }
 
     func fail(_ requestID: String?, _ error: GatewayError, close code: UInt16?) {

@@ -9,6 +9,13 @@ enum GatewayFrame {
         return JSONValue.object(fields).encoded()
     }
 
+    /// An event from parts already encoded: payloads are encoded once however many sockets get them.
+    static func event(_ name: String, payloadJSON: String, seq: Int, stateVersionJSON: String? = nil) -> String {
+        var frame = #"{"event":"# + JSONValue.string(name).encoded() + #","payload":"# + payloadJSON + #","seq":\#(seq)"#
+        if let stateVersionJSON { frame += #","stateVersion":"# + stateVersionJSON }
+        return frame + #","type":"event"}"#
+    }
+
     static func ok(_ id: String, _ payload: JSONValue) -> String {
         JSONValue.object(["type": .string("res"), "id": .string(id), "ok": .bool(true), "payload": payload]).encoded()
     }
