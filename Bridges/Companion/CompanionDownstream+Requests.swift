@@ -115,6 +115,7 @@ extension CompanionDownstream {
             case .failure(let error): fail(error, request, on: connection)
             case .success(let session):
                 hold(session, on: connection, command: text != nil)
+                if let initial, !initial.isEmpty { sessions.setInitialPrompt(session.sessionID, initial) }
                 reply(
                     "streamStarted", request,
                     [

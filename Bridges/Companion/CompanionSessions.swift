@@ -50,6 +50,11 @@ struct CompanionSessions {
         if command { byID[sessionID]?.conversationStarted = true }
     }
 
+    /// The guide's `streamStart {initialPrompt}`: kept for `sessions/continue` to report.
+    mutating func setInitialPrompt(_ sessionID: String, _ prompt: String) {
+        if byID[sessionID]?.initialPrompt == nil { byID[sessionID]?.initialPrompt = prompt }
+    }
+
     mutating func setBackgrounded(_ sessionID: String, _ backgrounded: Bool, at millis: Int64) {
         byID[sessionID]?.backgrounded = backgrounded
         byID[sessionID]?.lastActivity = millis

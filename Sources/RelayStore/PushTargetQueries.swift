@@ -11,9 +11,4 @@ public enum PushTargetQueries {
             """,
             [deviceID, kind, token, platform, millis])
     }
-
-    /// A device's token of one kind.
-    public static func token(_ db: Database, deviceID: String, kind: String) throws -> String? {
-        try db.value(String.self, "SELECT token FROM push_targets WHERE device_id = ? AND kind = ?", [deviceID, kind])
-    }
 }

@@ -62,6 +62,8 @@ async def test_stream_start_answers_stream_started_then_the_prompt(crelay, field
     again, _ = await client.request("streamStart", {"workingDirectory": path})
     assert again["type"] == "streamStarted" and again["data"]["sessionId"] == sid, "one session per directory"
     await client.expect_silence(0.5)
+    continued = rest_json(crelay, "POST", "/api/sessions/continue", body={"sessionId": sid, "workingDirectory": path})
+    assert continued["initialPrompt"] == ("hello stream" if field == "initialPrompt" else None), continued
 
 
 async def test_stream_send(crelay):
