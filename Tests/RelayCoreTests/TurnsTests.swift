@@ -141,6 +141,14 @@ import Testing
         core.loop.runUntilIdle()
         #expect(outcome?.isAccepted == true, "it is stored and acknowledged")
         #expect(core.backend.runs.isEmpty)
+        var ended = false
+        core.hub.turns.submit(core.message("later", device: "phone"), policy: TurnPolicy()) { outcome in
+            guard case .accepted(_, let runID) = outcome else { return }
+            core.hub.turns.whenEnded(runID: runID) { _ in ended = true }
+        }
+        core.hub.turns.abandon(deviceID: "phone")
+        core.loop.runUntilIdle()
+        #expect(ended, "a watcher of a run that never starts is not left waiting")
     }
 
     @Test func aFailedStoreAcknowledgesNothing() {

@@ -139,7 +139,15 @@ public final class Turns {
                 event.turn = ref
                 completion(.accepted(event, runID: runID))
                 queue.publish(.message(event), userID: message.userID, queuedFor: targets)
-                if stillWanted { enqueue(Turn(ref: ref, userID: message.userID, conversationID: message.conversationID, text: message.content, policy: policy)) }
+                if stillWanted {
+                    enqueue(Turn(ref: ref, userID: message.userID, conversationID: message.conversationID, text: message.content, policy: policy))
+                } else {
+                    // Stored, but its device was abandoned meanwhile: no turn, and whoever waits hears so.
+                    let failure = TurnFailure(
+                        turn: ref, conversationID: message.conversationID, userID: message.userID, cause: .abandoned, reason: "its device disconnected",
+                        timestampMillis: clock.nowMillis())
+                    ended(runID, .failed(failure))
+                }
             case .success(.duplicate(let state, let runID)):
                 let ref = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
                 var running = isKnown(ref, in: lane)
