@@ -85,6 +85,17 @@ public enum DeviceAuth {
         case stale = "DEVICE_AUTH_SIGNATURE_EXPIRED"
         case nonceMismatch = "DEVICE_AUTH_NONCE_MISMATCH"
         case badSignature = "DEVICE_AUTH_SIGNATURE_INVALID"
+
+        /// What real gateways say for it.
+        var message: String {
+            switch self {
+            case .badKey: "device public key invalid"
+            case .idMismatch: "device identity mismatch"
+            case .stale: "device signature expired"
+            case .nonceMismatch: "device nonce mismatch"
+            case .badSignature: "device signature invalid"
+            }
+        }
     }
 
     /// Checks key, id, freshness (±2 min), nonce and the signature over v3 then v2.

@@ -8,6 +8,8 @@ final class ChatRunView {
     var lastDeltaAt: Int64 = 0
     var deltaTimer: TimerID?
     var latest: TurnProgress?
+    /// The text the last delta showed, for v4's `deltaText`.
+    var shown = ""
 }
 
 extension GatewayDownstream {
@@ -75,11 +77,20 @@ extension GatewayDownstream {
             "role": .string("assistant"), "content": .array([.object(["type": .string("text"), "text": .string(progress.content)])]),
             "timestamp": .int(view.lastDeltaAt),
         ])
-        return chatPayload(progress.turn.runID, conversationID: progress.conversationID, state: "delta", message: message, ending: false)
+        // v4 clients append `deltaText` (or replace their buffer with it); `message` stays the whole text.
+        var extra: [String: JSONValue] = [:]
+        if progress.content.hasPrefix(view.shown) {
+            extra["deltaText"] = .string(String(progress.content.dropFirst(view.shown.count)))
+        } else {
+            extra = ["deltaText": .string(progress.content), "replace": .bool(true)]
+        }
+        view.shown = progress.content
+        return chatPayload(progress.turn.runID, conversationID: progress.conversationID, state: "delta", message: message, extra: extra, ending: false)
     }
 
     private func chatPayload(
-        _ runID: String, conversationID: String, state: String, message: JSONValue? = nil, errorMessage: String? = nil, ending: Bool = true
+        _ runID: String, conversationID: String, state: String, message: JSONValue? = nil, errorMessage: String? = nil,
+        extra: [String: JSONValue] = [:], ending: Bool = true
     ) -> String {
         let view = runView(runID)
         if ending {
@@ -93,6 +104,7 @@ extension GatewayDownstream {
         ]
         if let message { payload["message"] = message }
         if let errorMessage { payload["errorMessage"] = .string(errorMessage) }
+        payload.merge(extra) { _, new in new }
         return JSONValue.object(payload).encoded()
     }
 }

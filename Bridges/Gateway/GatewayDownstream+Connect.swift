@@ -4,33 +4,64 @@ import RelayCore
 import RelayStore
 
 /// What the store said about a device whose signature verified.
-enum ConnectVerdict: Sendable {
-    /// Paired with this key, role and scopes; `token` goes back in `hello-ok.auth.deviceToken`.
-    case accepted(token: String)
-    case pairingRequired
-    case tokenMismatch
+enum ConnectVerdict: Sendable, Equatable {
+    /// Paired for this role and these scopes. `token` goes back in `hello-ok.auth.deviceToken`: the
+    /// one presented, or one issued now because the role had none; nil when the device connected
+    /// without its token (its token is not rotated behind its back).
+    case accepted(token: String?, issuedAt: Int64?)
+    /// Why pairing is needed: `not-paired`, `role-upgrade`, `scope-upgrade` or `metadata-upgrade`.
+    case pairingRequired(reason: String)
+    /// `auth.token` was neither the shared gateway token nor this device's token.
+    case tokenMismatch(canRetryWithDeviceToken: Bool)
+    /// The device token presented is not the device's current token for the role.
+    case deviceTokenMismatch
+}
+
+/// What a connect presented besides its signature.
+struct ConnectCredentials: Sendable {
+    /// A device token to check: `auth.deviceToken`, or `auth.token` when it is not the shared secret.
+    var deviceToken: String?
+    /// `auth.deviceToken` itself was sent.
+    var explicitDeviceToken: Bool
+    /// The shared token or password matched, or loopback auto-approval applies: an unknown device
+    /// (or a new role or scope) is approved on the spot.
+    var silent: Bool
+    /// A shared gateway token is configured, so a wrong `auth.token` is a gateway-token mismatch.
+    var sharedTokenConfigured: Bool
 }
 
 extension GatewayDownstream {
+    /// The highest version both sides speak, or nil.
+    func negotiate(minimum: Int64, maximum: Int64) -> Int64? {
+        let version = min(maximum, Self.minimumProtocol > settings.maxProtocol ? Self.minimumProtocol : Int64(settings.maxProtocol))
+        return version >= max(minimum, Self.minimumProtocol) ? version : nil
+    }
+
     func handleConnect(_ request: GatewayRequest, on session: GatewaySession) {
         let params = request.params
-        guard let minimum = params["minProtocol"]?.intValue, let maximum = params["maxProtocol"]?.intValue, minimum <= Self.protocolVersion,
-            Self.protocolVersion <= maximum
+        guard let minimum = params["minProtocol"]?.intValue, let maximum = params["maxProtocol"]?.intValue,
+            let version = negotiate(minimum: minimum, maximum: maximum)
         else {
-            return session.fail(
-                request.id, .invalid("protocol mismatch", ["expectedProtocol": .int(Self.protocolVersion)]), close: 1002)
+            let details: [String: JSONValue] = [
+                "code": .string("PROTOCOL_MISMATCH"), "clientMinProtocol": params["minProtocol"] ?? .null, "clientMaxProtocol": params["maxProtocol"] ?? .null,
+                "expectedProtocol": .int(Int64(settings.maxProtocol)), "minProtocol": .int(Self.minimumProtocol), "maxProtocol": .int(Int64(settings.maxProtocol)),
+                "minimumProbeProtocol": .int(Self.minimumProtocol),
+            ]
+            return session.fail(request.id, .invalid("protocol mismatch", details), close: 1002)
         }
         guard case .object(let client) = params["client"] ?? .null, let clientID = client["id"]?.stringValue, !clientID.isEmpty,
-            let version = client["version"]?.stringValue, let platform = client["platform"]?.stringValue,
+            let clientVersion = client["version"]?.stringValue, let platform = client["platform"]?.stringValue,
             let mode = client["mode"]?.stringValue, Self.clientModes.contains(mode)
         else {
             return session.fail(request.id, .invalid("client needs id, version, platform and a known mode"), close: 1008)
         }
         let role = params["role"]?.stringValue ?? "operator"
-        guard role == "operator" || role == "node" else { return session.fail(request.id, .invalid("role must be operator or node"), close: 1008) }
+        guard role == "operator" || role == "node" else { return session.fail(request.id, .invalid("invalid role"), close: 1008) }
         let scopes = request.strings("scopes")
         guard case .object(let device) = params["device"] ?? .null else {
-            return session.fail(request.id, GatewayError(code: .notPaired, message: "device identity required"), close: 1008)
+            return session.fail(
+                request.id, GatewayError(code: .notPaired, message: "device identity required", details: ["code": .string("DEVICE_IDENTITY_REQUIRED")]),
+                close: 1008)
         }
         guard let deviceID = device["id"]?.stringValue, let publicKey = device["publicKey"]?.stringValue,
             let signature = device["signature"]?.stringValue, let signedAt = device["signedAt"]?.intValue,
@@ -46,37 +77,42 @@ extension GatewayDownstream {
         let raw: [UInt8]
         switch DeviceAuth.verify(fields, publicKey: publicKey, signature: signature, expectedNonce: session.nonce, nowMillis: clock.nowMillis()) {
         case .failure(let failure):
-            return session.fail(request.id, .invalid("device authentication failed", ["code": .string(failure.rawValue)]), close: 1008)
+            return session.fail(request.id, .invalid(failure.message, ["code": .string(failure.rawValue)]), close: 1008)
         case .success(let key):
             raw = key
         }
         // The challenge nonce is single-use: a second connect on this socket cannot replay it.
         session.handshakeTimer.map(loop.cancel)
+        session.protocolVersion = version
         session.role = role
         session.scopes = Set(scopes)
         session.deviceID = deviceID
         session.clientID = clientID
         session.clientMode = mode
         session.platform = platform
-        session.version = version
+        session.version = clientVersion
         session.displayName = client["displayName"]?.stringValue
+        session.deviceFamily = client["deviceFamily"]?.stringValue
         session.caps = params["caps"]?.arrayValue ?? []
         session.commands = request.strings("commands")
         session.permissions = params["permissions"] ?? .object([:])
         let keyText = Base64URL.encode(raw)
         let (now, userID) = (clock.nowMillis(), settings.userID)
-        let silent = silentApproval(auth: auth, peer: session.connection.peerAddress)
+        let credentials = credentials(auth: auth, peer: session.connection.peerAddress)
+        session.usedDeviceToken = credentials.deviceToken != nil
         store.perform({ db -> ConnectVerdict in
-            try Self.decide(db, deviceID: deviceID, publicKey: keyText, role: role, scopes: scopes, presentedToken: silent ? "" : token, userID: userID, silent: silent, now: now)
+            try Self.decide(db, deviceID: deviceID, publicKey: keyText, role: role, scopes: scopes, credentials: credentials, userID: userID, now: now)
         }) { [self] result in
             guard sessions[session.connection.id] === session else { return }
             switch result {
-            case .success(.accepted(let deviceToken)):
-                completeConnect(request, session: session, deviceToken: deviceToken)
-            case .success(.tokenMismatch):
-                session.fail(request.id, .invalid("device token rejected", ["code": .string("AUTH_TOKEN_MISMATCH")]), close: 1008)
-            case .success(.pairingRequired):
-                requirePairing(request, session: session, publicKey: keyText)
+            case .success(.accepted(let deviceToken, let issuedAt)):
+                completeConnect(request, session: session, deviceToken: deviceToken, issuedAt: issuedAt)
+            case .success(.tokenMismatch(let canRetry)):
+                session.fail(request.id, .authRefused(.tokenMismatch(canRetryWithDeviceToken: canRetry)), close: 1008)
+            case .success(.deviceTokenMismatch):
+                session.fail(request.id, .authRefused(.deviceTokenMismatch), close: 1008)
+            case .success(.pairingRequired(let reason)):
+                requirePairing(request, session: session, publicKey: keyText, reason: reason)
             case .failure(let error):
                 logger.error("gateway connect failed in the store", metadata: ["error": "\(error)"])
                 session.fail(request.id, GatewayError(code: .unavailable, message: "store unavailable"), close: 1011)
@@ -84,57 +120,76 @@ extension GatewayDownstream {
         }
     }
 
-    /// Paired devices with the same key and enough grants connect; a presented token must match.
-    /// A token from `device.pair` pairs an unknown device on the spot (read/write scopes at most).
+    /// Whether the device may connect for `role` with `scopes`, and with which token.
+    ///
+    /// A presented device token must be the role's current one, checked before anything else (a
+    /// wrong token is refused even where unknown devices are approved silently). A token from
+    /// `device.pair` pairs an unknown device on the spot (read/write scopes at most). A paired
+    /// device connecting without its token gets a token only if the role never had one.
     static func decide(
-        _ db: StoreTransaction, deviceID: String, publicKey: String, role: String, scopes: [String], presentedToken: String, userID: String,
-        silent: Bool = false, now: Int64
+        _ db: StoreTransaction, deviceID: String, publicKey: String, role: String, scopes: [String], credentials: ConnectCredentials, userID: String,
+        now: Int64
     ) throws -> ConnectVerdict {
         var device = try DeviceQueries.fetch(db, id: deviceID)
-        var paired =
-            device.map { $0.protocolName == "gateway" && $0.status == .approved && $0.publicKey == publicKey && $0.role == role } ?? false
-        if silent, !paired || !Set(scopes).isSubset(of: Set(device?.scopes ?? [])) {
-            var record = DeviceRecord(
-                id: deviceID, userID: userID, protocolName: "gateway", claimedName: nil, deviceInfoJSON: nil, isAdmin: false, status: .approved,
-                tokenHash: nil, tokenDelivered: false, createdAt: now, lastSeenAt: nil)
+        let sameKey = device.map { $0.protocolName == "gateway" && $0.status == .approved && $0.publicKey == publicKey } ?? false
+        var paired = sameKey && device?.roles.contains(role) == true
+        let stored = try DeviceTokenQueries.fetch(db, deviceID: deviceID, role: role)
+        if let presented = credentials.deviceToken {
+            let hash = Digest.sha256Hex(presented)
+            if paired, stored?.tokenHash == hash {
+                guard Set(scopes).isSubset(of: Set(device?.scopes ?? [])) else { return .pairingRequired(reason: "scope-upgrade") }
+                try DeviceQueries.touch(db, id: deviceID, at: now)
+                return .accepted(token: presented, issuedAt: stored?.issuedAt)
+            }
+            if !paired, device == nil || device?.status == .approved, try PairingLinkQueries.bot(db, deviceID: deviceID, tokenHash: hash) != nil {
+                var record = DeviceRecord(
+                    id: deviceID, userID: userID, protocolName: "gateway", claimedName: nil, deviceInfoJSON: nil, isAdmin: false, status: .approved,
+                    tokenHash: nil, tokenDelivered: true, createdAt: now, lastSeenAt: now)
+                record.publicKey = publicKey
+                record.roles = [role]
+                record.scopes = scopes.filter { ["operator.read", "operator.write"].contains($0) }
+                try DeviceQueries.insert(db, record)
+                try DeviceTokenQueries.issue(db, deviceID: deviceID, role: role, tokenHash: hash, scopes: record.scopes, at: now)
+                guard Set(scopes).isSubset(of: Set(record.scopes)) else { return .pairingRequired(reason: "scope-upgrade") }
+                return .accepted(token: presented, issuedAt: now)
+            }
+            if credentials.sharedTokenConfigured, !credentials.explicitDeviceToken { return .tokenMismatch(canRetryWithDeviceToken: true) }
+            return .deviceTokenMismatch
+        }
+        if credentials.silent, !paired || !Set(scopes).isSubset(of: Set(device?.scopes ?? [])) {
+            var record =
+                sameKey
+                ? device!
+                : DeviceRecord(
+                    id: deviceID, userID: userID, protocolName: "gateway", claimedName: nil, deviceInfoJSON: nil, isAdmin: false, status: .approved,
+                    tokenHash: nil, tokenDelivered: false, createdAt: now, lastSeenAt: nil)
             record.publicKey = publicKey
-            record.role = role
-            record.scopes = scopes
+            record.roles.insert(role)
+            record.scopes = Array(Set(record.scopes).union(scopes)).sorted()
             try DeviceQueries.insert(db, record)
             device = record
             paired = true
         }
-        if !paired, !presentedToken.isEmpty, device == nil || device?.status == .approved,
-            try PairingLinkQueries.bot(db, deviceID: deviceID, tokenHash: Digest.sha256Hex(presentedToken)) != nil
-        {
-            var record = DeviceRecord(
-                id: deviceID, userID: userID, protocolName: "gateway", claimedName: nil, deviceInfoJSON: nil, isAdmin: false, status: .approved,
-                tokenHash: Digest.sha256Hex(presentedToken), tokenDelivered: true, createdAt: now, lastSeenAt: now)
-            record.publicKey = publicKey
-            record.role = role
-            record.scopes = scopes.filter { ["operator.read", "operator.write"].contains($0) }
-            try DeviceQueries.insert(db, record)
-            guard Set(scopes).isSubset(of: Set(record.scopes)) else { return .pairingRequired }
-            return .accepted(token: presentedToken)
-        }
-        guard let device, paired, Set(scopes).isSubset(of: Set(device.scopes)) else { return .pairingRequired }
-        if !presentedToken.isEmpty {
-            guard device.tokenHash == Digest.sha256Hex(presentedToken) else { return .tokenMismatch }
-            try DeviceQueries.touch(db, id: deviceID, at: now)
-            return .accepted(token: presentedToken)
-        }
-        let token = newDeviceToken()
-        try DeviceQueries.setTokenHash(db, id: deviceID, hash: Digest.sha256Hex(token))
-        try DeviceQueries.markTokenDelivered(db, id: deviceID)
+        guard let device, paired else { return .pairingRequired(reason: sameKey ? "role-upgrade" : device == nil ? "not-paired" : "metadata-upgrade") }
+        guard Set(scopes).isSubset(of: Set(device.scopes)) else { return .pairingRequired(reason: "scope-upgrade") }
         try DeviceQueries.touch(db, id: deviceID, at: now)
-        return .accepted(token: token)
+        guard stored == nil else { return .accepted(token: nil, issuedAt: nil) }
+        let token = newDeviceToken()
+        try DeviceTokenQueries.issue(db, deviceID: deviceID, role: role, tokenHash: Digest.sha256Hex(token), scopes: device.scopes, at: now)
+        return .accepted(token: token, issuedAt: now)
     }
 
-    /// Shared token, password or loopback peer, when the configuration allows pairing without a request.
-    private func silentApproval(auth: [String: JSONValue], peer: String) -> Bool {
-        if let expected = settings.sharedToken, let presented = auth["token"]?.stringValue, Self.sameSecret(presented, expected) { return true }
-        if let expected = settings.password, let presented = auth["password"]?.stringValue, Self.sameSecret(presented, expected) { return true }
-        return settings.autoApproveLoopback && (peer.hasPrefix("127.") || peer == "::1" || peer == "::ffff:127.0.0.1")
+    /// What the connect's `auth` amounts to: the shared token or password, loopback
+    /// auto-approval, or a device token to check.
+    private func credentials(auth: [String: JSONValue], peer: String) -> ConnectCredentials {
+        let presented = auth["token"]?.stringValue
+        let sharedMatched = settings.sharedToken.map { expected in presented.map { Self.sameSecret($0, expected) } ?? false } ?? false
+        let passwordMatched = settings.password.map { expected in auth["password"]?.stringValue.map { Self.sameSecret($0, expected) } ?? false } ?? false
+        let loopback = settings.autoApproveLoopback && (peer.hasPrefix("127.") || peer == "::1" || peer == "::ffff:127.0.0.1")
+        let explicit = auth["deviceToken"]?.stringValue
+        return ConnectCredentials(
+            deviceToken: explicit ?? (sharedMatched ? nil : presented), explicitDeviceToken: explicit != nil,
+            silent: sharedMatched || passwordMatched || loopback, sharedTokenConfigured: settings.sharedToken != nil)
     }
 
     /// Compares digests, so the time taken says nothing about the secret.
@@ -148,7 +203,7 @@ extension GatewayDownstream {
         return Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 
-    private func completeConnect(_ request: GatewayRequest, session: GatewaySession, deviceToken: String) {
+    private func completeConnect(_ request: GatewayRequest, session: GatewaySession, deviceToken: String?, issuedAt: Int64?) {
         session.isConnected = true
         session.connectedAt = clock.nowMillis()
         session.connection.deviceID = session.deviceID
@@ -161,18 +216,23 @@ extension GatewayDownstream {
         hub.attach(session, socket: session.connection.id, userID: settings.userID, protocolName: "gateway", delivery: .replay)
         session.isAttached = true
         presenceVersion += 1
+        var auth: [String: JSONValue] = ["role": .string(session.role), "scopes": .array(session.scopes.sorted().map(JSONValue.string))]
+        if let deviceToken {
+            auth["deviceToken"] = .string(deviceToken)
+            auth["issuedAtMs"] = .int(issuedAt ?? clock.nowMillis())
+        }
         let hello: JSONValue = .object([
-            "type": .string("hello-ok"), "protocol": .int(Self.protocolVersion),
-            "server": .object(["version": .string("clawrelay"), "connId": .string(String(session.connection.id))]),
+            "type": .string("hello-ok"), "protocol": .int(session.protocolVersion),
+            "server": .object(["version": .string(Self.serverVersion), "connId": .string(String(session.connection.id))]),
             "features": .object(["methods": .array(Self.methods.map(JSONValue.string)), "events": .array(Self.events.map(JSONValue.string))]),
             "snapshot": .object([
-                "presence": presenceList, "health": .object(["ok": .bool(true)]), "stateVersion": stateVersion,
-                "uptimeMs": .int(clock.nowMillis() - startedAt),
+                "presence": presenceList, "health": healthSnapshot, "stateVersion": stateVersion, "uptimeMs": .int(clock.nowMillis() - startedAt),
+                "sessionDefaults": .object([
+                    "defaultAgentId": .string("main"), "mainKey": .string("main"), "mainSessionKey": .string("main"), "scope": .string("per-sender"),
+                ]),
+                "authMode": .string(settings.sharedToken != nil ? "token" : settings.password != nil ? "password" : "device"),
             ]),
-            "auth": .object([
-                "deviceToken": .string(deviceToken), "role": .string(session.role),
-                "scopes": .array(session.scopes.sorted().map(JSONValue.string)), "issuedAtMs": .int(clock.nowMillis()),
-            ]),
+            "auth": .object(auth),
             "policy": .object([
                 "maxPayload": .int(Int64(settings.maxPayloadBytes)), "maxBufferedBytes": .int(Int64(settings.maxBufferedBytes)),
                 "tickIntervalMs": .int(Int64(settings.tickIntervalMillis)),

@@ -1,4 +1,5 @@
 import RelayCore
+import RelayStore
 import RelayTransport
 
 /// What a node answered to an invoke.
@@ -102,7 +103,8 @@ extension GatewayDownstream {
             "id": .string(invokeID), "nodeId": .string(nodeID), "command": .string(command), "paramsJSON": .string(paramsJSON),
             "timeoutMs": .int(Int64(timeoutMillis)), "idempotencyKey": .string(idempotencyKey ?? invokeID),
         ])
-        deliver(node.event("node.invoke.request", payload), to: node)
+        // Sent to one connection: no seq (only broadcasts count in a socket's sequence).
+        deliver(GatewayFrame.event("node.invoke.request", payload), to: node)
     }
 
     func handleInvokeResult(_ request: GatewayRequest, on session: GatewaySession) {
@@ -128,12 +130,26 @@ extension GatewayDownstream {
         }
     }
 
-    /// `node.event {event: "app.state", payload|payloadJSON: {state: "background"|"foreground"}}` from a node.
+    /// `node.event` from a node: `app.state {state: "background"|"foreground"}` moves its presence;
+    /// `node.presence.alive` (a woken app saying it is there) is recorded as the device last seen.
     func handleNodeEvent(_ request: GatewayRequest, on session: GatewaySession) {
         guard session.isNode else { return session.fail(request.id, .invalid("only nodes send node.event"), close: nil) }
-        session.send(GatewayFrame.ok(request.id, .object(["ok": .bool(true)])))
-        guard request.string("event") == "app.state" else { return }
+        let event = request.string("event") ?? ""
         let payload = request.string("payloadJSON").flatMap { JSONValue.parse($0) } ?? request.params["payload"] ?? .null
+        func answer(handled: Bool, reason: String?) {
+            var result: [String: JSONValue] = ["ok": .bool(true), "event": .string(event), "handled": .bool(handled)]
+            if let reason { result["reason"] = .string(reason) }
+            session.send(GatewayFrame.ok(request.id, .object(result)))
+        }
+        if event == "node.presence.alive" {
+            guard payload.objectValue != nil else { return answer(handled: false, reason: "invalid_payload") }
+            let (deviceID, now) = (session.deviceID, clock.nowMillis())
+            return store.perform({ db in try DeviceQueries.touch(db, id: deviceID, at: now) }) { result in
+                if case .success = result { answer(handled: true, reason: "persisted") } else { answer(handled: false, reason: "store_unavailable") }
+            }
+        }
+        answer(handled: event == "app.state", reason: nil)
+        guard event == "app.state" else { return }
         let background = payload["state"]?.stringValue == "background"
         session.isBackground = background
         hub.presence.signal(background ? .backgrounded : .foregrounded, deviceID: session.deviceID)

@@ -3,7 +3,7 @@ import RelayStore
 
 extension GatewayDownstream: OperatorActions {
     /// Records (or keeps) a pending request, tells pairing operators, and refuses the connect.
-    func requirePairing(_ request: GatewayRequest, session: GatewaySession, publicKey: String) {
+    func requirePairing(_ request: GatewayRequest, session: GatewaySession, publicKey: String, reason: String = "not-paired") {
         let deviceID = session.deviceID
         var entry = pending.values.first { $0.deviceID == deviceID && $0.publicKey == publicKey }
         if entry == nil {
@@ -22,9 +22,18 @@ extension GatewayDownstream: OperatorActions {
             mirrorPending()
         }
         let details: [String: JSONValue] = [
-            "code": .string("PAIRING_REQUIRED"), "requestId": .string(entry?.requestID ?? ""), "reason": .string("not-paired"),
+            "code": .string("PAIRING_REQUIRED"), "requestId": .string(entry?.requestID ?? ""), "reason": .string(reason), "deviceId": .string(deviceID),
+            "requestedRole": .string(session.role), "requestedScopes": .array(session.scopes.sorted().map(JSONValue.string)),
+            "remediationHint": .string("approve it with `clawrelay devices approve \(deviceID)` or device.pair.approve"),
         ]
-        session.fail(request.id, GatewayError(code: .notPaired, message: "pairing required", details: details), close: 1008)
+        let message: String
+        switch reason {
+        case "role-upgrade": message = "pairing required: device is asking for a higher role than it was approved for"
+        case "scope-upgrade": message = "pairing required: device is asking for more scopes than it was approved for"
+        case "metadata-upgrade": message = "pairing required: device identity changed and must be re-approved"
+        default: message = "pairing required: device is not approved yet"
+        }
+        session.fail(request.id, GatewayError(code: .notPaired, message: message, details: details), close: 1008)
     }
 
     func handlePairing(_ request: GatewayRequest, on session: GatewaySession) {
@@ -51,29 +60,54 @@ extension GatewayDownstream: OperatorActions {
             resolve(entry, approve: request.method == "device.pair.approve") { outcome in
                 session.send(GatewayFrame.ok(request.id, .object(["requestId": .string(requestID), "deviceId": .string(entry.deviceID), "decision": .string(outcome)])))
             }
-        case "device.token.rotate":
-            guard let deviceID = request.string("deviceId") else { return session.fail(request.id, .invalid("deviceId required"), close: nil) }
-            let token = Self.newDeviceToken()
-            store.perform({ db -> Bool in
-                guard let device = try DeviceQueries.fetch(db, id: deviceID), device.protocolName == "gateway", device.status == .approved else { return false }
-                try DeviceQueries.setTokenHash(db, id: deviceID, hash: Digest.sha256Hex(token))
-                return true
-            }) { result in
-                guard case .success(true) = result else { return session.fail(request.id, .invalid("unknown or revoked device"), close: nil) }
-                session.send(GatewayFrame.ok(request.id, .object(["deviceId": .string(deviceID), "token": .string(token), "issuedAtMs": .int(self.clock.nowMillis())])))
+        case "device.token.rotate", "device.token.revoke":
+            guard let deviceID = request.string("deviceId"), let role = request.string("role") else {
+                return session.fail(request.id, .invalid("deviceId and role are required"), close: nil)
             }
-        case "device.token.revoke":
-            guard let deviceID = request.string("deviceId") else { return session.fail(request.id, .invalid("deviceId required"), close: nil) }
-            store.perform({ db in try DeviceQueries.setTokenHash(db, id: deviceID, hash: "revoked") }) { [self] _ in
-                cutOff(deviceID: deviceID)
-                session.send(GatewayFrame.ok(request.id, .object(["deviceId": .string(deviceID), "revoked": .bool(true)])))
+            // Non-admins manage only their own device.
+            guard session.has("operator.admin") || deviceID == session.deviceID else {
+                return session.fail(request.id, .invalid("device token change denied"), close: nil)
             }
+            request.method == "device.token.rotate" ? rotate(deviceID, role: role, request, on: session) : revoke(deviceID, role: role, request, on: session)
         default:
             guard let deviceID = request.string("deviceId") else { return session.fail(request.id, .invalid("deviceId required"), close: nil) }
-            store.perform({ db in try DeviceQueries.setStatus(db, id: deviceID, .revoked) }) { [self] _ in
+            store.perform({ db in
+                try DeviceTokenQueries.deleteAll(db, deviceID: deviceID)
+                _ = try DeviceQueries.setStatus(db, id: deviceID, .revoked)
+            }) { [self] _ in
                 cutOff(deviceID: deviceID)
                 session.send(GatewayFrame.ok(request.id, .object(["deviceId": .string(deviceID), "removed": .bool(true)])))
             }
+        }
+    }
+
+    /// A new token for (device, role) replaces the old one; it is shown only to the device itself
+    /// when it asked with its own token. The role's sockets are closed (they used the old token).
+    private func rotate(_ deviceID: String, role: String, _ request: GatewayRequest, on session: GatewaySession) {
+        let (token, now) = (Self.newDeviceToken(), clock.nowMillis())
+        store.perform({ db -> [String]? in
+            guard let device = try DeviceQueries.fetch(db, id: deviceID), device.protocolName == "gateway", device.status == .approved,
+                device.roles.contains(role)
+            else { return nil }
+            try DeviceTokenQueries.issue(db, deviceID: deviceID, role: role, tokenHash: Digest.sha256Hex(token), scopes: device.scopes, at: now)
+            return device.scopes
+        }) { [self] result in
+            guard case .success(let scopes?) = result else { return session.fail(request.id, .invalid("device token change denied"), close: nil) }
+            var payload: [String: JSONValue] = [
+                "deviceId": .string(deviceID), "role": .string(role), "scopes": .array(scopes.map(JSONValue.string)), "rotatedAtMs": .int(now),
+            ]
+            if session.deviceID == deviceID, session.usedDeviceToken { payload["token"] = .string(token) }
+            session.send(GatewayFrame.ok(request.id, .object(payload)))
+            cutOff(deviceID: deviceID, role: role)
+        }
+    }
+
+    private func revoke(_ deviceID: String, role: String, _ request: GatewayRequest, on session: GatewaySession) {
+        let now = clock.nowMillis()
+        store.perform({ db in try DeviceTokenQueries.revoke(db, deviceID: deviceID, role: role, at: now) }) { [self] result in
+            guard case .success(true) = result else { return session.fail(request.id, .invalid("device token change denied"), close: nil) }
+            session.send(GatewayFrame.ok(request.id, .object(["deviceId": .string(deviceID), "role": .string(role), "revokedAtMs": .int(now)])))
+            cutOff(deviceID: deviceID, role: role)
         }
     }
 
@@ -95,10 +129,23 @@ extension GatewayDownstream: OperatorActions {
             isAdmin: false, status: .approved, tokenHash: nil, tokenDelivered: false, createdAt: clock.nowMillis(), lastSeenAt: nil)
         var granted = record
         granted.publicKey = entry.publicKey
-        granted.role = entry.role
+        granted.roles = [entry.role]
         granted.scopes = entry.scopes
         let stored = granted
-        store.perform({ db in try DeviceQueries.insert(db, stored) }) { [self] result in
+        store.perform({ db in
+            // A role or scope upgrade of the same key adds to what the device already had.
+            var approved = stored
+            if let existing = try DeviceQueries.fetch(db, id: stored.id), existing.protocolName == "gateway", existing.status == .approved,
+                existing.publicKey == stored.publicKey
+            {
+                approved = existing
+                approved.roles.formUnion(stored.roles)
+                approved.scopes = Array(Set(existing.scopes).union(stored.scopes)).sorted()
+            } else {
+                try DeviceTokenQueries.deleteAll(db, deviceID: stored.id)
+            }
+            try DeviceQueries.insert(db, approved)
+        }) { [self] result in
             if case .failure(let error) = result { logger.error("gateway approval not stored", metadata: ["error": "\(error)"]) }
             finish()
         }
@@ -110,9 +157,12 @@ extension GatewayDownstream: OperatorActions {
         return true
     }
 
-    public func cutOff(deviceID: String) {
-        for session in sessions.values where session.deviceID == deviceID && session.isConnected {
-            session.connection.close(code: 1008, reason: "device revoked")
+    public func cutOff(deviceID: String) { cutOff(deviceID: deviceID, role: nil) }
+
+    /// Closes the device's sockets (of one role, when given).
+    func cutOff(deviceID: String, role: String?) {
+        for session in sessions.values where session.deviceID == deviceID && session.isConnected && (role == nil || session.role == role) {
+            session.connection.close(code: 1008, reason: "device token changed")
         }
     }
 

@@ -8,17 +8,20 @@ import RelayTransport
 ///
 /// - Important: every method runs on the service thread.
 public final class GatewayDownstream: ListenerHandler {
-    static let protocolVersion: Int64 = 3
-    static let clientModes: Set<String> = ["webchat", "cli", "ui", "backend", "node", "probe", "test"]
+    /// Protocol versions spoken: 3 up to `[gateway] max_protocol` (4 by default).
+    static let minimumProtocol: Int64 = 3
+    static let serverVersion = "clawrelay-0.2"
+    static let clientModes: Set<String> = ["webchat", "cli", "ui", "backend", "node", "worker", "probe", "test"]
     static let preAuthMaxBytes = 64 * 1024
+    /// Every method the relay answers, and nothing else (`hello-ok.features.methods`).
     static let methods = [
-        "connect", "device.pair.list", "device.pair.approve", "device.pair.reject", "device.pair.remove", "device.token.rotate",
-        "device.token.revoke", "node.list", "node.describe",
-        "node.invoke", "node.invoke.result", "chat.send", "chat.history", "chat.abort", "sessions.list", "gateway.discover", "device.pair",
-        "device.unpair", "node.event",
+        "connect", "health", "status", "models.list", "system-presence", "gateway.identity.get", "last-heartbeat",
+        "device.pair.list", "device.pair.approve", "device.pair.reject", "device.pair.remove", "device.token.rotate", "device.token.revoke",
+        "node.list", "node.describe", "node.invoke", "node.invoke.result", "node.event",
+        "chat.send", "chat.history", "chat.abort", "sessions.list", "gateway.discover", "device.pair", "device.unpair",
     ]
     static let events = [
-        "connect.challenge", "tick", "presence", "device.pair.requested", "device.pair.resolved", "node.invoke.request", "chat",
+        "connect.challenge", "tick", "presence", "health", "shutdown", "device.pair.requested", "device.pair.resolved", "node.invoke.request", "chat",
     ]
 
     let settings: GatewaySettings
@@ -41,9 +44,13 @@ public final class GatewayDownstream: ListenerHandler {
         didSet { passthrough?.downstream = self }
     }
     var presenceVersion: Int64 = 1
+    var healthVersion: Int64 = 1
+    /// The relay's own gateway identity (`gateway.identity.get`), kept in `<data_dir>/gateway.key`.
+    let gatewayIdentity: AccountIdentity?
 
-    public init(settings: GatewaySettings, store: Store, hub: RelayHub, loop: ServiceLoop, clock: any Clock, logger: Logger) {
+    public init(settings: GatewaySettings, store: Store, hub: RelayHub, loop: ServiceLoop, clock: any Clock, dataDirectory: String, logger: Logger) {
         self.settings = settings
+        gatewayIdentity = try? AccountIdentity(directory: dataDirectory, account: "gateway")
         self.store = store
         self.hub = hub
         self.loop = loop
@@ -62,6 +69,7 @@ public final class GatewayDownstream: ListenerHandler {
     /// Starts the tick. Loop thread.
     public func start() {
         scheduleTick()
+        scheduleHealth()
         mirrorPending()
     }
 
@@ -152,6 +160,7 @@ public final class GatewayDownstream: ListenerHandler {
         case "node.invoke.result": handleInvokeResult(request, on: session)
         case "node.event": handleNodeEvent(request, on: session)
         case "chat.send", "chat.history", "chat.abort", "sessions.list": handleChat(request, on: session)
+        case "health", "status", "models.list", "system-presence", "gateway.identity.get", "last-heartbeat": handleSystem(request, on: session)
         case "gateway.discover": discover(request, on: session)
         case "device.pair": pairBots(request, on: session)
         case "device.unpair": unpairBots(request, on: session)
@@ -183,14 +192,17 @@ public final class GatewayDownstream: ListenerHandler {
     /// Open gateway sockets, for `/metrics`.
     public var connectionCount: Int { sessions.count }
 
-    var stateVersion: JSONValue { .object(["presence": .int(presenceVersion), "health": .int(1)]) }
+    var stateVersion: JSONValue { .object(["presence": .int(presenceVersion), "health": .int(healthVersion)]) }
 
     var presenceList: JSONValue {
         .array(
             sessions.values.filter(\.isConnected).map { session in
                 .object([
-                    "deviceId": .string(session.deviceID), "role": .string(session.role), "clientId": .string(session.clientID),
+                    "deviceId": .string(session.deviceID), "role": .string(session.role), "roles": .array([.string(session.role)]),
+                    "scopes": .array(session.scopes.sorted().map(JSONValue.string)), "clientId": .string(session.clientID),
                     "mode": .string(session.clientMode), "platform": .string(session.platform), "ts": .int(session.connectedAt),
+                    "version": .string(session.version), "deviceFamily": session.deviceFamily.map(JSONValue.string) ?? .null,
+                    "host": session.displayName.map(JSONValue.string) ?? .null, "reason": .string("connect"),
                 ])
             })
     }

@@ -8,6 +8,11 @@ final class GatewaySession: DeviceEndpoint {
     let openedAt: Int64
     var handshakeTimer: TimerID?
     var isConnected = false
+    /// The protocol version agreed at connect (3 or 4).
+    var protocolVersion: Int64 = 3
+    /// The connect presented a device token (only such a socket is shown a token it rotates itself).
+    var usedDeviceToken = false
+    var deviceFamily: String?
     var deviceID = ""
     var role = "operator"
     var scopes: Set<String> = []

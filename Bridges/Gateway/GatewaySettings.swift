@@ -5,7 +5,9 @@ public struct GatewaySettings: Sendable, Equatable {
     public var tlsCertificatePath: String?
     public var tlsKeyPath: String?
     public var tickIntervalMillis = 30_000
-    public var handshakeTimeoutMillis = 10_000
+    public var handshakeTimeoutMillis = 15_000
+    /// The highest gateway protocol offered (3 or 4); clients speaking only higher are refused.
+    public var maxProtocol = 4
     public var pendingTTLSeconds = 300
     public var invokeTimeoutMillis = 30_000
     public var maxPayloadBytes = 25 * 1024 * 1024
@@ -27,6 +29,8 @@ public struct GatewaySettings: Sendable, Equatable {
     public var name = "clawrelay"
     /// Name of the `[[backends]]` entry for chat; nil = the first backend.
     public var backend: String?
+    /// Every backend by name with its kind: the model catalog `models.list` shows.
+    public var backendKinds: [String: String] = [:]
 
     public init() {}
 }

@@ -44,6 +44,10 @@ final class OpenClawLink: ClientHandler {
     private var tickIntervalMillis = 30_000
     private var lastFrameAt = Date()
     private var watchdog: TimerID?
+    /// The gateway refused a v3 signature once: sign v2 from then on.
+    private var signV2 = false
+    /// The version the gateway agreed to (3 or 4).
+    private(set) var protocolVersion: Int64 = 0
 
     init(
         name: String, target: ServiceLoop.ClientTarget, identity: AccountIdentity, loop: ServiceLoop, logger: Logger,
@@ -145,19 +149,23 @@ final class OpenClawLink: ClientHandler {
     private func sendConnect(nonce: String) {
         let signedAt = Int64(Date().timeIntervalSince1970 * 1000)
         let token = identity.token
+        // `gateway-client` is the id today's gateways know for a program talking to them; the mode
+        // says what it is (backend for an operator account, node for a passed-through node).
+        let clientID = "gateway-client"
         let fields = DeviceAuth.SignedFields(
-            deviceID: identity.deviceID, clientID: "clawrelay", clientMode: hello.mode, role: hello.role, scopes: hello.scopes,
+            deviceID: identity.deviceID, clientID: clientID, clientMode: hello.mode, role: hello.role, scopes: hello.scopes,
             signedAtMillis: signedAt, token: token, nonce: nonce, platform: "linux", deviceFamily: "")
+        let payload = signV2 ? DeviceAuth.payloadV2(fields) : DeviceAuth.payloadV3(fields)
         var params: [String: JSONValue] = [
-            "minProtocol": .int(3), "maxProtocol": .int(3),
+            "minProtocol": .int(3), "maxProtocol": .int(4),
             "client": .object([
-                "id": .string("clawrelay"), "displayName": .string(hello.displayName), "version": .string("0.1"),
+                "id": .string(clientID), "displayName": .string(hello.displayName), "version": .string("0.2"),
                 "platform": .string("linux"), "mode": .string(hello.mode),
             ]),
             "role": .string(hello.role), "scopes": .array(hello.scopes.map(JSONValue.string)), "caps": .array(hello.caps),
             "commands": .array(hello.commands.map(JSONValue.string)), "permissions": hello.permissions,
             "device": .object([
-                "id": .string(identity.deviceID), "publicKey": .string(identity.publicKey), "signature": .string(identity.sign(DeviceAuth.payloadV3(fields))),
+                "id": .string(identity.deviceID), "publicKey": .string(identity.publicKey), "signature": .string(identity.sign(payload)),
                 "signedAt": .int(signedAt), "nonce": .string(nonce),
             ]),
         ]
@@ -169,10 +177,11 @@ final class OpenClawLink: ClientHandler {
         if response["ok"]?.boolValue == true {
             let payload = response["payload"] ?? .null
             if let token = payload["auth"]?["deviceToken"]?.stringValue { identity.token = token }
-            tickIntervalMillis = Int(payload["policy"]?["tickIntervalMs"]?.intValue ?? 30_000)
+            tickIntervalMillis = Int(min(max(payload["policy"]?["tickIntervalMs"]?.intValue ?? 30_000, 1_000), 600_000))
+            protocolVersion = payload["protocol"]?.intValue ?? 3
             backoffMillis = Self.minBackoffMillis
             isReady = true
-            report(.connected, "\(target.host):\(target.port)")
+            report(.connected, "\(target.host):\(target.port) (protocol \(protocolVersion))")
             armWatchdog()
             return
         }
@@ -181,8 +190,17 @@ final class OpenClawLink: ClientHandler {
         if error["code"]?.stringValue == "NOT_PAIRED" {
             let requestID = error["details"]?["requestId"]?.stringValue ?? "?"
             report(.awaitingApproval, "awaiting approval (requestId \(requestID), device \(identity.deviceID))")
+        } else if detailCode == "AUTH_DEVICE_TOKEN_MISMATCH" || (detailCode == "AUTH_TOKEN_MISMATCH" && !identity.token.isEmpty) {
+            // The gateway no longer takes our device token (rotated or revoked there): drop it and
+            // connect again without it, which pairs anew (or reconnects on the key, if still paired).
+            identity.token = ""
+            backoffMillis = Self.minBackoffMillis
+            report(.retrying, "\(detailCode): the gateway refused this account's device token; dropped it and connecting again to pair")
+        } else if detailCode == DeviceAuth.Failure.badSignature.rawValue, !signV2 {
+            signV2 = true
+            backoffMillis = Self.minBackoffMillis
+            report(.retrying, "the gateway refused a v3 device signature; trying v2")
         } else {
-            if detailCode == "AUTH_TOKEN_MISMATCH" { identity.token = "" }
             report(.badCredentials, "\(error["code"]?.stringValue ?? "error"): \(error["message"]?.stringValue ?? "") \(detailCode)")
         }
         connection?.close(code: 1000)

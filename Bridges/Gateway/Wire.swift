@@ -51,6 +51,31 @@ struct GatewayError: Error {
     static func invalid(_ message: String, _ details: [String: JSONValue] = [:]) -> GatewayError {
         GatewayError(code: .invalidRequest, message: message, details: details)
     }
+
+    /// Why a connect's credentials were refused, with the details real clients act on.
+    enum AuthRefusal {
+        case tokenMismatch(canRetryWithDeviceToken: Bool)
+        case deviceTokenMismatch
+    }
+
+    static func authRefused(_ refusal: AuthRefusal) -> GatewayError {
+        switch refusal {
+        case .tokenMismatch(let canRetry):
+            invalid(
+                "unauthorized: gateway token mismatch (provide gateway auth token)",
+                [
+                    "code": .string("AUTH_TOKEN_MISMATCH"), "authReason": .string("token_mismatch"), "canRetryWithDeviceToken": .bool(canRetry),
+                    "recommendedNextStep": .string(canRetry ? "retry_with_device_token" : "update_auth_credentials"),
+                ])
+        case .deviceTokenMismatch:
+            invalid(
+                "unauthorized: device token mismatch (rotate/reissue device token)",
+                [
+                    "code": .string("AUTH_DEVICE_TOKEN_MISMATCH"), "authReason": .string("device_token_mismatch"), "canRetryWithDeviceToken": .bool(false),
+                    "recommendedNextStep": .string("update_auth_credentials"),
+                ])
+        }
+    }
 }
 
 /// A parsed `req` frame.

@@ -97,7 +97,8 @@ public final class Relay {
             clawline = downstream
         }
         if let settings = config.gateway {
-            let downstream = GatewayDownstream(settings: settings, store: store, hub: hub, loop: loop, clock: SystemClock(), logger: logger)
+            let downstream = GatewayDownstream(
+                settings: settings, store: store, hub: hub, loop: loop, clock: SystemClock(), dataDirectory: dataDirectory, logger: logger)
             if !exposed.isEmpty {
                 downstream.passthrough = NodePassthrough(accounts: exposed, accountsDirectory: accountsDirectory, loop: loop, logger: logger) {
                     [unowned self] name, state, detail in self.accountChanged(name, kind: "openclaw", state, detail)

@@ -24,6 +24,11 @@ public struct DeviceRecord: Sendable, Equatable {
     public var publicKey: String?
     public var role: String?
     public var scopes: [String] = []
+    /// Gateway devices: every role approved (`role` holds them comma-separated).
+    public var roles: Set<String> {
+        get { Set((role ?? "").split(separator: ",").map(String.init)) }
+        set { role = newValue.isEmpty ? nil : newValue.sorted().joined(separator: ",") }
+    }
     /// Foreground, background or offline, as the running relay last saw it.
     public var presence = "offline"
 

@@ -110,6 +110,25 @@ enum Migrations {
                     """)
         }
         migrator.registerMigration("v5-core", migrate: coreTables)
+        migrator.registerMigration("v6-device-tokens") { db in
+            // Gateway device tokens are per device and role; the one a device had moves here.
+            try db.execute(
+                sql: """
+                    CREATE TABLE device_tokens (
+                        device_id TEXT NOT NULL,
+                        role TEXT NOT NULL,
+                        token_hash TEXT,
+                        scopes TEXT,
+                        issued_at INTEGER NOT NULL,
+                        revoked_at INTEGER,
+                        PRIMARY KEY (device_id, role)
+                    );
+                    INSERT INTO device_tokens (device_id, role, token_hash, scopes, issued_at, revoked_at)
+                        SELECT id, role, CASE WHEN token_hash = 'revoked' THEN NULL ELSE token_hash END, scopes,
+                               COALESCE(last_seen_at, created_at), CASE WHEN token_hash = 'revoked' THEN created_at END
+                        FROM devices WHERE protocol = 'gateway' AND role IS NOT NULL AND token_hash IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 

@@ -109,6 +109,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
         #expect(config.admin == RelayConfig.defaultAdminEndpoint)
         #expect(config.clawline == ClawlineSettings())
         #expect(config.companion == CompanionSettings())
+        #expect(config.gateway?.maxProtocol == 4 && config.gateway?.handshakeTimeoutMillis == 15_000)
         #expect(config.audit == AuditSettings())
         #expect(config.backends.first == .defaultEcho)
         let text = try String(contentsOfFile: path, encoding: .utf8)
@@ -120,7 +121,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
             "pong_timeout_seconds", "max_upload_bytes", "max_frame_bytes", "backend", "tick_interval_ms", "handshake_timeout_ms",
             "invoke_timeout_ms", "max_payload_bytes", "max_buffered_bytes", "user_id", "url", "session_key", "allow_self_signed", "expose_nodes", "shared_token", "password", "auto_approve_loopback", "mdns", "lan_host", "queue_until_foreground",
             "cancel_on_disconnect", "token", "working_directory", "auth_token", "projects_root", "max_sessions", "idle_seconds",
-            "background_idle_seconds", "queue_ttl_seconds", "max_queued_events", "max_queued_commands",
+            "background_idle_seconds", "queue_ttl_seconds", "max_queued_events", "max_queued_commands", "max_protocol",
         ]
         for key in keys { #expect(text.contains("\n\(key) = ") || text.contains("# \(key) = "), "\(key) is documented") }
     }
@@ -154,6 +155,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
             return
         }
         #expect(url.path == "/ws" && url.port == 3001)
+        expectRejection("[gateway]\nmax_protocol = 5\n", .invalidValue, "relay.toml:2: [gateway] max_protocol: must be 3 or 4")
         expectRejection("[companion]\nauth_token = \"short\"\n", .invalidValue, "relay.toml:2: [companion] auth_token: needs at least 16 characters")
         expectRejection("[companion]\nauth_token = \"has+plus/and=equals000\"\n", .invalidValue, "relay.toml:2: [companion] auth_token: needs at least 16 characters")
         expectRejection(

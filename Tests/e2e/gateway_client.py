@@ -1,4 +1,5 @@
-"""A minimal OpenClaw gateway v3 client for the tests: Ed25519 identity, signed connect, req/res."""
+"""A minimal OpenClaw gateway client for the tests: Ed25519 identity, signed connect (v3 or v2 payload),
+req/res, text or binary frames (today's OpenClawKit sends binary frames and signs v2)."""
 import asyncio
 import base64
 import hashlib
@@ -32,26 +33,42 @@ def v3_payload(device_id, client_id, mode, role, scopes, signed_at, token, nonce
                      platform.strip().lower(), family.strip().lower()])
 
 
+def v2_payload(device_id, client_id, mode, role, scopes, signed_at, token, nonce):
+    return "|".join(["v2", device_id, client_id, mode, role, ",".join(scopes), str(signed_at), token, nonce])
+
+
+# How today's clients identify themselves (OpenClawKit's GatewayChannel, the CLI): protocol range,
+# client id and mode, signature payload version, frame kind.
+OPENCLAWKIT_IOS = {"protocol": (4, 4), "client_id": "openclaw-ios", "mode": "ui", "sign": "v2", "binary": True,
+                   "platform": "iOS 18.4.0", "family": "iPhone"}
+OPENCLAW_CLI = {"protocol": (4, 4), "client_id": "cli", "mode": "cli", "sign": "v3", "binary": False}
+
+
 class GatewayClient:
-    def __init__(self, ws):
+    def __init__(self, ws, binary=False):
         self.ws = ws
+        self.binary = binary
         self.ids = itertools.count(1)
         self.events: list[dict] = []
+        self.seen: list[dict] = []  # every frame received, in order (events are taken out of `events`)
         self.challenge: dict | None = None
 
     @classmethod
-    async def open(cls, port: int) -> "GatewayClient":
+    async def open(cls, port: int, binary=False) -> "GatewayClient":
         ws = await websockets.connect(f"ws://127.0.0.1:{port}/", max_size=None)
-        client = cls(ws)
+        client = cls(ws, binary)
         client.challenge = await client.recv(5)
         assert client.challenge["type"] == "event" and client.challenge["event"] == "connect.challenge", client.challenge
         return client
 
     async def recv(self, timeout=5.0) -> dict:
-        return json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
+        frame = json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
+        self.seen.append(frame)
+        return frame
 
     async def send(self, frame: dict):
-        await self.ws.send(json.dumps(frame))
+        text = json.dumps(frame)
+        await self.ws.send(text.encode() if self.binary else text)
 
     async def request(self, method: str, params: dict | None = None, timeout=5.0) -> dict:
         rid = str(next(self.ids))
@@ -75,16 +92,23 @@ class GatewayClient:
             self.events.append(frame)
 
     def connect_params(self, identity: Identity, role="operator", scopes=("operator.admin",), mode="cli", nonce=None,
-                       signed_at=None, token=None, commands=(), platform="linux", family="", tamper=None, protocol=(3, 3)):
+                       signed_at=None, token=None, commands=(), platform="linux", family="", tamper=None, protocol=(3, 3),
+                       client_id="test-client", sign="v3", auth=None, binary=None):
         nonce = nonce if nonce is not None else self.challenge["payload"]["nonce"]
         signed_at = signed_at if signed_at is not None else int(time.time() * 1000)
         token = identity.token if token is None else token
-        payload = v3_payload(identity.device_id, "test-client", mode, role, list(scopes), signed_at, token, nonce, platform, family)
+        if auth is None:
+            auth = {"token": token} if token else {}
+        signed_token = auth.get("token") or auth.get("deviceToken") or auth.get("bootstrapToken") or ""
+        if sign == "v2":
+            payload = v2_payload(identity.device_id, client_id, mode, role, list(scopes), signed_at, signed_token, nonce)
+        else:
+            payload = v3_payload(identity.device_id, client_id, mode, role, list(scopes), signed_at, signed_token, nonce, platform, family)
         params = {
             "minProtocol": protocol[0], "maxProtocol": protocol[1],
-            "client": {"id": "test-client", "version": "1.0", "platform": platform, "mode": mode, "deviceFamily": family},
+            "client": {"id": client_id, "version": "1.0", "platform": platform, "mode": mode, "deviceFamily": family},
             "role": role, "scopes": list(scopes), "commands": list(commands), "caps": ["camera"] if role == "node" else [],
-            "auth": {"token": token} if token else {},
+            "auth": auth,
             "device": {"id": identity.device_id, "publicKey": b64url(identity.raw), "signature": identity.sign(payload),
                        "signedAt": signed_at, "nonce": nonce},
         }
@@ -93,6 +117,8 @@ class GatewayClient:
         return params
 
     async def connect(self, identity: Identity, **kwargs) -> dict:
+        if kwargs.get("binary") is not None:
+            self.binary = kwargs["binary"]
         return await self.request("connect", self.connect_params(identity, **kwargs))
 
     async def expect_close(self, timeout=5.0) -> int:
@@ -119,5 +145,5 @@ async def paired(relay, identity: Identity, **kwargs) -> tuple[GatewayClient, di
     client = await GatewayClient.open(port)
     res = await client.connect(identity, **kwargs)
     assert res["ok"], res
-    identity.token = res["payload"]["auth"]["deviceToken"]
+    identity.token = res["payload"]["auth"].get("deviceToken", identity.token)
     return client, res

@@ -51,7 +51,7 @@ async def test_cli_approval_then_hello_ok_with_device_token(gateway_relay):
     await again.close()
     wrong = await GatewayClient.open(port(gateway_relay))
     res = await wrong.connect(identity, token="not-the-token")
-    assert not res["ok"] and res["error"]["details"]["code"] == "AUTH_TOKEN_MISMATCH", res
+    assert not res["ok"] and res["error"]["details"]["code"] == "AUTH_DEVICE_TOKEN_MISMATCH", res
     assert await wrong.expect_close() == 1008
 
 
@@ -97,7 +97,9 @@ async def test_device_auth_failures_close_1008(gateway_relay, case):
 async def test_protocol_range_without_3_closes_1002(gateway_relay):
     client = await GatewayClient.open(port(gateway_relay))
     res = await client.connect(Identity(), protocol=(1, 2))
-    assert res["error"]["details"]["expectedProtocol"] == 3, res
+    details = res["error"]["details"]
+    assert details["code"] == "PROTOCOL_MISMATCH" and details["expectedProtocol"] == 4, res
+    assert (details["minProtocol"], details["maxProtocol"]) == (3, 4) and details["clientMaxProtocol"] == 2, res
     assert await client.expect_close() == 1002
 
 
@@ -235,20 +237,30 @@ async def test_graceful_stop_sends_shutdown_then_1012(gateway_relay):
 async def test_token_rotate_and_revoke(gateway_relay):
     operator, _ = await paired(gateway_relay, Identity())
     member = Identity()
-    client, hello = await paired(gateway_relay, member, scopes=("operator.read",))
-    old = hello["payload"]["auth"]["deviceToken"]
-    rotated = await operator.request("device.token.rotate", {"deviceId": member.device_id, "role": "operator"})
-    new = rotated["payload"]["token"]
-    assert rotated["ok"] and new != old, rotated
+    scopes = ("operator.read", "operator.pairing")
+    client, hello = await paired(gateway_relay, member, scopes=scopes)
+    first = hello["payload"]["auth"]["deviceToken"]
     await client.close()
-    stale = await GatewayClient.open(port(gateway_relay))
-    res = await stale.connect(member, token=old, scopes=("operator.read",))
-    assert res["error"]["details"]["code"] == "AUTH_TOKEN_MISMATCH", res
+    client = await GatewayClient.open(port(gateway_relay))
+    assert (await client.connect(member, token=first, scopes=scopes))["ok"]
+    # A device rotating its own token, signed in with it, is shown the new one.
+    rotated = await client.request("device.token.rotate", {"deviceId": member.device_id, "role": "operator"})
+    old, own = first, rotated["payload"].get("token")
+    assert rotated["ok"] and own and own != old and rotated["payload"]["role"] == "operator", rotated
+    assert await client.expect_close() == 1008, "the role's sockets close when its token changes"
+    # An operator rotating someone else's token does not see it; the old ones stop working.
+    by_admin = await operator.request("device.token.rotate", {"deviceId": member.device_id, "role": "operator"})
+    assert by_admin["ok"] and "token" not in by_admin["payload"], by_admin
+    for stale_token in (old, own):
+        stale = await GatewayClient.open(port(gateway_relay))
+        res = await stale.connect(member, token=stale_token, scopes=scopes)
+        assert res["error"]["details"]["code"] == "AUTH_DEVICE_TOKEN_MISMATCH", res
+        assert res["error"]["details"]["recommendedNextStep"] == "update_auth_credentials", res
     fresh = await GatewayClient.open(port(gateway_relay))
-    res = await fresh.connect(member, token=new, scopes=("operator.read",))
-    assert res["ok"], res
+    res = await fresh.connect(member, token="", scopes=scopes)
+    assert res["ok"] and "deviceToken" not in res["payload"]["auth"], "a paired device may connect on its key; nothing is rotated for it"
     revoked = await operator.request("device.token.revoke", {"deviceId": member.device_id, "role": "operator"})
-    assert revoked["ok"]
+    assert revoked["ok"] and revoked["payload"]["role"] == "operator"
     assert await fresh.expect_close() == 1008
 
 
@@ -261,7 +273,10 @@ async def test_shared_token_and_loopback_approval_are_opt_in(relay_factory):
     assert res["ok"], res
     other = await GatewayClient.open(port(relay))
     res = await other.connect(Identity(), token="guess")
-    assert res["error"]["code"] == "NOT_PAIRED", "a wrong shared token gets the normal pairing flow"
+    details = res["error"]["details"]
+    assert details["code"] == "AUTH_TOKEN_MISMATCH", "a wrong shared token is a gateway-token mismatch, as real gateways say"
+    assert details["canRetryWithDeviceToken"] is True and details["recommendedNextStep"] == "retry_with_device_token", details
+    assert await other.expect_close() == 1008
     audit = await asyncio.to_thread(relay.audit)
     assert not any("s3cret-shared" in row["body"] for row in audit), "the shared token never reaches the audit"
 
@@ -270,6 +285,10 @@ async def test_shared_token_and_loopback_approval_are_opt_in(relay_factory):
     loopback = relay_factory(cfg2)
     client = await GatewayClient.open(port(loopback))
     assert (await client.connect(Identity()))["ok"]
+    liar = await GatewayClient.open(port(loopback))
+    res = await liar.connect(Identity(), token="not-a-token-of-mine")
+    assert res["error"]["details"]["code"] == "AUTH_DEVICE_TOKEN_MISMATCH", "auto-approval still refuses a wrong token"
+    assert await liar.expect_close() == 1008
 
 
 @pytest.mark.parametrize("queue", [False, True])

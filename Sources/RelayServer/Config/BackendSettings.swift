@@ -14,6 +14,16 @@ public struct BackendSettings: Sendable, Equatable {
     public var name: String
     public var kind: Kind
 
+    /// The kind as the config names it.
+    public var kindName: String {
+        switch kind {
+        case .echo: "echo"
+        case .command: "command"
+        case .openclaw: "openclaw"
+        case .companion: "companion"
+        }
+    }
+
     public init(name: String, kind: Kind) {
         self.name = name
         self.kind = kind

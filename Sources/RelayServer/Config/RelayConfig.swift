@@ -52,7 +52,9 @@ public struct RelayConfig: Sendable {
     /// The configuration without a file: every listener on loopback at its default port, the echo backend.
     public static func embeddedDefault(dataDirectory: String = defaultDataDirectory) -> RelayConfig {
         var config = RelayConfig(dataDirectory: dataDirectory, admin: defaultAdminEndpoint, clawline: ClawlineSettings())
-        config.gateway = GatewaySettings()
+        var gateway = GatewaySettings()
+        gateway.backendKinds = Dictionary(config.backends.map { ($0.name, $0.kindName) }, uniquingKeysWith: { first, _ in first })
+        config.gateway = gateway
         config.companion = CompanionSettings()
         return config
     }
