@@ -28,6 +28,8 @@ extension ClawlineDownstream {
         session.phase = .replaying
         hub.attach(session, socket: session.connection.id, userID: claims.sub, protocolName: "clawline", delivery: .replay)
         session.isAttached = true
+        // The token says admin: hear the admin channel from now on too (the device record decides below).
+        setAdmin(claims.isAdmin, on: session)
         let tokenHash = Digest.sha256Hex(token.utf8)
         let limit = settings.maxReplayMessages
         hub.conversations.resolve(.main, userID: claims.sub, draft: ConversationDraft(title: "Clawline")) { _ in }
@@ -38,7 +40,8 @@ extension ClawlineDownstream {
             case .success(let found): device = found
             }
             try DeviceQueries.touch(db, id: deviceID, at: now)
-            return .accepted(device, try EventQueries.replay(db, userID: device.userID, after: cursor, limit: limit))
+            let audiences = device.isAdmin ? [device.userID, ClawlineChannel.adminAudience] : [device.userID]
+            return .accepted(device, try EventQueries.replay(db, audiences: audiences, after: cursor, limit: limit))
         }) { [self] result in
             guard session.phase == .replaying else { return }
             switch result {
@@ -76,26 +79,35 @@ extension ClawlineDownstream {
             previous.phase = .closed
         }
         activeSessions[device.id] = session
-        session.isAdmin = device.isAdmin
+        setAdmin(device.isAdmin, on: session)
         session.connection.deviceID = device.id
         session.connection.userID = device.userID
         session.send(
             ServerFrame.AuthResult(
                 success: true, userId: device.userID, sessionId: session.sessionID, isAdmin: device.isAdmin,
                 replayCount: window.events.count, replayTruncated: window.truncated, historyReset: window.historyReset))
+        session.send(ServerFrame.UserInfo(userId: device.userID, isAdmin: device.isAdmin))
         for event in window.events { session.connection.send(utf8: FastFrames.message(event)) }
         session.highWater = window.highWater
         session.phase = .live
         let buffered = session.buffered
         session.buffered = []
         for event in buffered { send(event, to: session) }
-        // A stream already running on the timeline continues here: show what it has so far.
-        if let active = hub.turns.activeProgress(in: session.conversationID), !active.content.isEmpty {
-            send(.streaming(active), to: session)
+        // A stream already running on a channel continues here: show what it has so far.
+        let channels = [session.conversationID] + (device.isAdmin ? adminConversationID.map { [$0] } ?? [] : [])
+        for conversationID in channels {
+            if let active = hub.turns.activeProgress(in: conversationID), !active.content.isEmpty { send(.streaming(active), to: session) }
         }
         if device.isAdmin {
             for entry in pairing.ordered { sendApprovalRequest(entry, to: session) }
         }
+    }
+
+    /// Puts an attached socket in or out of the admins' audience (the admin channel).
+    func setAdmin(_ isAdmin: Bool, on session: ClawlineSession) {
+        guard session.isAdmin != isAdmin else { return }
+        if isAdmin { hub.join(session, audience: ClawlineChannel.adminAudience) } else { hub.leave(session, audience: ClawlineChannel.adminAudience) }
+        session.isAdmin = isAdmin
     }
 
     /// Revokes or denylists a device now: its sockets close with `token_revoked`, its turns stop.

@@ -5,15 +5,39 @@ import RelayStore
 extension ClawlineDownstream {
     func handleMessage(_ message: ClientFrame.ChatMessage, on session: ClawlineSession) {
         guard let userID = session.userID else { return }
-        let now = clock.nowMillis()
-        guard messageLimiter.allow(session.deviceID, now: now) else {
+        guard messageLimiter.allow(session.deviceID, now: clock.nowMillis()) else {
             return session.fail(.rateLimited, "more than \(settings.messagesPerSecond) messages per second", messageID: message.clientID, close: false)
         }
+        switch message.channel {
+        case .personal:
+            submit(message, to: session.conversationID, owner: userID, policy: settings.turnPolicy, on: session)
+        case .admin:
+            guard session.isAdmin else {
+                return session.fail(.invalidMessage, "only admin devices may write to the admin channel", messageID: message.clientID, close: false)
+            }
+            var policy = settings.turnPolicy
+            policy.backend = settings.adminBackend ?? settings.backend
+            resolveAdminChannel { [self] result in
+                guard session.isAuthenticated else { return }
+                switch result {
+                case .success(let conversation): submit(message, to: conversation.id, owner: ClawlineChannel.adminAudience, policy: policy, on: session)
+                case .failure(let error):
+                    logger.error("admin channel not available", metadata: ["error": "\(error)"])
+                    session.fail(.serverError, "the admin channel could not be opened", messageID: message.clientID, close: false)
+                }
+            }
+        }
+    }
+
+    /// Hands a message to the core's turn runner for `conversationID`, owned by `owner` (the user,
+    /// or the admins' audience), and answers the device with the outcome.
+    private func submit(_ message: ClientFrame.ChatMessage, to conversationID: String, owner: String, policy: TurnPolicy, on session: ClawlineSession) {
+        guard let userID = session.userID else { return }
         // The rules are checked after the duplicate check (a retry matching its record is
         // accepted as it is), so their verdict travels with the message.
         let validation = MessageRules.validate(clientID: message.clientID, content: message.content, attachments: message.attachments)
         var submitted = UserMessage(
-            conversationID: session.conversationID, userID: userID, deviceID: session.deviceID, clientID: message.clientID,
+            conversationID: conversationID, userID: owner, senderID: userID, deviceID: session.deviceID, clientID: message.clientID,
             content: message.content, attachmentsHash: MessageRules.attachmentsHash(message.attachments))
         switch validation {
         case .failure(let rejection): submitted.rejection = rejection
@@ -22,7 +46,7 @@ extension ClawlineDownstream {
             submitted.assetIDs = validated.assetIDs
         }
         let deviceID = session.deviceID
-        hub.turns.submit(submitted, policy: settings.turnPolicy) { [self] outcome in
+        hub.turns.submit(submitted, policy: policy) { [self] outcome in
             let open = session.phase == .live || session.phase == .replaying
             switch outcome {
             case .accepted:

@@ -133,8 +133,16 @@ extension ClawlineDownstream {
             return respondError(exchange, .authFailed, "missing or invalid bearer token")
         }
         store.perform({ db -> Result<AssetRecord, ClawlineErrorCode> in
-            if let refusal = try Self.checkDevice(db, claims: claims, tokenHash: tokenHash) { return .failure(refusal) }
-            guard let asset = try AssetQueries.fetch(db, id: assetID), asset.userID == claims.sub else { return .failure(.assetNotFound) }
+            let device: DeviceRecord
+            switch try Self.authorizedDevice(db, claims: claims, tokenHash: tokenHash) {
+            case .failure(let refusal): return .failure(refusal)
+            case .success(let found): device = found
+            }
+            // A user's own assets, and for admins those sent to the admin channel.
+            guard let asset = try AssetQueries.fetch(db, id: assetID) else { return .failure(.assetNotFound) }
+            let readable = try asset.userID == device.userID
+                || device.isAdmin && EventQueries.mentions(db, assetID: asset.id, audience: ClawlineChannel.adminAudience)
+            guard readable else { return .failure(.assetNotFound) }
             return .success(asset)
         }) { [self] result in
             switch result {

@@ -1,10 +1,23 @@
 import RelayCore
+import RelayStore
 
 extension ClawlineDownstream: OperatorActions {
     public func resolvePending(deviceID: String, approve: Bool, userID: String?, completion: @escaping (String) -> Void) -> Bool {
         guard pairing.entry(deviceID) != nil else { return false }
         decide(deviceID: deviceID, approve: approve, userID: userID, completion: completion)
         return true
+    }
+
+    /// Live sockets of the device follow its admin flag: they join or leave the admin channel and
+    /// hear a new `user_info`.
+    public func refresh(deviceID: String) {
+        store.perform({ db in try DeviceQueries.fetch(db, id: deviceID) }) { [self] result in
+            guard case .success(let device?) = result else { return }
+            for session in sessions.values where session.deviceID == deviceID && session.phase == .live && session.isAdmin != device.isAdmin {
+                setAdmin(device.isAdmin, on: session)
+                session.send(ServerFrame.UserInfo(userId: device.userID, isAdmin: device.isAdmin))
+            }
+        }
     }
 
     /// Forgets rate-limit history older than its window, so memory follows active devices only.

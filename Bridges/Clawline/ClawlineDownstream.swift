@@ -5,8 +5,10 @@ import RelayStore
 import RelayTransport
 
 /// Terminates Clawline v1 clients on one listener and maps them onto the core: each device's
-/// messages go to the user's single timeline (conversation `session:main`), and everything the
-/// core publishes for the user is written to each of its sockets.
+/// messages go to the user's single timeline (conversation `session:main`), or, from an admin
+/// device that names `channelType: "admin"`, to the admin channel every admin device shares;
+/// everything the core publishes for the user (and, to admins, for the admin channel) is written
+/// to each of its sockets.
 ///
 /// - Important: every method runs on the service thread.
 public final class ClawlineDownstream: ListenerHandler {
@@ -31,6 +33,8 @@ public final class ClawlineDownstream: ListenerHandler {
     var typingLimiter: RateLimiter
     var oversizeLimiter = RateLimiter(limit: 2, windowMillis: 60_000)
     var typingTimers: [String: TimerID] = [:]
+    /// The admin channel's conversation, once resolved.
+    var adminConversationID: String?
     private var lastEncoded: (event: BusEvent, bytes: [UInt8])?
     var acksToRecord: [(String, String)] = []
     public internal(set) var stats = ClawlineStats()
@@ -67,7 +71,19 @@ public final class ClawlineDownstream: ListenerHandler {
     public func start() {
         scheduleLimiterPruning()
         mirrorPending()
+        resolveAdminChannel { _ in }
     }
+
+    /// The admin channel's conversation (owned by the admins' audience), created the first time.
+    func resolveAdminChannel(_ completion: @escaping (Result<Conversation, any Error>) -> Void) {
+        hub.conversations.resolve(ClawlineChannel.adminKey, userID: ClawlineChannel.adminAudience, draft: ConversationDraft(title: "Admin")) {
+            [weak self] result in
+            if case .success(let conversation) = result { self?.adminConversationID = conversation.id }
+            completion(result)
+        }
+    }
+
+    func channel(of conversationID: String) -> ClawlineChannel { conversationID == adminConversationID ? .admin : .personal }
 
     // MARK: ListenerHandler
 
@@ -107,6 +123,7 @@ public final class ClawlineDownstream: ListenerHandler {
     func leave(_ session: ClawlineSession, userID: String) {
         guard session.isAttached else { return }
         session.isAttached = false
+        if session.isAdmin { hub.leave(session, audience: ClawlineChannel.adminAudience) }
         guard hub.detach(session, socket: session.connection.id, userID: userID) else { return }
         if let timer = typingTimers.removeValue(forKey: session.deviceID) { loop.cancel(timer) }
         stats.typingDevices = typingTimers.count
@@ -157,7 +174,7 @@ public final class ClawlineDownstream: ListenerHandler {
 
     func send(_ event: BusEvent, to session: ClawlineSession) {
         switch event {
-        case .message(let chatEvent) where chatEvent.seq <= session.highWater:
+        case .message(let chatEvent) where chatEvent.seq <= session.highWater[chatEvent.userID] ?? 0:
             return
         case .turnFailed(let failure):
             // The device that asked hears why no answer comes; the others only see typing stop.
@@ -177,8 +194,10 @@ public final class ClawlineDownstream: ListenerHandler {
         let bytes: [UInt8]
         switch event {
         case .message(let chatEvent): bytes = FastFrames.message(chatEvent)
-        case .streaming(let progress): bytes = FastFrames.streaming(id: progress.eventID, content: progress.content, timestamp: progress.startedAt)
-        case .assistantTyping(_, let active): bytes = active ? FastFrames.typingOn : FastFrames.typingOff
+        case .streaming(let progress):
+            bytes = FastFrames.streaming(
+                id: progress.eventID, content: progress.content, timestamp: progress.startedAt, channel: channel(of: progress.conversationID))
+        case .assistantTyping(let conversationID, let active): bytes = FastFrames.typing(active, channel: channel(of: conversationID))
         case .turnFailed: bytes = []
         }
         lastEncoded = (event, bytes)

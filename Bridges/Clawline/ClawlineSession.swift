@@ -21,8 +21,9 @@ final class ClawlineSession: DeviceEndpoint {
     var isAdmin = false
     /// On the core's bus and counted in its device's presence.
     var isAttached = false
-    /// Events with a seq at or below this were in the replay and are not sent again.
-    var highWater: Int64 = 0
+    /// Per audience (the user, and the admins' for an admin), events with a seq at or below this
+    /// were in the replay and are not sent again.
+    var highWater: [String: Int64] = [:]
     var buffered: [BusEvent] = []
     /// The device this socket asked to pair, while it waits for a decision.
     var pairingDeviceID: String?

@@ -24,6 +24,9 @@ public struct ClawlineSettings: Sendable, Equatable {
     public var maxFrameBytes = 1_048_576
     /// Name of the `[[backends]]` entry serving Clawline users; nil = the first backend.
     public var backend: String?
+    /// The `[[backends]]` entry answering the admin channel (one conversation shared by every
+    /// admin device); nil = `backend`.
+    public var adminBackend: String?
     /// Clawline v1 cancels a device's stream when its socket closes (and drops its queue); false
     /// lets the answer complete, be stored and replayed.
     public var cancelOnDisconnect = true

@@ -13,6 +13,7 @@ enum ClientFrame: Equatable {
         var content: String
         /// The attachments exactly as sent; validated after the duplicate check.
         var attachments: [JSONValue]
+        var channel = ClawlineChannel.personal
     }
 
     case pairRequest(PairRequest)
@@ -137,7 +138,14 @@ enum ClientFrameDecoder {
             guard let list = value.arrayValue else { throw FrameRejection.invalid("attachments must be an array", messageID: id) }
             attachments = list
         }
-        return .message(ClientFrame.ChatMessage(clientID: id, content: content, attachments: attachments))
+        var channel = ClawlineChannel.personal
+        if let value = fields["channelType"], !value.isNull {
+            guard let name = value.stringValue, let named = ClawlineChannel(rawValue: name) else {
+                throw FrameRejection.invalid("channelType must be \"personal\" or \"admin\"", messageID: id)
+            }
+            channel = named
+        }
+        return .message(ClientFrame.ChatMessage(clientID: id, content: content, attachments: attachments, channel: channel))
     }
 
     private static func typing(_ fields: [String: JSONValue]) throws -> ClientFrame {

@@ -3,8 +3,9 @@ import RelayCore
 /// Hand-written JSON for the frames on the hot path (every chat message and streaming update),
 /// byte-for-byte the same shape `ServerFrame` would produce, without JSONEncoder's cost.
 enum FastFrames {
-    static let typingOn = Array(#"{"type":"typing","role":"assistant","active":true}"#.utf8)
-    static let typingOff = Array(#"{"type":"typing","role":"assistant","active":false}"#.utf8)
+    static func typing(_ active: Bool, channel: ClawlineChannel) -> [UInt8] {
+        Array(#"{"type":"typing","role":"assistant","active":\#(active),"channelType":"\#(channel.rawValue)"}"#.utf8)
+    }
 
     static func ack(_ id: String) -> [UInt8] {
         var out = Array(#"{"type":"ack","id":"#.utf8)
@@ -15,24 +16,24 @@ enum FastFrames {
 
     static func message(_ event: ChatEvent) -> [UInt8] {
         var out = header(id: event.id, role: event.role.rawValue, content: event.content, timestamp: event.timestampMillis, streaming: false)
-        if event.role == .user {
-            if let deviceID = event.deviceID {
-                out += Array(#","deviceId":"#.utf8)
-                appendString(deviceID, to: &out)
-            }
-            out += Array(#","attachments":"#.utf8)
-            out += Array((event.attachmentsJSON ?? "[]").utf8)
-        } else if let attachments = event.attachmentsJSON {
-            out += Array(#","attachments":"#.utf8)
-            out += Array(attachments.utf8)
+        if event.role == .user, let deviceID = event.deviceID {
+            out += Array(#","deviceId":"#.utf8)
+            appendString(deviceID, to: &out)
         }
-        out.append(UInt8(ascii: "}"))
-        return out
+        out += Array(#","attachments":"#.utf8)
+        out += Array(AttachmentWire.json(event.attachmentsJSON, eventID: event.id).utf8)
+        return finish(&out, channel: ClawlineChannel(owner: event.userID))
     }
 
-    static func streaming(id: String, content: String, timestamp: Int64) -> [UInt8] {
+    static func streaming(id: String, content: String, timestamp: Int64, channel: ClawlineChannel) -> [UInt8] {
         var out = header(id: id, role: "assistant", content: content, timestamp: timestamp, streaming: true)
-        out.append(UInt8(ascii: "}"))
+        return finish(&out, channel: channel)
+    }
+
+    private static func finish(_ out: inout [UInt8], channel: ClawlineChannel) -> [UInt8] {
+        out += Array(#","channelType":""#.utf8)
+        out += Array(channel.rawValue.utf8)
+        out += Array(#""}"#.utf8)
         return out
     }
 

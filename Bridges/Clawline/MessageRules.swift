@@ -33,7 +33,6 @@ enum MessageRules {
                 let digest = decodeBase64(data).map { Digest.sha256Hex($0) } ?? "raw:" + Digest.sha256Hex(data.utf8)
                 return "image|\(item["mimeType"]?.stringValue ?? "")|\(digest)"
             case "asset": return "asset|\(item["assetId"]?.stringValue ?? "")"
-            case "url": return "url|\(item["url"]?.stringValue ?? "")"
             default: return "other|\(item.encoded())"
             }
         }
@@ -63,14 +62,17 @@ enum MessageRules {
                 guard let bytes = decodeBase64(data) else { return invalid("image data is not valid base64") }
                 if bytes.count > maxInlineBytes { return tooLarge("inline attachment is larger than 256 KB") }
                 inlineTotal += bytes.count
-                stored.append(.object(["type": .string("image"), "mimeType": .string(mime), "data": .string(data)]))
+                // Stored as strict base64 (padded, no whitespace): the app decodes `data` as
+                // Foundation `Data`, which refuses anything looser and would drop the message.
+                stored.append(.object(["type": .string("image"), "mimeType": .string(mime), "data": .string(Data(bytes).base64EncodedString())]))
             case "asset":
                 guard let assetID = fields["assetId"]?.stringValue, !assetID.isEmpty else { return invalid("asset attachment needs assetId") }
                 assetIDs.append(assetID)
                 stored.append(.object(["type": .string("asset"), "assetId": .string(assetID)]))
             case "url":
-                guard let url = fields["url"]?.stringValue, !url.isEmpty else { return invalid("url attachment needs url") }
-                stored.append(.object(["type": .string("url"), "url": .string(url)]))
+                // Not Clawline v1, and the app has no way to show one: refused rather than stored
+                // as something every app device would drop.
+                return invalid("url attachments are not supported; upload the file and send it as an asset")
             case nil:
                 return invalid("attachment needs a type")
             case let other?:

@@ -86,24 +86,35 @@ enum ServerFrame {
         var streaming: Bool
         var deviceId: String?
         var attachments: JSONValue?
+        var channelType: String
     }
 
     struct Typing: Encodable {
         var type = "typing"
         var role = "assistant"
         var active: Bool
+        var channelType: String
+    }
+
+    /// Who the device's user is and whether it may use the admin channel; sent after a
+    /// successful `auth_result`, before the replay.
+    struct UserInfo: Encodable {
+        var type = "user_info"
+        var userId: String
+        var isAdmin: Bool
     }
 
     struct Version: Encodable {
         var protocolVersion = 1
     }
 
+    /// The reference encoding of a stored event (`FastFrames.message` writes the same bytes by hand).
     static func message(_ event: ChatEvent) -> Message {
-        let attachments: JSONValue? =
-            event.role == .user ? (event.attachmentsJSON.flatMap { JSONValue.parse($0) } ?? .array([])) : event.attachmentsJSON.flatMap { JSONValue.parse($0) }
-        return Message(
+        Message(
             id: event.id, role: event.role.rawValue, content: event.content, timestamp: event.timestampMillis, streaming: false,
-            deviceId: event.role == .user ? event.deviceID : nil, attachments: attachments)
+            deviceId: event.role == .user ? event.deviceID : nil,
+            attachments: JSONValue.parse(AttachmentWire.json(event.attachmentsJSON, eventID: event.id)),
+            channelType: ClawlineChannel(owner: event.userID).rawValue)
     }
 
     static func httpError(_ code: ClawlineErrorCode, _ message: String) -> String {

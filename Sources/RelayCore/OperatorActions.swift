@@ -6,4 +6,10 @@ public protocol OperatorActions: AnyObject {
     func resolvePending(deviceID: String, approve: Bool, userID: String?, completion: @escaping (String) -> Void) -> Bool
     /// Closes the device's live sockets and stops its work (after a revoke or a denylisting).
     func cutOff(deviceID: String)
+    /// The device's record changed (e.g. its admin flag): live sockets follow it.
+    func refresh(deviceID: String)
+}
+
+extension OperatorActions {
+    public func refresh(deviceID: String) {}
 }

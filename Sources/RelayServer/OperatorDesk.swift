@@ -59,6 +59,9 @@ final class OperatorDesk {
         case .revoke:
             for bridge in bridges { bridge.cutOff(deviceID: command.deviceID) }
             finish("revoked")
+        case .refresh:
+            for bridge in bridges { bridge.refresh(deviceID: command.deviceID) }
+            finish("refreshed")
         }
     }
 }

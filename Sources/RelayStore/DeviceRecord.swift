@@ -133,6 +133,12 @@ public enum DeviceQueries {
         try db.run("UPDATE devices SET presence = 'offline' WHERE presence != 'offline'")
     }
 
+    /// Makes the device an admin, or not. False when there is no such approved device.
+    public static func setAdmin(_ db: Database, id: String, _ isAdmin: Bool) throws -> Bool {
+        try db.run("UPDATE devices SET is_admin = ? WHERE id = ? AND status = 'approved'", [isAdmin, id])
+        return db.changesCount > 0
+    }
+
     public static func setStatus(_ db: Database, id: String, _ status: DeviceRecord.Status) throws -> Bool {
         try db.run("UPDATE devices SET status = ? WHERE id = ?", [status.rawValue, id])
         return db.changesCount > 0

@@ -7,8 +7,8 @@ public struct ReplayWindow: Sendable, Equatable {
     public var truncated: Bool
     /// The cursor was absent or unknown, so the window is the tail of the whole history.
     public var historyReset: Bool
-    /// The highest seq in the user's history when the window was read.
-    public var highWater: Int64
+    /// Per audience read, the highest seq in its history when the window was read.
+    public var highWater: [String: Int64]
 }
 
 /// The per-user event log.
@@ -32,22 +32,50 @@ public enum EventQueries {
         try db.row("SELECT * FROM events WHERE id = ?", [id]).map(event(from:))
     }
 
-    /// The events after `cursor` (an event id), oldest first, at most `limit` (the newest ones).
-    public static func replay(_ db: Database, userID: String, after cursor: String?, limit: Int) throws -> ReplayWindow {
-        let highWater = try db.value(Int64.self, "SELECT MAX(seq) FROM events WHERE user_id = ?", [userID]) ?? 0
-        var afterSeq: Int64 = 0
-        var historyReset = true
-        if let cursor,
-            let seq = try db.value(Int64.self, "SELECT seq FROM events WHERE id = ? AND user_id = ?", [cursor, userID])
-        {
-            afterSeq = seq
-            historyReset = false
+    /// The events after `cursor` (an event id) in the histories of `audiences` (a user, plus the
+    /// shared audiences its device hears), in the order they were stored, oldest first; at most
+    /// `limit` (the newest ones). Each audience numbers its own events, so the histories are
+    /// merged in insertion order (rowid; events are never deleted) and the cursor, whichever
+    /// history it is in, marks the same point in all of them.
+    public static func replay(_ db: Database, audiences: [String], after cursor: String?, limit: Int) throws -> ReplayWindow {
+        var highWater: [String: Int64] = [:]
+        for audience in audiences {
+            highWater[audience] = try db.value(Int64.self, "SELECT MAX(seq) FROM events WHERE user_id = ?", [audience]) ?? 0
         }
-        let available = highWater - afterSeq
-        let rows = try db.rows("SELECT * FROM events WHERE user_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?", [userID, afterSeq, limit])
+        var afterSeq: [String: Int64] = [:]
+        var historyReset = true
+        if let cursor, let row = try db.row("SELECT rowid AS r, user_id, seq FROM events WHERE id = ?", [cursor]),
+            audiences.contains(row["user_id"] as String)
+        {
+            historyReset = false
+            let point: Int64 = row["r"]
+            for audience in audiences {
+                afterSeq[audience] =
+                    try db.value(Int64.self, "SELECT seq FROM events WHERE user_id = ? AND rowid <= ? ORDER BY seq DESC LIMIT 1", [audience, point]) ?? 0
+            }
+        }
+        var rows: [(rowid: Int64, event: ChatEvent)] = []
+        var available: Int64 = 0
+        for audience in audiences {
+            let after = afterSeq[audience] ?? 0
+            available += (highWater[audience] ?? 0) - after
+            for row in try db.rows(
+                "SELECT rowid AS r, * FROM events WHERE user_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?", [audience, after, limit])
+            {
+                rows.append((row["r"], event(from: row)))
+            }
+        }
+        rows.sort { $0.rowid < $1.rowid }
         return ReplayWindow(
-            events: rows.reversed().map(event(from:)), truncated: available > Int64(limit), historyReset: historyReset,
-            highWater: highWater)
+            events: rows.suffix(limit).map(\.event), truncated: available > Int64(limit), historyReset: historyReset, highWater: highWater)
+    }
+
+    /// True when an event of `audience` carries the asset (so its devices may download it).
+    public static func mentions(_ db: Database, assetID: String, audience: String) throws -> Bool {
+        let needle = JSONValue.object(["assetId": .string(assetID)]).encoded().dropFirst().dropLast()
+        return try db.value(
+            Bool.self, "SELECT EXISTS (SELECT 1 FROM events WHERE user_id = ? AND attachments IS NOT NULL AND instr(attachments, ?) > 0)",
+            [audience, String(needle)]) ?? false
     }
 
     /// The last `limit` events of one conversation, oldest first.

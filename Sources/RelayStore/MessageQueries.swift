@@ -27,7 +27,7 @@ public enum MessageQueries {
         }
         if let rejection = message.rejection { return .rejected(rejection) }
         for assetID in message.assetIDs {
-            guard let asset = try AssetQueries.fetch(db, id: assetID), asset.userID == message.userID else { return .missingAsset(assetID) }
+            guard let asset = try AssetQueries.fetch(db, id: assetID), asset.userID == message.senderID else { return .missingAsset(assetID) }
         }
         let runID = message.runID ?? Identifiers.newUUID()
         var event = try EventQueries.append(

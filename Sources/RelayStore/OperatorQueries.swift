@@ -6,6 +6,8 @@ public struct OperatorCommand: Sendable, Equatable {
         case approve
         case deny
         case revoke
+        /// The device's record changed; bridges re-read it.
+        case refresh
     }
 
     public var id: Int64

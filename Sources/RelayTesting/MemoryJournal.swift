@@ -96,7 +96,7 @@ public final class MemoryJournal: CoreJournal {
             return later(.success(.duplicate(existing.state, runID: existing.runID)), completion)
         }
         if let rejection = message.rejection { return later(.success(.rejected(rejection)), completion) }
-        if let missing = message.assetIDs.first(where: { assets[$0] != message.userID }) { return later(.success(.missingAsset(missing)), completion) }
+        if let missing = message.assetIDs.first(where: { assets[$0] != message.senderID }) { return later(.success(.missingAsset(missing)), completion) }
         let runID = message.runID ?? Identifiers.newUUID()
         records[recordKey] = Record(message: summary, state: .active, runID: runID)
         let event = append(

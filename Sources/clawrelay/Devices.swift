@@ -6,8 +6,8 @@ import RelayStore
 
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List, approve, deny or revoke devices (works while the relay runs).",
-        subcommands: [List.self, Approve.self, Deny.self, Revoke.self], defaultSubcommand: List.self)
+        abstract: "List, approve, deny or revoke devices, or make one an admin (works while the relay runs).",
+        subcommands: [List.self, Approve.self, Deny.self, Revoke.self, Admin.self], defaultSubcommand: List.self)
 
     static func openStore(_ options: DataOptions) -> Store {
         do {
@@ -105,6 +105,24 @@ struct Devices: ParsableCommand {
             if !known && result == nil { fail("no such device, and no running relay has a pending request for it") }
             if let result, result.hasPrefix("no pending") { fail(result) }
             print("\(deviceID): \(known ? "denylisted" : result ?? "denied")")
+        }
+    }
+
+    struct Admin: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a paired device an admin (it approves pairings and shares the Clawline admin channel), or not.")
+        @OptionGroup var options: DataOptions
+        @Argument(help: "The device id.") var deviceID: String
+        @Flag(name: .customLong("remove"), help: "Take admin away instead.") var remove = false
+
+        func run() throws {
+            let store = Devices.openStore(options)
+            guard try store.write({ try DeviceQueries.setAdmin($0, id: deviceID, !remove) }) else {
+                fail("no approved device \(deviceID); see `clawrelay devices list`")
+            }
+            // A running relay moves the device's live sockets into (or out of) the admin channel.
+            _ = Devices.ask(store, .refresh, deviceID: deviceID, userID: nil, timeout: 2)
+            print("\(deviceID): \(remove ? "no longer an admin" : "admin")")
         }
     }
 

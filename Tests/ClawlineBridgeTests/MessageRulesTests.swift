@@ -69,6 +69,24 @@ import Testing
             attachmentsJSON: nil)
         #expect(JSONValue.parse(FastFrames.message(assistant)) == JSONValue.parse(FrameEncoder.encode(ServerFrame.message(assistant))))
         #expect(JSONValue.parse(FastFrames.ack("c_\"x")) == JSONValue.parse(FrameEncoder.encode(ServerFrame.Ack(id: "c_\"x"))))
-        #expect(JSONValue.parse(FastFrames.typingOn) == JSONValue.parse(FrameEncoder.encode(ServerFrame.Typing(active: true))))
+        #expect(
+            JSONValue.parse(FastFrames.typing(true, channel: .admin))
+                == JSONValue.parse(FrameEncoder.encode(ServerFrame.Typing(active: true, channelType: "admin"))))
+    }
+
+    @Test func attachmentsCarryStableIdsAndOnlyTypesTheAppKnows() throws {
+        let stored = #"[{"type":"image","mimeType":"image/png","data":"AAECAw=="},{"type":"asset","assetId":"a_1"},{"type":"url","url":"https://x"}]"#
+        let event = ChatEvent(
+            id: "s_9", seq: 9, userID: ClawlineChannel.adminAudience, conversationID: "cv", role: .user, content: "look", timestampMillis: 1,
+            deviceID: "d1", attachmentsJSON: stored)
+        let frame = try #require(JSONValue.parse(FastFrames.message(event)))
+        #expect(frame == JSONValue.parse(FrameEncoder.encode(ServerFrame.message(event))))
+        #expect(frame["channelType"]?.stringValue == "admin")
+        let attachments = try #require(frame["attachments"]?.arrayValue)
+        #expect(attachments.map { $0["id"]?.stringValue } == ["s_9-0", "s_9-1", "s_9-2"])
+        #expect(attachments.map { $0["type"]?.stringValue } == ["image", "asset", "document"])
+        #expect(attachments[2]["url"]?.stringValue == "https://x")
+        // The same event encodes the same ids every time (replay included).
+        #expect(JSONValue.parse(FastFrames.message(event)) == frame)
     }
 }

@@ -39,24 +39,54 @@ final class TemporaryStore {
     @Test func replayAfterCursorKeepsTheNewestWithinTheCap() throws {
         let temp = try TemporaryStore()
         let events = try fill(temp.store, user: "u", count: 800)
-        let window = try temp.store.read { try EventQueries.replay($0, userID: "u", after: events[0].id, limit: 500) }
+        let window = try temp.store.read { try EventQueries.replay($0, audiences: ["u"], after: events[0].id, limit: 500) }
         #expect(window.events.count == 500)
         #expect(window.events.first?.content == "m300")
         #expect(window.events.last?.content == "m799")
         #expect(window.truncated)
         #expect(!window.historyReset)
-        #expect(window.highWater == 800)
+        #expect(window.highWater == ["u": 800])
     }
 
     @Test func replayWithoutOrWithUnknownCursorIsTheTail() throws {
         let temp = try TemporaryStore()
         _ = try fill(temp.store, user: "u", count: 3)
-        let none = try temp.store.read { try EventQueries.replay($0, userID: "u", after: nil, limit: 500) }
+        let none = try temp.store.read { try EventQueries.replay($0, audiences: ["u"], after: nil, limit: 500) }
         #expect(none.events.count == 3 && none.historyReset && !none.truncated)
-        let unknown = try temp.store.read { try EventQueries.replay($0, userID: "u", after: "s_nope", limit: 2) }
+        let unknown = try temp.store.read { try EventQueries.replay($0, audiences: ["u"], after: "s_nope", limit: 2) }
         #expect(unknown.events.map(\.content) == ["m1", "m2"] && unknown.historyReset && unknown.truncated)
-        let latest = try temp.store.read { try EventQueries.replay($0, userID: "u", after: none.events.last?.id, limit: 500) }
+        let latest = try temp.store.read { try EventQueries.replay($0, audiences: ["u"], after: none.events.last?.id, limit: 500) }
         #expect(latest.events.isEmpty && !latest.truncated && !latest.historyReset)
+    }
+}
+
+extension EventLogTests {
+    /// A user's history and a shared audience's, interleaved: replay merges them in the order
+    /// they were stored, and a cursor from either history marks the same point in both.
+    @Test func replayMergesAudiencesInStoredOrder() throws {
+        let temp = try TemporaryStore()
+        let order = ["u", "@admins", "u", "@admins", "@admins", "u"]
+        let events = try temp.store.write { db in
+            try order.enumerated().map { index, owner in
+                try EventQueries.append(
+                    db, userID: owner, conversationID: owner, role: .user, content: "\(owner)\(index)", deviceID: "d",
+                    attachmentsJSON: index == 3 ? #"[{"type":"asset","assetId":"a_x"}]"# : nil, at: 1)
+            }
+        }
+        let both = ["u", "@admins"]
+        let all = try temp.store.read { try EventQueries.replay($0, audiences: both, after: nil, limit: 10) }
+        #expect(all.events.map(\.content) == events.map(\.content))
+        #expect(all.highWater == ["u": 3, "@admins": 3])
+        let afterAdmin = try temp.store.read { try EventQueries.replay($0, audiences: both, after: events[1].id, limit: 10) }
+        #expect(afterAdmin.events.map(\.content) == ["u2", "@admins3", "@admins4", "u5"] && !afterAdmin.historyReset)
+        let capped = try temp.store.read { try EventQueries.replay($0, audiences: both, after: events[0].id, limit: 2) }
+        #expect(capped.events.map(\.content) == ["@admins4", "u5"] && capped.truncated)
+        // A user that does not hear the audience cannot use its events as a cursor.
+        let own = try temp.store.read { try EventQueries.replay($0, audiences: ["u"], after: events[1].id, limit: 10) }
+        #expect(own.historyReset && own.events.map(\.content) == ["u0", "u2", "u5"])
+        #expect(try temp.store.read { try EventQueries.mentions($0, assetID: "a_x", audience: "@admins") })
+        #expect(try !temp.store.read { try EventQueries.mentions($0, assetID: "a_x", audience: "u") })
+        #expect(try !temp.store.read { try EventQueries.mentions($0, assetID: "a_", audience: "@admins") })
     }
 }
 

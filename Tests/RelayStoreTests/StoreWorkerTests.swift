@@ -42,7 +42,7 @@ struct Boom: Error {}
             }
         }
         #expect(outcomes.withLock { $0 } == ["first": true, "broken": false, "last": true])
-        let contents = try store.read { try EventQueries.replay($0, userID: "u", after: nil, limit: 10) }.events.map(\.content)
+        let contents = try store.read { try EventQueries.replay($0, audiences: ["u"], after: nil, limit: 10) }.events.map(\.content)
         #expect(contents == ["first", "last"])
         store.close()
     }

@@ -28,6 +28,8 @@ from typing import Any, Callable
 
 import pytest
 from websockets.asyncio.client import connect as ws_connect
+
+import clawline_app_schema
 from websockets.exceptions import ConnectionClosed
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -440,6 +442,7 @@ class Client:
         assert isinstance(raw, str), f"[{self.name}] expected a text frame, got binary {raw[:64]!r}"
         frame = json.loads(raw)
         self.received.append(frame)
+        clawline_app_schema.check(frame)
         return frame
 
     async def recv_until(self, pred: Callable[[dict], bool], timeout: float = 5.0) -> tuple[dict, list[dict]]:
@@ -619,7 +622,17 @@ async def auth(relay: Relay, device: Device, last_message_id: Any = MISSING, nam
     await client.send_json(auth_frame(device, last_message_id))
     result = await client.expect("auth_result")
     assert result.get("success") is True, f"auth failed for {device.name}: {result}"
+    await expect_user_info(client, device, is_admin=result.get("isAdmin"))
     return client, result
+
+
+async def expect_user_info(client: "Client", device: Device, is_admin: bool | None = None) -> dict:
+    """The frame after a successful auth_result: who the user is and whether it is an admin
+    (the app unlocks its admin channel from it)."""
+    info = await client.expect("user_info", userId=device.user_id)
+    assert isinstance(info.get("isAdmin"), bool), info
+    assert is_admin is None or info["isAdmin"] is is_admin, info
+    return info
 
 
 async def setup_admin(relay: Relay) -> tuple[Device, Client]:

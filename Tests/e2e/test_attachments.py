@@ -136,7 +136,7 @@ async def test_asset_reference_is_accepted_and_echoed(relay):
     frame = message_frame("see asset", attachments=[{"type": "asset", "assetId": asset}])
     await expect_accepted(client, frame)
     echo, _ = await client.recv_until(is_user_echo("see asset"))
-    assert echo.get("attachments") == [{"type": "asset", "assetId": asset}], echo
+    assert echo.get("attachments") == [{"id": f"{echo['id']}-0", "type": "asset", "assetId": asset}], echo
 
 
 async def test_unknown_asset_reference_is_rejected(relay):

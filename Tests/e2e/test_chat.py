@@ -57,14 +57,14 @@ async def test_message_is_acked_echoed_and_streamed(relay):
 
     # assistant typing: on before the first update, off after the last update (before or after the final)
     typing = [f for f in ex.frames if f.get("type") == "typing"]
-    assert typing and typing[0] == {"type": "typing", "role": "assistant", "active": True}, ex.frames
+    assert typing and typing[0] == {"type": "typing", "role": "assistant", "active": True, "channelType": "personal"}, ex.frames
     assert ex.frames.index(typing[0]) < ex.frames.index(updates[0]), ex.frames
     if len(typing) == 1:
         off, _ = await client.recv_until(lambda f: f.get("type") == "typing")
     else:
         off = typing[1]
         assert ex.frames.index(off) > ex.frames.index(updates[-1]), ex.frames
-    assert off == {"type": "typing", "role": "assistant", "active": False}, off
+    assert off == {"type": "typing", "role": "assistant", "active": False, "channelType": "personal"}, off
     assert len(typing) <= 2, ex.frames
 
 

@@ -133,7 +133,7 @@ async def test_a_stream_cut_by_its_socket_closing_turns_typing_off_on_sibling_de
     await sib_client.recv_until(lambda f: f.get("type") == "typing" and f.get("active") is True)
     await client.close()
     off, skipped = await sib_client.recv_until(lambda f: f.get("type") == "typing", timeout=5)
-    assert off == {"type": "typing", "role": "assistant", "active": False}, off
+    assert off == {"type": "typing", "role": "assistant", "active": False, "channelType": "personal"}, off
     assert not any(is_assistant_final()(f) for f in skipped), skipped
     await sib_client.expect_silence(1.0, ignore=is_stream_update)
 

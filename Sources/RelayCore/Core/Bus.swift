@@ -24,24 +24,39 @@ extension DeviceEndpoint {
 
 /// Fans every event of a user out to that user's live devices that are in the foreground.
 ///
+/// An endpoint hears its own user and may also join shared audiences (an audience is named like
+/// a user and owns shared conversations, e.g. the admin channel every admin device hears).
+///
 /// Owned by the loop thread. Delivery order per endpoint is publish order.
 public final class Bus {
     private let presence: Presence
     private var endpoints: [String: [ObjectIdentifier: DeviceEndpoint]] = [:]
+    /// How many audiences each endpoint is registered under.
+    private var memberships: [ObjectIdentifier: Int] = [:]
     /// Per device, its endpoints in registration order (the newest is last).
     private var byDevice: [String: [DeviceEndpoint]] = [:]
 
     init(presence: Presence) { self.presence = presence }
 
+    /// Adds `endpoint` to the audience `user` (its own user, or a shared audience).
     public func register(_ endpoint: DeviceEndpoint, user: String) {
-        endpoints[user, default: [:]][ObjectIdentifier(endpoint)] = endpoint
+        let id = ObjectIdentifier(endpoint)
+        guard endpoints[user]?[id] == nil else { return }
+        endpoints[user, default: [:]][id] = endpoint
+        memberships[id, default: 0] += 1
+        guard memberships[id] == 1 else { return }
         byDevice[endpoint.deviceID, default: []].removeAll { $0 === endpoint }
         byDevice[endpoint.deviceID, default: []].append(endpoint)
     }
 
+    /// Takes `endpoint` out of the audience `user`; out of the bus once it is in none.
     public func unregister(_ endpoint: DeviceEndpoint, user: String) {
-        endpoints[user]?.removeValue(forKey: ObjectIdentifier(endpoint))
+        let id = ObjectIdentifier(endpoint)
+        guard endpoints[user]?.removeValue(forKey: id) != nil else { return }
         if endpoints[user]?.isEmpty == true { endpoints.removeValue(forKey: user) }
+        memberships[id, default: 1] -= 1
+        guard memberships[id] == 0 else { return }
+        memberships.removeValue(forKey: id)
         byDevice[endpoint.deviceID]?.removeAll { $0 === endpoint }
         if byDevice[endpoint.deviceID]?.isEmpty == true { byDevice.removeValue(forKey: endpoint.deviceID) }
     }

@@ -1,7 +1,11 @@
 /// A user message on its way into a conversation.
 public struct UserMessage: Sendable {
     public var conversationID: String
+    /// The conversation's owner: the user, or the shared audience of a shared conversation.
     public var userID: String
+    /// The user whose device sent it (differs from `userID` in a shared conversation): the
+    /// attached assets must be theirs.
+    public var senderID: String
     public var deviceID: String
     /// The client's id for the message, unique per device: retries with it are idempotent.
     public var clientID: String
@@ -19,11 +23,13 @@ public struct UserMessage: Sendable {
     public var rejection: (any Error & Sendable)?
 
     public init(
-        conversationID: String, userID: String, deviceID: String, clientID: String, runID: String? = nil, content: String,
+        conversationID: String, userID: String, senderID: String? = nil, deviceID: String, clientID: String, runID: String? = nil,
+        content: String,
         attachmentsJSON: String? = nil, attachmentsHash: String = "", assetIDs: [String] = [], rejection: (any Error & Sendable)? = nil
     ) {
         self.conversationID = conversationID
         self.userID = userID
+        self.senderID = senderID ?? userID
         self.deviceID = deviceID
         self.clientID = clientID
         self.runID = runID

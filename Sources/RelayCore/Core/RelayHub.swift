@@ -69,6 +69,13 @@ public final class RelayHub {
         presence.signal(.connected(socket: socket), deviceID: endpoint.deviceID)
     }
 
+    /// Lets an attached socket also hear a shared audience: the events of the conversations that
+    /// audience owns (every admin device hears the admin channel). `detach` does not undo this;
+    /// call `leave(_:audience:)` first.
+    public func join(_ endpoint: DeviceEndpoint, audience: String) { bus.register(endpoint, user: audience) }
+
+    public func leave(_ endpoint: DeviceEndpoint, audience: String) { bus.unregister(endpoint, user: audience) }
+
     /// The socket closed. Returns true when it was the device's last one.
     @discardableResult
     public func detach(_ endpoint: DeviceEndpoint, socket: UInt64, userID: String) -> Bool {

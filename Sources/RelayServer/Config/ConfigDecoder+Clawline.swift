@@ -24,7 +24,7 @@ extension ConfigDecoder {
 
     static func clawline(_ table: ConfigTable, backends: [BackendSettings]) throws(ConfigError) -> ClawlineSettings {
         let integers = clawlineIntegers
-        try table.rejectUnknownKeys(["listen", "allow_public", "tls_cert", "tls_key"] + integers.map(\.key) + ["backend", "cancel_on_disconnect"])
+        try table.rejectUnknownKeys(["listen", "allow_public", "tls_cert", "tls_key"] + integers.map(\.key) + ["backend", "admin_backend", "cancel_on_disconnect"])
         var settings = ClawlineSettings()
         let endpoint = try table.endpoint("listen", default: RelayConfig.defaultClawlineEndpoint)
         settings.host = endpoint.host
@@ -36,6 +36,7 @@ extension ConfigDecoder {
         (settings.tlsCertificatePath, settings.tlsKeyPath) = try table.tlsPaths()
 
         settings.backend = try table.backendName(among: backends)
+        settings.adminBackend = try table.backendName(among: backends, key: "admin_backend")
         settings.cancelOnDisconnect = try table.bool("cancel_on_disconnect") ?? settings.cancelOnDisconnect
         return settings
     }

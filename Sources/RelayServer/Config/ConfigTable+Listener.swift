@@ -11,12 +11,12 @@ extension ConfigTable {
         }
     }
 
-    /// `backend`: the name of a configured `[[backends]]` entry, or nil.
-    func backendName(among backends: [BackendSettings]) throws(ConfigError) -> String? {
-        guard let backend = try string("backend") else { return nil }
+    /// `key` (default `backend`): the name of a configured `[[backends]]` entry, or nil.
+    func backendName(among backends: [BackendSettings], key: String = "backend") throws(ConfigError) -> String? {
+        guard let backend = try string(key) else { return nil }
         guard backends.contains(where: { $0.name == backend }) else {
             let names = backends.map(\.name).joined(separator: ", ")
-            throw error(.unknownBackend, key: "backend", "no backend named \(quoted(backend)); configured: \(names)")
+            throw error(.unknownBackend, key: key, "no backend named \(quoted(backend)); configured: \(names)")
         }
         return backend
     }
