@@ -18,6 +18,9 @@ struct PendingInvoke {
 }
 
 extension GatewayDownstream {
+    /// The longest a `node.invoke` may wait for its node (a client's `timeoutMs` is clamped to it).
+    static let maxInvokeTimeoutMillis = 600_000
+
     func handleNodeRequest(_ request: GatewayRequest, on session: GatewaySession) {
         switch request.method {
         case "node.list":
@@ -75,8 +78,11 @@ extension GatewayDownstream {
     /// a timeout, or NOT_CONNECTED. A backgrounded node is refused foreground-only commands
     /// (NODE_BACKGROUND_UNAVAILABLE), or they wait for it when `queue_until_foreground` is on.
     func invokeLocal(
-        nodeID: String, command: String, paramsJSON: String, timeoutMillis: Int, idempotencyKey: String?, reply: @escaping (InvokeOutcome) -> Void
+        nodeID: String, command: String, paramsJSON: String, timeoutMillis requested: Int, idempotencyKey: String?,
+        reply: @escaping (InvokeOutcome) -> Void
     ) {
+        // Whatever a client asks, an invoke waits between 1 ms and `maxInvokeTimeoutMillis`.
+        let timeoutMillis = min(max(requested, 1), Self.maxInvokeTimeoutMillis)
         guard let node = nodes[nodeID] else { return reply(.failure(notConnected())) }
         guard node.commands.isEmpty || node.commands.contains(command) else {
             return reply(.failure(.invalid("the node does not declare \(command.prefix(64))")))

@@ -20,7 +20,8 @@ public final class ManualLoop: LoopScheduler, @unchecked Sendable {
     @discardableResult
     public func schedule(afterMillis delay: Int, _ job: @escaping () -> Void) -> TimerID {
         nextTimer += 1
-        let deadline = clock.nowMillis() + Int64(max(0, delay))
+        let (sum, overflow) = clock.nowMillis().addingReportingOverflow(Int64(max(0, delay)))
+        let deadline = overflow ? Int64.max : sum
         let index = timers.firstIndex { $0.deadline > deadline } ?? timers.count
         timers.insert((deadline, nextTimer, job), at: index)
         return TimerID(raw: nextTimer)

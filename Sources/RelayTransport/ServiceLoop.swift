@@ -99,11 +99,14 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
         if raw != 0, let context = OpaquePointer(bitPattern: raw) { lws_cancel_service(context) }
     }
 
-    /// Runs `job` after `delay` on the loop. Loop thread only.
+    /// Runs `job` after `delay` on the loop (saturating: a delay past the clock's range means
+    /// "never"). Loop thread only.
     @discardableResult
     public func schedule(afterMillis delay: Int, _ job: @escaping () -> Void) -> TimerID {
         precondition(isOnLoop)
-        let deadline = monotonicMicros() + UInt64(max(0, delay)) * 1_000
+        let (micros, overflow) = UInt64(clamping: delay).multipliedReportingOverflow(by: 1_000)
+        let (sum, past) = monotonicMicros().addingReportingOverflow(micros)
+        let deadline = overflow || past ? UInt64.max : sum
         let before = timers.earliest
         let id = timers.add(deadline: deadline, job: job)
         if before == nil || deadline < before! { armTimer() }
@@ -240,7 +243,8 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
         let raw = contextPointer.load(ordering: .acquiring)
         guard let earliest = timers.earliest, raw != 0, let context = OpaquePointer(bitPattern: raw) else { return }
         let now = monotonicMicros()
-        let delay = earliest > now ? earliest - now : 1
+        // At most an hour ahead: a far deadline is re-armed when that fires (lws_usec_t is signed).
+        let delay = earliest > now ? min(earliest - now, 3_600_000_000) : 1
         relay_timer_schedule(context, timerStorage, relayTimerFired, lws_usec_t(delay))
     }
 
