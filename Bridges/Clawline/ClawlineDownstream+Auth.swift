@@ -79,6 +79,7 @@ extension ClawlineDownstream {
             previous.phase = .closed
         }
         activeSessions[device.id] = session
+        session.connection.maxMessageBytes = session.connection.listenerMaxMessageBytes
         setAdmin(device.isAdmin, on: session)
         session.connection.deviceID = device.id
         session.connection.userID = device.userID

@@ -38,6 +38,7 @@ public final class ClawlineDownstream: ListenerHandler {
     private var lastEncoded: (event: BusEvent, bytes: [UInt8])?
     var acksToRecord: [(String, String)] = []
     public internal(set) var stats = ClawlineStats()
+    static let preAuthMaxBytes = 64 * 1024
 
     public init(
         settings: ClawlineSettings, store: Store, hub: RelayHub, loop: ServiceLoop, clock: any Clock, signingKey: [UInt8],
@@ -90,6 +91,8 @@ public final class ClawlineDownstream: ListenerHandler {
     public func webSocketOpened(_ connection: WebSocketConnection) {
         let session = ClawlineSession(connection: connection)
         session.downstream = self
+        // Pairing and auth frames are small: until auth succeeds a message may not pass 64 KiB.
+        connection.maxMessageBytes = min(Self.preAuthMaxBytes, connection.listenerMaxMessageBytes)
         sessions[connection.id] = session
         stats.connections += 1
     }

@@ -205,6 +205,7 @@ extension GatewayDownstream {
 
     private func completeConnect(_ request: GatewayRequest, session: GatewaySession, deviceToken: String?, issuedAt: Int64?) {
         session.isConnected = true
+        session.connection.maxMessageBytes = session.connection.listenerMaxMessageBytes
         session.connectedAt = clock.nowMillis()
         session.connection.deviceID = session.deviceID
         session.connection.userID = settings.userID

@@ -91,6 +91,8 @@ public final class GatewayDownstream: ListenerHandler {
         let session = GatewaySession(connection: connection, openedAt: clock.nowMillis())
         session.downstream = self
         sessions[connection.id] = session
+        // Until `connect` succeeds a message may not pass 64 KiB (refused from its header, 1009).
+        connection.maxMessageBytes = min(Self.preAuthMaxBytes, connection.listenerMaxMessageBytes)
         session.send(GatewayFrame.event("connect.challenge", .object(["nonce": .string(session.nonce), "ts": .int(session.openedAt)])))
         session.handshakeTimer = loop.schedule(afterMillis: settings.handshakeTimeoutMillis) { [weak session] in
             guard let session, !session.isConnected else { return }
@@ -106,11 +108,22 @@ public final class GatewayDownstream: ListenerHandler {
         case .text(let text): bytes = Array(text.utf8)
         case .binary(let data): bytes = data
         }
-        if !session.isConnected, bytes.count > Self.preAuthMaxBytes {
-            return connection.close(code: 1009, reason: "pre-auth frame too large")
+        // Answered the same way before and after connect: a frame that is not JSON (or nests too
+        // deep, or holds a lone surrogate) gets an error event and a 1008 close; JSON that is not
+        // a request gets an error (a response when it has an id), and closes only before connect.
+        guard let frame = JSONValue.parse(bytes) else {
+            session.send(GatewayFrame.event("error", GatewayError.invalid("the frame is not valid JSON").json))
+            return connection.close(code: 1008, reason: "invalid frame")
         }
-        guard let frame = JSONValue.parse(bytes), let request = GatewayRequest(frame) else {
-            return session.fail(nil, .invalid("expected a req frame"), close: session.isConnected ? nil : 1008)
+        guard let request = GatewayRequest(frame) else {
+            let error = GatewayError.invalid("expected a req frame {type:\"req\", id, method, params?}")
+            if let id = frame["id"]?.stringValue, !id.isEmpty, id.utf8.count <= 256 {
+                session.send(GatewayFrame.error(id, error))
+            } else {
+                session.send(GatewayFrame.event("error", error.json))
+            }
+            if !session.isConnected { connection.close(code: 1008, reason: "invalid frame") }
+            return
         }
         guard session.isConnected else {
             if request.method == "gateway.discover" { return discover(request, on: session) }

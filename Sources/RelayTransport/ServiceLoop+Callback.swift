@@ -140,8 +140,10 @@ extension ServiceLoop {
             connection.fragments.removeAll(keepingCapacity: true)
             connection.fragmentsAreBinary = lws_frame_is_binary(wsi) != 0
         }
-        if connection.fragments.count + length > connection.maxMessageBytes {
-            observe(connection.id, connection.listener, .inbound, .webSocket, "oversized", [], size: connection.fragments.count + length)
+        // What the message holds so far plus what the current frame's header says is still coming.
+        let declared = connection.fragments.count + length + Int(lws_remaining_packet_payload(wsi))
+        if declared > connection.maxMessageBytes {
+            observe(connection.id, connection.listener, .inbound, .webSocket, "oversized", [], size: declared)
             connection.fragments = []
             connection.close(code: 1009, reason: "message too big")
             return 0

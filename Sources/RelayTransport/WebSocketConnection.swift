@@ -28,7 +28,12 @@ public final class WebSocketConnection {
     unowned let loop: ServiceLoop
     /// Set for connections this process opened; their events go here instead of a listener.
     weak var clientHandler: ClientHandler?
-    let maxMessageBytes: Int
+    /// The largest message its listener (or client target) takes.
+    public let listenerMaxMessageBytes: Int
+    /// The largest message taken now: a handler may lower it (before authentication) and raise it
+    /// back to `listenerMaxMessageBytes`. A message whose frame header already declares more is
+    /// refused with 1009 before any of it is buffered.
+    public var maxMessageBytes: Int
     var outbound: [Outbound] = []
     var outboundHead = 0
     public private(set) var bufferedBytes = 0
@@ -46,6 +51,7 @@ public final class WebSocketConnection {
     ) {
         self.id = id
         self.maxMessageBytes = maxMessageBytes
+        self.listenerMaxMessageBytes = maxMessageBytes
         self.clientHandler = clientHandler
         self.wsi = wsi
         self.listener = listener

@@ -769,11 +769,12 @@ class RawWebSocket:
         self.task = asyncio.create_task(self._read_loop())
 
     @classmethod
-    async def connect(cls, relay: Relay, answer_pings: bool) -> "RawWebSocket":
-        reader, writer = await asyncio.open_connection("127.0.0.1", relay.port)
+    async def connect(cls, relay: Relay, answer_pings: bool, port: int | None = None, path: str = "/ws") -> "RawWebSocket":
+        port = port or relay.port
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
         key = base64.b64encode(os.urandom(16)).decode()
         writer.write(
-            (f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{relay.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            (f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
              f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode()
         )
         await writer.drain()
@@ -805,6 +806,13 @@ class RawWebSocket:
 
     async def send_json(self, obj: Any) -> None:
         await self.send_frame(self.OP_TEXT, json.dumps(obj).encode())
+
+    async def send_header_only(self, opcode: int, declared: int, first: bytes = b"") -> None:
+        """A frame header declaring `declared` payload bytes, followed by only `first` of them."""
+        mask = os.urandom(4)
+        header = bytes([0x80 | opcode, 0x80 | 127]) + struct.pack("!Q", declared) + mask
+        self.writer.write(header + bytes(b ^ mask[i % 4] for i, b in enumerate(first)))
+        await self.writer.drain()
 
     async def _read_frame(self) -> tuple[int, bool, bytes]:
         b1, b2 = await self.reader.readexactly(2)

@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from conftest import make_config
-from gateway_client import Identity, paired
+from conftest import RawWebSocket, auth_frame, make_config, message_frame, pair_first_admin
+from gateway_client import GatewayClient, Identity, paired
 
 
 @pytest.fixture
@@ -32,3 +32,65 @@ async def test_an_absurd_invoke_timeout_is_clamped_not_a_crash(gateway_relay, ti
     assert gateway_relay.running
     health = await operator.request("health")
     assert health["ok"], health
+
+
+def gateway_port(relay):
+    return relay.listeners["gateway"][1]
+
+
+@pytest.mark.parametrize("listener", ["clawline", "gateway"])
+async def test_a_frame_declaring_more_than_the_pre_auth_limit_is_refused_from_its_header(gateway_relay, listener):
+    port = gateway_port(gateway_relay) if listener == "gateway" else None
+    raw = await RawWebSocket.connect(gateway_relay, answer_pings=True, port=port, path="/" if listener == "gateway" else "/ws")
+    await raw.send_header_only(RawWebSocket.OP_TEXT, 25 << 20, b"{" * 4096)
+    await raw.wait_closed(5)
+    assert raw.close_code == 1009, raw.close_code
+
+
+async def test_after_auth_the_listener_limit_is_enforced_from_the_header_too(relay):
+    admin = await pair_first_admin(relay)
+    raw = await RawWebSocket.connect(relay, answer_pings=True)
+    await raw.send_json(auth_frame(admin))
+    assert (await raw.recv_json())["success"] is True
+    # Past the 64 KiB pre-auth limit but within the 1 MiB listener limit: taken.
+    await raw.send_json(message_frame("x" * 60_000 + "y" * 20_000))
+    while (frame := await raw.recv_json()).get("type") != "error":
+        pass
+    assert frame["code"] == "payload_too_large", frame  # content > 64 KB, refused by the message rules
+    await raw.send_header_only(RawWebSocket.OP_TEXT, 2 << 20, b"{" * 4096)
+    await raw.wait_closed(5)
+    assert raw.close_code == 1009, raw.close_code
+
+
+MALFORMED = ["not json", "[" * 300 + "]" * 300, '{"type":"req","id":"1","method":"x","params":{"a":"\\ud800"}}']
+
+
+@pytest.mark.parametrize("text", MALFORMED, ids=["not-json", "too-deep", "lone-surrogate"])
+@pytest.mark.parametrize("state", ["before-connect", "after-connect"])
+async def test_a_malformed_gateway_frame_is_answered_and_closed_in_every_state(gateway_relay, text, state):
+    if state == "after-connect":
+        client, _ = await paired(gateway_relay, Identity())
+    else:
+        client = await GatewayClient.open(gateway_port(gateway_relay))
+    await client.ws.send(text)
+    code = await client.expect_close()
+    assert code == 1008, code
+    errors = [f for f in client.events if f.get("event") == "error"]
+    assert errors and errors[-1]["payload"]["code"] == "INVALID_REQUEST", client.events
+
+
+@pytest.mark.parametrize("state", ["before-connect", "after-connect"])
+async def test_json_that_is_not_a_request_gets_an_error_response(gateway_relay, state):
+    if state == "after-connect":
+        client, _ = await paired(gateway_relay, Identity())
+    else:
+        client = await GatewayClient.open(gateway_port(gateway_relay))
+    await client.send({"type": "nope", "id": "x1"})
+    answer = await client.recv()
+    while answer.get("type") != "res":
+        answer = await client.recv()
+    assert answer["id"] == "x1" and answer["ok"] is False and answer["error"]["code"] == "INVALID_REQUEST", answer
+    if state == "after-connect":
+        assert (await client.request("health"))["ok"]
+    else:
+        assert await client.expect_close() == 1008
