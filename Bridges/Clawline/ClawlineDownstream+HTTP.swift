@@ -63,6 +63,8 @@ extension ClawlineDownstream {
             switch result {
             case .failure(.tooLarge):
                 respondError(exchange, .payloadTooLarge, "uploads are limited to \(limit) bytes")
+            case .failure(.closed):
+                logger.debug("upload abandoned by its client; nothing kept")
             case .failure(.writeFailed(let reason)):
                 logger.error("upload not written", metadata: ["error": "\(reason)"])
                 respondError(exchange, .uploadFailedRetryable, "the upload could not be written; retry")

@@ -44,6 +44,8 @@ public enum ReceivedBody: Sendable {
 public enum BodyError: Error, Sendable {
     case tooLarge
     case writeFailed(String)
+    /// The connection closed (or stalled past the idle timeout) before the body ended.
+    case closed
 }
 
 /// One HTTP request on a listener, answered once with `respond`.
@@ -96,7 +98,12 @@ public final class HTTPExchange {
     /// True once the body has been asked for and not yet fully read.
     var isReadingBody: Bool { bodyCompletion != nil }
 
-    /// Reads the request body into `sink`; more than `limit` bytes fails with `.tooLarge` at once.
+    /// Seconds a request body may go without a byte before the connection is closed.
+    static let bodyIdleSeconds: Int32 = 30
+
+    /// Reads the request body into `sink`; more than `limit` bytes fails with `.tooLarge` at once. A
+    /// body that stalls for `bodyIdleSeconds`, or whose connection closes, fails with `.closed` and
+    /// leaves nothing behind (the file sink is removed).
     public func receiveBody(limit: Int, into sink: BodySink, completion: @escaping (Result<ReceivedBody, BodyError>) -> Void) {
         if let declared = contentLength, declared > limit {
             completion(.failure(.tooLarge))
@@ -115,11 +122,26 @@ public final class HTTPExchange {
             bodyFile = handle
             bodyPath = path
         }
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Self.bodyIdleSeconds)
+    }
+
+    /// The connection went away: a body still arriving is dropped.
+    func connectionClosed() {
+        isClosed = true
+        if let completion = bodyCompletion { finishBody(with: .failure(.closed), completion: completion) }
+    }
+
+    /// Answers a request the loop refuses before any handler sees it, and closes the connection
+    /// after the answer (its body, if any, is never read).
+    func refuse(status: Int, code: String, message: String) {
+        bodyFailed = true
+        respond(.json(status, #"{"error":"\#(code)","message":"\#(message)"}"#))
     }
 
     func appendBody(_ chunk: UnsafeRawBufferPointer) {
         guard let completion = bodyCompletion, !bodyFailed else { return }
         bodyCount += chunk.count
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Self.bodyIdleSeconds)
         if bodyCount > bodyLimit {
             finishBody(with: .failure(.tooLarge), completion: completion)
             return
@@ -151,6 +173,7 @@ public final class HTTPExchange {
 
     private func finishBody(with result: Result<ReceivedBody, BodyError>, completion: (Result<ReceivedBody, BodyError>) -> Void) {
         bodyCompletion = nil
+        if !isClosed { lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0) }
         if case .failure = result {
             bodyFailed = true
             try? bodyFile?.close()

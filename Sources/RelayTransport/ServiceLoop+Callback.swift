@@ -58,9 +58,9 @@ extension ServiceLoop {
         case LWS_CALLBACK_HTTP_FILE_COMPLETION:
             return finishExchange(wsi)
         case LWS_CALLBACK_CLOSED_HTTP:
-            if let exchange = exchanges.removeValue(forKey: wsi) { exchange.isClosed = true }
+            exchanges.removeValue(forKey: wsi)?.connectionClosed()
         case LWS_CALLBACK_WSI_DESTROY:
-            if let exchange = exchanges.removeValue(forKey: wsi) { exchange.isClosed = true }
+            exchanges.removeValue(forKey: wsi)?.connectionClosed()
             if webSockets[wsi] != nil { webSocketClosed(wsi) }
             connectionIDs.removeValue(forKey: wsi)
         default:

@@ -17,7 +17,8 @@ extension ServiceLoop {
             path = header(wsi, token) ?? "/"
             break
         }
-        let lengthHeader = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let lengthText = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH)?.trimmingCharacters(in: .whitespaces)
+        let lengthHeader = lengthText.flatMap { Int($0) }
         let exchange = HTTPExchange(
             connectionID: newConnectionID(for: wsi), wsi: wsi, listener: entry.config.name, method: method, path: path,
             query: header(wsi, WSI_TOKEN_HTTP_URI_ARGS) ?? "", authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
@@ -27,9 +28,17 @@ extension ServiceLoop {
         exchanges[wsi] = exchange
         if frameObserver != nil {
             let line = "\(method) \(path)" + (exchange.authorization.map { "\nauthorization: \($0)" } ?? "")
-            observe(exchange.connectionID, exchange.listener, .inbound, .http, method, Array(line.utf8), size: lengthHeader ?? 0)
+            observe(exchange.connectionID, exchange.listener, .inbound, .http, method, Array(line.utf8), size: max(0, lengthHeader ?? 0))
         }
-        entry.handler.handleHTTP(exchange)
+        // Bodies are read by their declared length only: a chunked body (which would never end
+        // for a handler) gets 411, a length that is not a non-negative integer 400.
+        if header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil {
+            exchange.refuse(status: 411, code: "length_required", message: "send the body with a Content-Length; chunked bodies are not accepted")
+        } else if lengthText != nil, (lengthHeader ?? -1) < 0 {
+            exchange.refuse(status: 400, code: "bad_request", message: "Content-Length must be a non-negative integer")
+        } else {
+            entry.handler.handleHTTP(exchange)
+        }
         return 0
     }
 

@@ -4,10 +4,20 @@ it hoard memory, files or sockets. Each test reproduces one finding of the fuzzi
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
-from conftest import RawWebSocket, auth_frame, make_config, message_frame, pair_first_admin
+from conftest import (
+    PNG_1PX,
+    RawWebSocket,
+    async_wait_for,
+    auth_frame,
+    make_config,
+    message_frame,
+    multipart,
+    pair_first_admin,
+)
 from gateway_client import GatewayClient, Identity, paired
 
 
@@ -94,3 +104,53 @@ async def test_json_that_is_not_a_request_gets_an_error_response(gateway_relay, 
         assert (await client.request("health"))["ok"]
     else:
         assert await client.expect_close() == 1008
+
+
+def open_fds(relay) -> int:
+    return len(os.listdir(f"/proc/{relay.proc.pid}/fd"))
+
+
+def upload_leftovers(relay) -> list[str]:
+    assets = relay.data_dir / "assets"
+    return [name for name in os.listdir(assets) if name.startswith(".upload-")] if assets.exists() else []
+
+
+async def raw_http(relay, head: str, body: bytes = b"", read: bool = True) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", relay.port)
+    writer.write(head.encode() + body)
+    await writer.drain()
+    answer = await asyncio.wait_for(reader.read(), 10) if read else b""
+    writer.close()
+    return answer
+
+
+@pytest.mark.parametrize("sent", [0, 1000])
+async def test_an_upload_whose_client_leaves_early_leaves_no_file_or_fd(relay, sent):
+    admin = await pair_first_admin(relay)
+    body, ctype = multipart("file", "a.png", PNG_1PX * 100, "image/png")
+    baseline = open_fds(relay)
+    for _ in range(20):
+        head = (f"POST /upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {admin.token}\r\nContent-Type: {ctype}\r\n"
+                f"Content-Length: {len(body) + 1_000_000}\r\n\r\n")
+        await raw_http(relay, head, body[:sent], read=False)
+    await async_wait_for(lambda: not upload_leftovers(relay), what="temporary upload files removed")
+    await async_wait_for(lambda: open_fds(relay) <= baseline, what=f"fds back to {baseline}")
+
+
+async def test_a_negative_content_length_is_a_bad_request(relay):
+    admin = await pair_first_admin(relay)
+    answer = await raw_http(relay, f"POST /upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {admin.token}\r\n"
+                                   "Content-Type: multipart/form-data; boundary=x\r\nContent-Length: -5\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert not upload_leftovers(relay)
+
+
+async def test_a_chunked_upload_is_answered_411(relay):
+    admin = await pair_first_admin(relay)
+    body, ctype = multipart("file", "a.png", PNG_1PX, "image/png")
+    chunked = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+    answer = await raw_http(relay, f"POST /upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {admin.token}\r\n"
+                                   f"Content-Type: {ctype}\r\nTransfer-Encoding: chunked\r\n\r\n", chunked)
+    assert answer.startswith(b"HTTP/1.1 411"), answer[:200]
+    assert b"Content-Length" in answer, answer
+    assert not upload_leftovers(relay)
