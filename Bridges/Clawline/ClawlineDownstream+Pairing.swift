@@ -114,8 +114,8 @@ extension ClawlineDownstream {
             pairing.setTimer(timer, for: request.deviceID)
             if let entry = pairing.entry(request.deviceID) {
                 for admin in activeSessions.values where admin.isAdmin && admin.phase == .live { sendApprovalRequest(entry, to: admin) }
+                mirrorAdded(entry)
             }
-            mirrorPending()
         }
     }
 
@@ -126,7 +126,7 @@ extension ClawlineDownstream {
     private func expirePending(_ deviceID: String) {
         guard let entry = pairing.remove(deviceID) else { return }
         if let waiter = entry.waiter, waiter.phase != .closed { finishPairing(waiter, success: false, reason: "pair_timeout") }
-        mirrorPending()
+        mirrorRemoved(deviceID)
     }
 
     func handlePairDecision(deviceID: String, approve: Bool, userID: String?, on session: ClawlineSession) {
@@ -143,7 +143,7 @@ extension ClawlineDownstream {
     func decide(deviceID: String, approve: Bool, userID: String?, completion: @escaping (String) -> Void) {
         guard let entry = pairing.remove(deviceID) else { return completion("no pending request for \(deviceID)") }
         if let timer = entry.timer { loop.cancel(timer) }
-        mirrorPending()
+        mirrorRemoved(deviceID)
         guard approve else {
             if let waiter = entry.waiter, waiter.phase != .closed {
                 finishPairing(waiter, success: false, reason: "pair_denied")
@@ -177,15 +177,23 @@ extension ClawlineDownstream {
         }
     }
 
-    /// Copies the pending requests to the database so `clawrelay devices list` can show them.
-    func mirrorPending() {
+    /// Copies a new pending request to the database (one row) so `clawrelay devices list` shows it.
+    private func mirrorAdded(_ entry: PairingBook.Entry) {
         stats.pendingPairings = pairing.count
-        let snapshot = pairing.ordered.map {
-            PendingPairing(
-                deviceID: $0.deviceID, claimedName: $0.claimedName, deviceInfoJSON: $0.deviceInfo.encoded(), createdAt: $0.createdAt,
-                expiresAt: $0.expiresAt)
-        }
-        store.perform({ db in try OperatorQueries.replacePending(db, protocolName: "clawline", snapshot) }) { _ in }
+        let row = PendingPairing(
+            deviceID: entry.deviceID, claimedName: entry.claimedName, deviceInfoJSON: entry.deviceInfo.encoded(), createdAt: entry.createdAt,
+            expiresAt: entry.expiresAt)
+        store.perform({ db in try OperatorQueries.upsertPending(db, row) }) { _ in }
+    }
+
+    private func mirrorRemoved(_ deviceID: String) {
+        stats.pendingPairings = pairing.count
+        store.perform({ db in try OperatorQueries.removePending(db, deviceID: deviceID, protocolName: "clawline") }) { _ in }
+    }
+
+    /// Clears rows a previous run left (pending requests live only in a running relay).
+    func clearMirroredPending() {
+        store.perform({ db in try OperatorQueries.replacePending(db, protocolName: "clawline", []) }) { _ in }
     }
 }
 

@@ -71,7 +71,7 @@ public final class ClawlineDownstream: ListenerHandler {
     /// Starts the periodic work. Loop thread.
     public func start() {
         scheduleLimiterPruning()
-        mirrorPending()
+        clearMirroredPending()
         resolveAdminChannel { _ in }
     }
 

@@ -62,7 +62,10 @@ extension GatewayDownstream {
         guard let deviceID = request.string("deviceId") else { return session.fail(request.id, .invalid("deviceId required"), close: nil) }
         let bots: [String]? = request.params["botIds"]?.stringValue == "*" ? nil : request.strings("botIds")
         store.perform({ db in try PairingLinkQueries.removeBots(db, deviceID: deviceID, botIDs: bots) }) { result in
-            session.send(GatewayFrame.ok(request.id, .object(["deviceId": .string(deviceID), "removed": .int(Int64((try? result.get()) ?? 0))])))
+            guard case .success(let removed) = result, removed > 0 else {
+                return session.fail(request.id, .invalid("no bot pairing for that deviceId"), close: nil)
+            }
+            session.send(GatewayFrame.ok(request.id, .object(["deviceId": .string(deviceID), "removed": .int(Int64(removed))])))
         }
     }
 }

@@ -37,11 +37,41 @@ extension GatewayDownstream {
         return version >= max(minimum, Self.minimumProtocol) ? version : nil
     }
 
+    /// What a connect may carry: (path, largest string in bytes or largest count). A pending
+    /// pairing request keeps these, so an unauthenticated client cannot make it hold much.
+    static let connectFieldLimits: [(path: [String], limit: Int)] = [
+        (["client", "id"], 128), (["client", "version"], 64), (["client", "platform"], 64), (["client", "mode"], 32),
+        (["client", "displayName"], 256), (["client", "deviceFamily"], 64), (["client", "modelIdentifier"], 128),
+        (["client", "instanceId"], 128), (["role"], 32), (["scopes"], 64), (["commands"], 512), (["caps"], 128),
+        (["device", "id"], 256), (["device", "publicKey"], 256), (["device", "signature"], 512), (["device", "nonce"], 256),
+    ]
+
+    /// The first connect field past its limit (strings by bytes, arrays by count and each item by
+    /// 256 bytes, `permissions` by 16 KiB encoded), or nil.
+    static func oversizedConnectField(_ params: [String: JSONValue]) -> String? {
+        for (path, limit) in connectFieldLimits {
+            var value: JSONValue? = .object(params)
+            for key in path { value = value?[key] }
+            switch value {
+            case .string(let text)? where text.utf8.count > limit: return path.joined(separator: ".")
+            case .array(let items)? where items.count > limit || items.contains(where: { ($0.stringValue?.utf8.count ?? 0) > 256 }):
+                return path.joined(separator: ".")
+            default: continue
+            }
+        }
+        if let permissions = params["permissions"], permissions.encoded().utf8.count > 16 * 1024 { return "permissions" }
+        return nil
+    }
+
     func handleConnect(_ request: GatewayRequest, on session: GatewaySession) {
         let params = request.params
-        guard let minimum = params["minProtocol"]?.intValue, let maximum = params["maxProtocol"]?.intValue,
-            let version = negotiate(minimum: minimum, maximum: maximum)
-        else {
+        guard let minimum = params["minProtocol"]?.intValue, let maximum = params["maxProtocol"]?.intValue else {
+            return session.fail(request.id, .invalid("minProtocol and maxProtocol are required integers"), close: 1008)
+        }
+        if let tooLong = Self.oversizedConnectField(params) {
+            return session.fail(request.id, .invalid("\(tooLong) is too large"), close: 1008)
+        }
+        guard let version = negotiate(minimum: minimum, maximum: maximum) else {
             let details: [String: JSONValue] = [
                 "code": .string("PROTOCOL_MISMATCH"), "clientMinProtocol": params["minProtocol"] ?? .null, "clientMaxProtocol": params["maxProtocol"] ?? .null,
                 "expectedProtocol": .int(Int64(settings.maxProtocol)), "minProtocol": .int(Self.minimumProtocol), "maxProtocol": .int(Int64(settings.maxProtocol)),

@@ -7,19 +7,28 @@ extension GatewayDownstream: OperatorActions {
         let deviceID = session.deviceID
         var entry = pending.values.first { $0.deviceID == deviceID && $0.publicKey == publicKey }
         if entry == nil {
+            // Unauthenticated clients create these: capped in total and per address.
+            let address = session.connection.peerAddress
+            let perAddress = max(1, settings.maxPendingRequests / 10)
+            if pending.count >= settings.maxPendingRequests || pending.values.filter({ $0.remoteIP == address }).count >= perAddress {
+                let details: [String: JSONValue] = [
+                    "code": .string("PAIRING_RATE_LIMITED"), "retryAfterMs": .int(Int64(settings.pendingTTLSeconds) * 1000),
+                ]
+                logger.notice("pairing request refused: too many pending", metadata: ["address": "\(address)", "pending": "\(pending.count)"])
+                return session.fail(request.id, GatewayError(code: .unavailable, message: "too many pending pairing requests; try later", details: details), close: 1008)
+            }
             var created = PendingDevice(
                 requestID: Identifiers.newUUID(), deviceID: deviceID, publicKey: publicKey, role: session.role, scopes: session.scopes.sorted(),
                 displayName: session.displayName, platform: session.platform, clientID: session.clientID, clientMode: session.clientMode,
                 remoteIP: session.connection.peerAddress, createdAt: clock.nowMillis(), timer: nil)
             let requestID = created.requestID
             created.timer = loop.schedule(afterMillis: settings.pendingTTLSeconds * 1000) { [weak self] in
-                self?.pending.removeValue(forKey: requestID)
-                self?.mirrorPending()
+                guard let self, let expired = pending[requestID] else { return }
+                removePending(expired)
             }
-            pending[requestID] = created
+            addPending(created)
             entry = created
             broadcast("device.pair.requested", created.json) { $0.has("operator.pairing") }
-            mirrorPending()
         }
         let details: [String: JSONValue] = [
             "code": .string("PAIRING_REQUIRED"), "requestId": .string(entry?.requestID ?? ""), "reason": .string(reason), "deviceId": .string(deviceID),
@@ -71,10 +80,13 @@ extension GatewayDownstream: OperatorActions {
             request.method == "device.token.rotate" ? rotate(deviceID, role: role, request, on: session) : revoke(deviceID, role: role, request, on: session)
         default:
             guard let deviceID = request.string("deviceId") else { return session.fail(request.id, .invalid("deviceId required"), close: nil) }
-            store.perform({ db in
+            // Only gateway devices: other protocols' devices are the operator's (`clawrelay devices revoke`).
+            store.perform({ db -> Bool in
+                guard let device = try DeviceQueries.fetch(db, id: deviceID), device.protocolName == "gateway" else { return false }
                 try DeviceTokenQueries.deleteAll(db, deviceID: deviceID)
-                _ = try DeviceQueries.setStatus(db, id: deviceID, .revoked)
-            }) { [self] _ in
+                return try DeviceQueries.setStatus(db, id: deviceID, .revoked)
+            }) { [self] result in
+                guard case .success(true) = result else { return session.fail(request.id, .invalid("unknown gateway deviceId"), close: nil) }
                 cutOff(deviceID: deviceID)
                 session.send(GatewayFrame.ok(request.id, .object(["deviceId": .string(deviceID), "removed": .bool(true)])))
             }
@@ -112,9 +124,7 @@ extension GatewayDownstream: OperatorActions {
     }
 
     private func resolve(_ entry: PendingDevice, approve: Bool, completion: @escaping (String) -> Void) {
-        pending.removeValue(forKey: entry.requestID)
-        entry.timer.map(loop.cancel)
-        mirrorPending()
+        removePending(entry)
         let decision = approve ? "approved" : "rejected"
         let finish = { [self] in
             broadcast(
@@ -166,16 +176,27 @@ extension GatewayDownstream: OperatorActions {
         }
     }
 
-    /// Copies pending requests to the database for `clawrelay devices list`.
-    func mirrorPending() {
-        let snapshot = pending.values.map { entry -> PendingPairing in
-            var row = PendingPairing(
-                deviceID: entry.deviceID, claimedName: entry.displayName, deviceInfoJSON: entry.json.encoded(), createdAt: entry.createdAt,
-                expiresAt: entry.createdAt + Int64(settings.pendingTTLSeconds) * 1000)
-            row.protocolName = "gateway"
-            row.requestID = entry.requestID
-            return row
-        }
-        store.perform({ db in try OperatorQueries.replacePending(db, protocolName: "gateway", snapshot) }) { _ in }
+    /// Holds a new request and mirrors it (one row) for `clawrelay devices list`.
+    private func addPending(_ entry: PendingDevice) {
+        pending[entry.requestID] = entry
+        var row = PendingPairing(
+            deviceID: entry.deviceID, claimedName: entry.displayName, deviceInfoJSON: entry.json.encoded(), createdAt: entry.createdAt,
+            expiresAt: entry.createdAt + Int64(settings.pendingTTLSeconds) * 1000)
+        row.protocolName = "gateway"
+        row.requestID = entry.requestID
+        let mirrored = row
+        store.perform({ db in try OperatorQueries.upsertPending(db, mirrored) }) { _ in }
+    }
+
+    private func removePending(_ entry: PendingDevice) {
+        pending.removeValue(forKey: entry.requestID)
+        entry.timer.map(loop.cancel)
+        let deviceID = entry.deviceID
+        store.perform({ db in try OperatorQueries.removePending(db, deviceID: deviceID, protocolName: "gateway") }) { _ in }
+    }
+
+    /// Clears rows a previous run left (pending requests live only in a running relay).
+    func clearMirroredPending() {
+        store.perform({ db in try OperatorQueries.replacePending(db, protocolName: "gateway", []) }) { _ in }
     }
 }

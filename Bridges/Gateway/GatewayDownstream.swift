@@ -70,7 +70,7 @@ public final class GatewayDownstream: ListenerHandler {
     public func start() {
         scheduleTick()
         scheduleHealth()
-        mirrorPending()
+        clearMirroredPending()
     }
 
     private func scheduleTick() {

@@ -9,6 +9,8 @@ public struct GatewaySettings: Sendable, Equatable {
     /// The highest gateway protocol offered (3 or 4); clients speaking only higher are refused.
     public var maxProtocol = 4
     public var pendingTTLSeconds = 300
+    /// Pairing requests waiting at once (from one address: a tenth of it, at least one).
+    public var maxPendingRequests = 100
     public var invokeTimeoutMillis = 30_000
     public var maxPayloadBytes = 25 * 1024 * 1024
     public var maxBufferedBytes = 50 * 1024 * 1024

@@ -82,6 +82,20 @@ public enum OperatorQueries {
         }
     }
 
+    /// Adds (or replaces) one pending request's row.
+    public static func upsertPending(_ db: Database, _ entry: PendingPairing) throws {
+        try db.run(
+            """
+            INSERT OR REPLACE INTO pending_pairings (device_id, claimed_name, device_info, created_at, expires_at, protocol, request_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """,
+            [entry.deviceID, entry.claimedName, entry.deviceInfoJSON, entry.createdAt, entry.expiresAt, entry.protocolName, entry.requestID])
+    }
+
+    public static func removePending(_ db: Database, deviceID: String, protocolName: String) throws {
+        try db.run("DELETE FROM pending_pairings WHERE device_id = ? AND protocol = ?", [deviceID, protocolName])
+    }
+
     public static func pendingPairings(_ db: Database) throws -> [PendingPairing] {
         try db.rows("SELECT * FROM pending_pairings ORDER BY created_at").map { row in
             var entry = PendingPairing(

@@ -28,9 +28,20 @@ extension ServiceLoop {
         case LWS_CALLBACK_RECEIVE_PONG:
             webSockets[wsi]?.lastPongMicros = monotonicMicros()
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            // RFC 6455 §5.5.1/§7.4: a close body is empty or starts with a valid code; anything
+            // else is answered with 1002 instead of being echoed.
+            guard length != 1 else {
+                lws_close_reason(wsi, LWS_CLOSE_STATUS_PROTOCOL_ERR, nil, 0)
+                return -1
+            }
             if let input, length >= 2, let connection = webSockets[wsi] {
                 let bytes = input.assumingMemoryBound(to: UInt8.self)
-                connection.peerCloseCode = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
+                let code = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
+                guard Self.isValidPeerCloseCode(code) else {
+                    lws_close_reason(wsi, LWS_CLOSE_STATUS_PROTOCOL_ERR, nil, 0)
+                    return -1
+                }
+                connection.peerCloseCode = code
             }
         case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE:
             return webSocketWritable(wsi)
@@ -67,6 +78,11 @@ extension ServiceLoop {
             break
         }
         return 0
+    }
+
+    /// Close codes a peer may send (RFC 6455 §7.4): 1000–1003, 1007–1014, and 3000–4999.
+    static func isValidPeerCloseCode(_ code: UInt16) -> Bool {
+        (1000...1003).contains(code) || (1007...1014).contains(code) || (3000...4999).contains(code)
     }
 
     func listenerEntry(for wsi: OpaquePointer) -> ListenerEntry? {

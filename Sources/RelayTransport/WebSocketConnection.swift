@@ -89,10 +89,15 @@ public final class WebSocketConnection {
     }
 
     /// Sends a close frame after the frames already queued, then drops the socket.
+    /// Seconds a closing socket gets to write what is queued and its close frame; then the
+    /// connection is dropped even if the peer reads nothing.
+    static let closeGraceSeconds: Int32 = 5
+
     public func close(code: UInt16, reason: String = "") {
         guard !isClosing, !isClosed else { return }
         isClosing = true
         appendOutbound(.close(code: code, reason: String(reason.utf8.prefix(120)) ?? ""))
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, Self.closeGraceSeconds)
     }
 
     func sendPing() {

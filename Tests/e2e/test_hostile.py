@@ -154,3 +154,57 @@ async def test_a_chunked_upload_is_answered_411(relay):
     assert answer.startswith(b"HTTP/1.1 411"), answer[:200]
     assert b"Content-Length" in answer, answer
     assert not upload_leftovers(relay)
+
+
+async def test_pending_gateway_pairings_are_capped_per_address(relay_factory):
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0", "max_pending_requests": 20}  # two per address
+    relay = relay_factory(cfg)
+    codes = []
+    for _ in range(3):
+        client = await GatewayClient.open(gateway_port(relay))
+        res = await client.connect(Identity(), protocol=(3, 4))
+        codes.append((res["error"]["code"], res["error"].get("details", {}).get("code")))
+        await client.close()
+    assert codes == [("NOT_PAIRED", "PAIRING_REQUIRED")] * 2 + [("UNAVAILABLE", "PAIRING_RATE_LIMITED")], codes
+    pending = [d for d in relay.devices() if d["status"] == "pending"]
+    assert len(pending) == 2, pending
+
+
+async def test_connect_fields_are_bounded_and_protocol_fields_required(gateway_relay):
+    client = await GatewayClient.open(gateway_port(gateway_relay))
+    res = await client.connect(Identity(), tamper=lambda p: p["client"].update(displayName="x" * 30_000))
+    assert res["error"]["code"] == "INVALID_REQUEST" and "client.displayName" in res["error"]["message"], res
+    assert await client.expect_close() == 1008
+    client = await GatewayClient.open(gateway_port(gateway_relay))
+    res = await client.connect(Identity(), tamper=lambda p: p.pop("minProtocol"))
+    assert res["error"]["code"] == "INVALID_REQUEST", res
+    assert await client.expect_close() == 1008
+
+
+async def test_device_removal_answers_unknown_and_foreign_ids_with_an_error(gateway_relay):
+    admin = await pair_first_admin(gateway_relay)  # a Clawline device
+    operator, _ = await paired(gateway_relay, Identity())
+    for device_id in ("no-such-device", admin.device_id):
+        removed = await operator.request("device.pair.remove", {"deviceId": device_id})
+        assert removed["ok"] is False and removed["error"]["code"] == "INVALID_REQUEST", removed
+    assert gateway_relay.device(admin.device_id)["status"] == "approved"
+    unpaired = await operator.request("device.unpair", {"deviceId": "no-such-device", "botIds": "*"})
+    assert unpaired["ok"] is False, unpaired
+    revoked = await operator.request("device.token.revoke", {"deviceId": "no-such-device", "role": "operator"})
+    assert revoked["ok"] is False, revoked
+
+
+@pytest.mark.parametrize("payload", [b"\x03", b"\x03\xed", b"\x03\xe7bye"], ids=["one-byte", "code-1005", "code-999"])
+async def test_an_invalid_close_frame_is_answered_1002(relay, payload):
+    raw = await RawWebSocket.connect(relay, answer_pings=True)
+    await raw.send_frame(RawWebSocket.OP_CLOSE, payload)
+    await raw.wait_closed(5)
+    assert raw.close_code == 1002, raw.close_code
+
+
+async def test_a_valid_close_is_echoed(relay):
+    raw = await RawWebSocket.connect(relay, answer_pings=True)
+    await raw.send_frame(RawWebSocket.OP_CLOSE, b"\x03\xe8")
+    await raw.wait_closed(5)
+    assert raw.close_code == 1000, raw.close_code

@@ -6,6 +6,7 @@ extension ConfigDecoder {
             ("tick_interval_ms", \.tickIntervalMillis),
             ("handshake_timeout_ms", \.handshakeTimeoutMillis),
             ("pending_ttl_seconds", \.pendingTTLSeconds),
+            ("max_pending_requests", \.maxPendingRequests),
             ("invoke_timeout_ms", \.invokeTimeoutMillis),
             ("max_payload_bytes", \.maxPayloadBytes),
             ("max_buffered_bytes", \.maxBufferedBytes),
