@@ -130,6 +130,21 @@ extension ClawlineDownstream {
         return .stored(AssetRecord(id: id, userID: userID, mimeType: mime, size: Int64(part.range.count), path: path, createdAt: now))
     }
 
+    /// Types a browser would run or render as a page: served as bytes instead.
+    static let activeContentTypes: Set<String> = [
+        "text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml", "text/javascript", "application/javascript",
+    ]
+
+    /// User content as download: never sniffed, never rendered as a page of the relay's origin.
+    static func assetResponse(_ asset: AssetRecord) -> HTTPResponse {
+        let base = asset.mimeType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let type = activeContentTypes.contains(base) ? "application/octet-stream" : asset.mimeType
+        return HTTPResponse(
+            status: 200, contentType: type,
+            headers: [("x-content-type-options", "nosniff"), ("content-disposition", "attachment"), ("content-security-policy", "sandbox")],
+            body: .file(path: asset.path))
+    }
+
     private func download(_ exchange: HTTPExchange, assetID: String) {
         guard let (claims, tokenHash) = bearerClaims(exchange) else {
             return respondError(exchange, .authFailed, "missing or invalid bearer token")
@@ -149,7 +164,7 @@ extension ClawlineDownstream {
         }) { [self] result in
             switch result {
             case .success(.success(let asset)) where FileManager.default.fileExists(atPath: asset.path):
-                exchange.respond(HTTPResponse(status: 200, contentType: asset.mimeType, body: .file(path: asset.path)))
+                exchange.respond(Self.assetResponse(asset))
             case .success(.success):
                 respondError(exchange, .assetNotFound, "asset file is missing")
             case .success(.failure(let code)):

@@ -18,6 +18,20 @@ extension ServiceLoop {
             drainMailbox()
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
             return isStopping ? 1 : 0
+        case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+            // A connection must finish its request headers within `headerTimeoutSeconds`, or it
+            // is dropped (a slowloris).
+            lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_KEEPALIVE_IDLE, Self.headerTimeoutSeconds)
+        case LWS_CALLBACK_RAW_ADOPT:
+            // lws turns a `CONNECT` request into a raw tunnel; the relay proxies nothing: 405, close.
+            lws_callback_on_writable(wsi)
+        case LWS_CALLBACK_RAW_WRITEABLE:
+            var answer = Array(repeating: UInt8(0), count: Int(relay_lws_pre())) + Array(Self.methodNotAllowed.utf8)
+            answer.withUnsafeMutableBufferPointer { buffer in
+                let start = buffer.baseAddress!.advanced(by: Int(relay_lws_pre()))
+                _ = lws_write(wsi, start, Self.methodNotAllowed.utf8.count, LWS_WRITE_HTTP)  // LWS_WRITE_RAW is this macro
+            }
+            return -1
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             guard let entry = listenerEntry(for: wsi) else { return 1 }
             return entry.config.acceptsAnyWebSocketPath || entry.config.webSocketPaths.contains(header(wsi, WSI_TOKEN_GET_URI) ?? "") ? 0 : 1
@@ -80,6 +94,9 @@ extension ServiceLoop {
         return 0
     }
 
+    static let headerTimeoutSeconds: Int32 = 10
+    static let methodNotAllowed = "HTTP/1.1 405 Method Not Allowed\r\nallow: GET, POST, PUT, PATCH, DELETE, OPTIONS, HEAD\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+
     /// Close codes a peer may send (RFC 6455 §7.4): 1000–1003, 1007–1014, and 3000–4999.
     static func isValidPeerCloseCode(_ code: UInt16) -> Bool {
         (1000...1003).contains(code) || (1007...1014).contains(code) || (3000...4999).contains(code)
@@ -138,6 +155,7 @@ extension ServiceLoop {
 
     private func webSocketEstablished(_ wsi: OpaquePointer) -> Int32 {
         guard let entry = listenerEntry(for: wsi) else { return -1 }
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
         let id = newConnectionID(for: wsi)
         let connection = WebSocketConnection(
             id: id, wsi: wsi, listener: entry.config.name, path: header(wsi, WSI_TOKEN_GET_URI) ?? "/",

@@ -10,6 +10,7 @@ extension ServiceLoop {
 
     func httpRequest(_ wsi: OpaquePointer, uri: UnsafeMutableRawPointer?, length: Int) -> Int32 {
         guard let entry = listenerEntry(for: wsi) else { return -1 }
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)  // the headers are in (see headerTimeoutSeconds)
         var method = "GET"
         var path = "/"
         for (token, name) in Self.methodTokens where lws_hdr_total_length(wsi, token) > 0 {

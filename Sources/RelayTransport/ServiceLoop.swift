@@ -151,7 +151,8 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
 
     private func run() {
         threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .releasing)
-        lws_set_log_level(Int32(LLL_ERR), nil)
+        LibraryLog.current = LibraryLog(logger: logger)
+        lws_set_log_level(Int32(LLL_ERR), libraryLogEmit)
         guard let context = createContext() else {
             started.signal()
             finished.signal()

@@ -4,6 +4,7 @@ it hoard memory, files or sockets. Each test reproduces one finding of the fuzzi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 
 import pytest
@@ -17,6 +18,9 @@ from conftest import (
     message_frame,
     multipart,
     pair_first_admin,
+    send_and_complete,
+    setup_admin,
+    upload,
 )
 from gateway_client import GatewayClient, Identity, paired
 
@@ -208,3 +212,46 @@ async def test_a_valid_close_is_echoed(relay):
     await raw.send_frame(RawWebSocket.OP_CLOSE, b"\x03\xe8")
     await raw.wait_closed(5)
     assert raw.close_code == 1000, raw.close_code
+
+
+async def test_uploaded_html_is_served_as_an_inert_attachment(relay):
+    admin = await pair_first_admin(relay)
+    asset = upload(relay, admin.token, b"<script>alert(1)</script>", "text/html").json()["assetId"]
+    resp = relay.http("GET", f"/download/{asset}", headers=admin.bearer)
+    assert resp.status == 200 and resp.body == b"<script>alert(1)</script>", resp.status
+    headers = {k.lower(): v for k, v in resp.headers.items()}
+    assert headers["content-type"] == "application/octet-stream", headers
+    assert headers["x-content-type-options"] == "nosniff" and headers["content-disposition"] == "attachment", headers
+
+
+@pytest.mark.parametrize("scheme", ["Bearer {}", "bearer {}", "BEARER {}", "Bearer  {}"])
+async def test_the_bearer_scheme_is_case_insensitive(relay, scheme):
+    admin = await pair_first_admin(relay)
+    resp = upload(relay, None, PNG_1PX, auth_header=scheme.format(admin.token))
+    assert resp.status == 200, resp.body
+
+
+async def test_requests_lws_refuses_cannot_flood_the_log_or_hold_a_socket(relay):
+    before = relay.stderr_text().count("libwebsockets")
+    baseline = open_fds(relay)
+    for _ in range(15):
+        refused = await raw_http(relay, "CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n")
+        assert refused.startswith(b"HTTP/1.1 405"), refused[:100]
+        answer = await raw_http(relay, "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + "a" * 20_000 + "\r\n\r\n")
+        assert not answer.startswith(b"HTTP/1.1 200"), answer[:100]
+    # A connection that never finishes its headers is dropped after the header timeout.
+    reader, writer = await asyncio.open_connection("127.0.0.1", relay.port)
+    writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n")
+    assert await asyncio.wait_for(reader.read(), 20) == b""
+    await async_wait_for(lambda: open_fds(relay) <= baseline, timeout=10, what="fds released")
+    await send_and_complete_as_admin(relay)  # still serving
+    lines = relay.stderr_text().count("libwebsockets") - before
+    assert lines <= LIBRARY_LOG_BURST + 1, relay.stderr_text()[-3000:]
+
+
+LIBRARY_LOG_BURST = 10
+
+
+async def send_and_complete_as_admin(relay):
+    _, client = await setup_admin(relay)
+    await send_and_complete(client, "still here")
