@@ -1,4 +1,5 @@
 // swift-tools-version: 6.0
+import Foundation
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -122,3 +123,13 @@ let package = Package(
         .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore"], swiftSettings: swiftSettings),
     ]
 )
+
+// libFuzzer targets for the pure decoders, only when asked for (`scripts/fuzz` sets this and
+// builds with -sanitize=fuzzer, whose runtime brings `main`).
+if ProcessInfo.processInfo.environment["CLAWRELAY_FUZZ"] != nil {
+    package.targets.append(
+        .executableTarget(
+            name: "clawrelay-fuzz", dependencies: ["RelayCore", "ClawlineBridge", "GatewayBridge", "CompanionBridge", "RelayServer"],
+            path: "Fuzz", swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]))
+    package.products.append(.executable(name: "clawrelay-fuzz", targets: ["clawrelay-fuzz"]))
+}

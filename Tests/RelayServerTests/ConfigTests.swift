@@ -45,6 +45,27 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
         #expect(config.clawline == ClawlineSettings())
     }
 
+    /// toml++ aborts the process on these (found by `scripts/fuzz config`); they must be errors.
+    @Test func aTableNameThatCannotStartIsAnErrorNotACrash() {
+        for text in ["[^", "[admin]\n[ #]", "[[.a]]", "[", "[[", "[\n", "x = 1\n[+]"] {
+            expectRejection(text, .syntax, "relay.toml:")
+        }
+        expectRejection("[admin]\n\n[^x]\n", .syntax, "relay.toml:3:")
+        // Brackets inside values and strings are not table headers.
+        let values = #"""
+            [[backends]]
+            name = "c"
+            kind = "command"
+            command = [
+              "/bin/sh", "-c",
+              '''
+            [^ not a header
+            ''',
+            ]
+            """#
+        #expect(rejection(values) == nil)
+    }
+
     @Test func embeddedDefault() {
         let config = RelayConfig.embeddedDefault(dataDirectory: "/tmp/relay")
         #expect(config.dataDirectory == "/tmp/relay")

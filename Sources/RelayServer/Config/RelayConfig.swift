@@ -83,6 +83,11 @@ public struct RelayConfig: Sendable {
             let line = text.utf8[..<nul].count(where: { $0 == UInt8(ascii: "\n") }) + 1
             throw ConfigError(code: .syntax, file: fileName, line: line, section: nil, key: nil, message: "NUL character in the file")
         }
+        if let bad = TableHeaderCheck.firstInvalid(in: text) {
+            throw ConfigError(
+                code: .syntax, file: fileName, line: bad.line, section: nil, key: nil,
+                message: "a table name must start with a letter, digit, _, - or a quote, not \(bad.found)")
+        }
         let root: TOMLTable
         do {
             root = try TOMLTable(string: text)

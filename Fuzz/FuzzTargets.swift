@@ -1,0 +1,71 @@
+// libFuzzer entry points for the relay's pure decoders (not part of the normal build; see
+// `scripts/fuzz`). One binary, the target chosen by CLAWRELAY_FUZZ_TARGET:
+// json, clawline, gateway, companion, multipart, config.
+@testable import ClawlineBridge
+@testable import CompanionBridge
+import Foundation
+@testable import GatewayBridge
+import RelayCore
+import RelayServer
+
+enum FuzzTarget: String {
+    case json, clawline, gateway, companion, multipart, config
+
+    static let selected: FuzzTarget = {
+        let name = ProcessInfo.processInfo.environment["CLAWRELAY_FUZZ_TARGET"] ?? "json"
+        guard let target = FuzzTarget(rawValue: name) else { fatalError("unknown CLAWRELAY_FUZZ_TARGET \(name)") }
+        return target
+    }()
+
+    func run(_ bytes: [UInt8]) {
+        switch self {
+        case .json:
+            // Whatever parses must encode to JSON that parses and encodes to the same text.
+            if let value = JSONValue.parse(bytes) {
+                let text = value.encoded()
+                guard let again = JSONValue.parse(text) else { preconditionFailure("encoded JSON does not parse: \(text.prefix(200))") }
+                precondition(again.encoded() == text, "JSON encoding is not stable: \(text.prefix(200))")
+            }
+        case .clawline:
+            if case .success(.message(let message)) = ClientFrameDecoder.decode(String(decoding: bytes, as: UTF8.self)) {
+                _ = MessageRules.validate(clientID: message.clientID, content: message.content, attachments: message.attachments)
+                _ = MessageRules.attachmentsHash(message.attachments)
+            }
+        case .gateway:
+            if let value = JSONValue.parse(bytes), let request = GatewayRequest(value), request.method == "connect" {
+                _ = GatewayDownstream.oversizedConnectField(request.params)
+            }
+        case .companion:
+            _ = CompanionRequest.parse(bytes)
+        case .multipart:
+            let body = Data(bytes)
+            if let form = MultipartForm.parse(body, boundary: "XyZ") {
+                for part in form.parts { precondition(part.range.upperBound <= body.count, "part outside the body") }
+            }
+            _ = MultipartForm.boundary(fromContentType: String(decoding: bytes.prefix(200), as: UTF8.self))
+        case .config:
+            _ = try? RelayConfig.parse(text: String(decoding: bytes, as: UTF8.self), fileName: "fuzz.toml")
+        }
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    FuzzTarget.selected.run(Array(UnsafeBufferPointer(start: data, count: size)))
+    return 0
+}
+
+// SwiftPM links an executable's entry point as `<module>_main` (and points `main` at it), which
+// would shadow libFuzzer's `main`; hand control to libFuzzer's driver from there.
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
+) -> CInt
+
+@_cdecl("clawrelay_fuzz_main")
+public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var count = argc
+    var arguments = argv
+    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in fuzzOneInput(data, size) }
+}
