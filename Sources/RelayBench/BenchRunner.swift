@@ -46,12 +46,15 @@ public final class BenchRunner {
     }
 
     /// A fresh relay on a fresh data directory.
-    func startRelay(audit: Bool = true, replayCap: Int = 500, port: Int = 0, extra: String = "", backend: String = "echo") throws -> RelayProcess {
+    func startRelay(
+        audit: Bool = true, replayCap: Int = 500, port: Int = 0, extra: String = "", backend: String = "echo",
+        keepalive: (pingSeconds: Int, pongSeconds: Int)? = nil
+    ) throws -> RelayProcess {
         runCounter += 1
         let work = (options.workDirectory as NSString).appendingPathComponent("clawrelay-bench-\(getpid())-\(runCounter)")
         let relay = try RelayProcess(
             binary: options.binary, workDirectory: work,
-            config: benchRelayConfig(port: port, audit: audit, replayCap: replayCap, extra: extra, backend: backend))
+            config: benchRelayConfig(port: port, audit: audit, replayCap: replayCap, extra: extra, backend: backend, keepalive: keepalive))
         try relay.start()
         return relay
     }

@@ -134,7 +134,9 @@ func freeLoopbackPort() -> Int {
 }
 
 /// The relay's config for a bench run: limits opened up so the generator, not a rate limit, sets the pace.
-func benchRelayConfig(port: Int = 0, audit: Bool, replayCap: Int, extra: String = "", backend: String = "echo") -> String {
+func benchRelayConfig(
+    port: Int = 0, audit: Bool, replayCap: Int, extra: String = "", backend: String = "echo", keepalive: (pingSeconds: Int, pongSeconds: Int)? = nil
+) -> String {
     """
     [admin]
     listen = "127.0.0.1:0"
@@ -150,6 +152,8 @@ func benchRelayConfig(port: Int = 0, audit: Bool, replayCap: Int, extra: String 
     auth_attempts_per_minute = 1000000
     max_frame_bytes = 1048576
     backend = "\(backend)"
+    ping_interval_seconds = \(keepalive?.pingSeconds ?? 30)
+    pong_timeout_seconds = \(keepalive?.pongSeconds ?? 90)
 
     [[backends]]
     name = "echo"

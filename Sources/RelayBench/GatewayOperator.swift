@@ -64,6 +64,12 @@ final class GatewayOperator: ClientHandler {
     }
 
     private func sendConnect(nonce: String) {
+        connection?.send(text: Self.connectFrame(key: key, nonce: nonce, sharedToken: sharedToken))
+    }
+
+    /// A signed operator `connect` (protocol 3, read and write scopes) answering `nonce`.
+    static func connectFrame(key: Curve25519.Signing.PrivateKey, nonce: String, sharedToken: String) -> String {
+        let deviceID = DeviceAuth.deviceID(forRawKey: Array(key.publicKey.rawRepresentation))
         let signedAt = Int64(Date().timeIntervalSince1970 * 1000)
         let scopes = ["operator.read", "operator.write"]
         let payload = DeviceAuth.payloadV3(
@@ -80,7 +86,7 @@ final class GatewayOperator: ClientHandler {
                 "signature": .string(signature), "signedAt": .int(signedAt), "nonce": .string(nonce),
             ]),
         ])
-        connection?.send(text: JSONValue.object(["type": .string("req"), "id": .string("connect"), "method": .string("connect"), "params": params]).encoded())
+        return JSONValue.object(["type": .string("req"), "id": .string("connect"), "method": .string("connect"), "params": params]).encoded()
     }
 }
 

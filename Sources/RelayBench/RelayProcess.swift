@@ -10,6 +10,7 @@ final class RelayProcess {
     private(set) var clawlinePort = 0
     private(set) var adminPort = 0
     private(set) var gatewayPort = 0
+    private(set) var companionPort = 0
 
     init(binary: String, workDirectory: String, config: String) throws {
         self.binary = binary
@@ -46,12 +47,20 @@ final class RelayProcess {
                 if pair[0] == "clawline" { clawlinePort = port }
                 if pair[0] == "admin" { adminPort = port }
                 if pair[0] == "gateway" { gatewayPort = port }
+                if pair[0] == "companion" { companionPort = port }
             }
             return
         }
         child.terminate()
         throw BenchError("the relay did not print its ready line within \(Int(timeout)) s")
     }
+
+    /// Open file descriptors of the relay, from /proc.
+    func openFileDescriptors() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+    }
+
+    var isRunning: Bool { process?.isRunning ?? false }
 
     /// CPU seconds (user + system, every thread) the relay has used, from /proc.
     func cpuSeconds() -> Double {

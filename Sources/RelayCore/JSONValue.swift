@@ -84,7 +84,7 @@ extension JSONValue: Codable {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
         case .int(let value): try container.encode(value)
-        case .double(let value): try container.encode(value)
+        case .double(let value): try container.encode(value == 0 ? 0 : value)  // -0.0 as 0: "-0" would parse back as an integer
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
