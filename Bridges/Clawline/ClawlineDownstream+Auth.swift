@@ -83,12 +83,23 @@ extension ClawlineDownstream {
         setAdmin(device.isAdmin, on: session)
         session.connection.deviceID = device.id
         session.connection.userID = device.userID
+        // The newest events that fit `maxReplayBytes`: a replay is written at once, and must stay
+        // well under the listener's unsent-bytes limit.
+        var frames: [[UInt8]] = []
+        var bytes = 0
+        for event in window.events.reversed() {
+            let frame = FastFrames.message(event)
+            bytes += frame.count
+            if bytes > Self.maxReplayBytes, !frames.isEmpty { break }
+            frames.append(frame)
+        }
         session.send(
             ServerFrame.AuthResult(
                 success: true, userId: device.userID, sessionId: session.sessionID, isAdmin: device.isAdmin,
-                replayCount: window.events.count, replayTruncated: window.truncated, historyReset: window.historyReset))
+                replayCount: frames.count, replayTruncated: window.truncated || frames.count < window.events.count,
+                historyReset: window.historyReset))
         session.send(ServerFrame.UserInfo(userId: device.userID, isAdmin: device.isAdmin))
-        for event in window.events { session.connection.send(utf8: FastFrames.message(event)) }
+        for frame in frames.reversed() { session.connection.send(utf8: frame) }
         session.highWater = window.highWater
         session.phase = .live
         let buffered = session.buffered

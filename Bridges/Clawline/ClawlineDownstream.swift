@@ -39,6 +39,8 @@ public final class ClawlineDownstream: ListenerHandler {
     var acksToRecord: [(String, String)] = []
     public internal(set) var stats = ClawlineStats()
     static let preAuthMaxBytes = 64 * 1024
+    /// The most a replay writes at once (the newest events that fit; `replayTruncated` says so).
+    static let maxReplayBytes = 16 << 20
 
     public init(
         settings: ClawlineSettings, store: Store, hub: RelayHub, loop: ServiceLoop, clock: any Clock, signingKey: [UInt8],

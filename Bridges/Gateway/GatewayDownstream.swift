@@ -60,10 +60,12 @@ public final class GatewayDownstream: ListenerHandler {
     }
 
     public static func listenerConfig(_ settings: GatewaySettings) -> ListenerConfig {
-        ListenerConfig(
+        var config = ListenerConfig(
             name: "gateway", host: settings.host, port: settings.port, tlsCertificatePath: settings.tlsCertificatePath,
             tlsKeyPath: settings.tlsKeyPath, webSocketPaths: ["/", "/ws"], maxMessageBytes: settings.maxPayloadBytes,
             pingIntervalMillis: 30_000, pongTimeoutMillis: 90_000)
+        config.maxBufferedBytes = settings.maxBufferedBytes
+        return config
     }
 
     /// Starts the tick. Loop thread.
@@ -183,13 +185,9 @@ public final class GatewayDownstream: ListenerHandler {
 
     // MARK: Sending
 
-    /// Sends to one session, closing it (1008) once it holds more than `maxBufferedBytes` unsent.
+    /// Sends to one session (the transport closes it, 1008, once it holds more than `maxBufferedBytes` unsent).
     func deliver(_ text: String, to session: GatewaySession) {
         guard !session.connection.isClosing else { return }
-        if session.connection.bufferedBytes > settings.maxBufferedBytes {
-            logger.warning("closing a slow gateway consumer", metadata: ["conn": "\(session.connection.id)"])
-            return session.connection.close(code: 1008, reason: "slow consumer")
-        }
         session.send(text)
     }
 

@@ -16,6 +16,9 @@ public struct ListenerConfig: Sendable {
     public var customHeaders: [String] = []
     /// Largest reassembled WebSocket message; bigger ones close the socket with 1009.
     public var maxMessageBytes: Int
+    /// Unsent bytes a socket may hold; past it the peer is a slow consumer: what is queued is
+    /// dropped and the socket closed with 1008 (and dropped 5 s later if it still reads nothing).
+    public var maxBufferedBytes = 64 << 20
     /// Server ping period; zero turns pings off.
     public var pingIntervalMillis: Int
     /// A socket that has not answered a ping for this long is closed.

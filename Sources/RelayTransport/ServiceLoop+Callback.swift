@@ -160,6 +160,7 @@ extension ServiceLoop {
         let connection = WebSocketConnection(
             id: id, wsi: wsi, listener: entry.config.name, path: header(wsi, WSI_TOKEN_GET_URI) ?? "/",
             peerAddress: peerAddress(wsi), loop: self, maxMessageBytes: entry.config.maxMessageBytes)
+        connection.maxBufferedBytes = entry.config.maxBufferedBytes
         connection.headers = requestHeaders(wsi, custom: entry.config.customHeaders)
         webSockets[wsi] = connection
         observe(id, connection.listener, .inbound, .webSocket, "open", Array(connection.path.utf8))

@@ -34,6 +34,8 @@ public final class WebSocketConnection {
     /// back to `listenerMaxMessageBytes`. A message whose frame header already declares more is
     /// refused with 1009 before any of it is buffered.
     public var maxMessageBytes: Int
+    /// Unsent bytes this socket may hold (its listener's `maxBufferedBytes`).
+    var maxBufferedBytes = Int.max
     var outbound: [Outbound] = []
     var outboundHead = 0
     public private(set) var bufferedBytes = 0
@@ -114,6 +116,17 @@ public final class WebSocketConnection {
         if case .binary(let b) = frame { bufferedBytes += b.count }
         outbound.append(frame)
         if outbound.count - outboundHead == 1 { lws_callback_on_writable(wsi) }
+        if bufferedBytes > maxBufferedBytes, !isClosing { shedSlowConsumer() }
+    }
+
+    /// The peer does not read: drop what waits (protocols replay or resend it on reconnect) and close.
+    private func shedSlowConsumer() {
+        loop.logger.warning(
+            "closing a slow consumer", metadata: ["listener": "\(listener)", "conn": "\(id)", "unsent": "\(bufferedBytes)"])
+        outbound.removeAll()
+        outboundHead = 0
+        bufferedBytes = 0
+        close(code: 1008, reason: "slow consumer")
     }
 
     func popOutbound() -> Outbound? {

@@ -255,3 +255,23 @@ LIBRARY_LOG_BURST = 10
 async def send_and_complete_as_admin(relay):
     _, client = await setup_admin(relay)
     await send_and_complete(client, "still here")
+
+
+async def test_a_consumer_that_stops_reading_is_closed_and_its_socket_released(relay_factory):
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0", "max_payload_bytes": 1_048_576, "max_buffered_bytes": 2_097_152}
+    relay = relay_factory(cfg)
+    talker, _ = await paired(relay, Identity())
+    stalled, _ = await paired(relay, Identity())
+    baseline = open_fds(relay)
+    # `websockets` stops reading the socket once 16 messages wait unread: the stalled operator
+    # never calls recv again, the kernel buffers fill, and the relay's unsent bytes grow.
+    big = "x" * 400_000
+    for index in range(40):
+        res = await talker.request("chat.send", {"sessionKey": "main", "message": f"{index} {big}", "idempotencyKey": f"k{index}"}, timeout=20)
+        assert res["ok"], res
+        if "closing a slow consumer" in relay.stderr_text():
+            break
+    await async_wait_for(lambda: "closing a slow consumer" in relay.stderr_text(), timeout=20, what="the slow consumer closed")
+    await async_wait_for(lambda: open_fds(relay) < baseline, timeout=15, what="its socket released while it still reads nothing")
+    assert (await talker.request("health"))["ok"]

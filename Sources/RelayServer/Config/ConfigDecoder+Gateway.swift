@@ -26,6 +26,12 @@ extension ConfigDecoder {
         for (key, field) in integers {
             if let value = try table.integer(key) { settings[keyPath: field] = value }
         }
+        // A socket holding more unsent bytes is closed as a slow consumer: one message must fit.
+        guard settings.maxBufferedBytes >= settings.maxPayloadBytes else {
+            throw table.error(
+                .invalidValue, key: "max_buffered_bytes",
+                "must be at least max_payload_bytes (\(settings.maxPayloadBytes)): one message must fit in a socket's unsent bytes")
+        }
         (settings.tlsCertificatePath, settings.tlsKeyPath) = try table.tlsPaths()
         if let user = try table.string("user_id") { settings.userID = user }
         if let name = try table.string("name") { settings.name = name }
