@@ -56,6 +56,10 @@ final class FuzzDriver {
         }
     }
 
+    private static let deep = String(repeating: "[", count: 512)
+    private static let overFrameLimit = String(repeating: "B", count: 1_200_000)
+    private static let overContentLimit = String(repeating: "B", count: 66_000)
+
     private enum Payload {
         case text(String)
         case bytes([UInt8])
@@ -78,10 +82,10 @@ final class FuzzDriver {
         switch index % 12 {
         case 0: return .text(String(valid.prefix(Int(next() % UInt64(valid.count)))))  // truncated JSON
         case 1: return .text(#"{"type":"message","id":\#(index),"content":["x"]}"#)  // wrong types
-        case 2: return .text(#"{"type":"message","id":"c_big\#(index)","content":"\#(String(repeating: "A", count: 70_000))"}"#)
-        case 3: return .text(#"{"type":"\#(String(repeating: "t", count: 10_000))"}"#)  // huge unknown type
+        case 2: return .text(#"{"type":"message","id":"c_big\#(index)","content":""# + Self.overContentLimit + #""}"#)
+        case 3: return .text(#"{"type":""# + Self.overContentLimit.prefix(10_000) + #""}"#)  // huge unknown type
         case 4: return .bytes(Array(#"{"type":"message","id":"c_u","content":""#.utf8) + [0xC3, 0x28, 0xFF] + Array(#""}"#.utf8))  // bad UTF-8
-        case 5: return .text(String(repeating: "[", count: 512))  // deep nesting, not closed
+        case 5: return .text(Self.deep)  // deep nesting, not closed
         case 6: return .text(#"{"type":"pair_decision","deviceId":"x","approve":"yes"}"#)
         case 7: return .text(#"{"type":"typing","active":true,"role":"assistant"}"#)
         case 8: return .text(#"{"type":"auth","protocolVersion":1,"token":"a.b.c","deviceId":"nope"}"#)
@@ -90,7 +94,10 @@ final class FuzzDriver {
             var bytes = Array(valid.utf8)
             for _ in 0..<3 { bytes[Int(next() % UInt64(bytes.count))] = UInt8(32 + next() % 90) }
             return .bytes(bytes)  // flipped bytes
-        default: return .text(#"{"type":"message","id":"c_big\#(index)","content":"\#(String(repeating: "B", count: 1_200_000))"}"#)  // over the frame limit
+        default:
+            // Over the frame limit one time in ten (the generator masks every byte it sends), else past 64 KB of content.
+            let body = index % 120 == 11 ? Self.overFrameLimit : Self.overContentLimit
+            return .text(#"{"type":"message","id":"c_big\#(index)","content":""# + body + #""}"#)
         }
     }
 }
