@@ -98,12 +98,9 @@ public final class HTTPExchange {
     /// True once the body has been asked for and not yet fully read.
     var isReadingBody: Bool { bodyCompletion != nil }
 
-    /// Seconds a request body may go without a byte before the connection is closed.
-    static let bodyIdleSeconds: Int32 = 30
-
     /// Reads the request body into `sink`; more than `limit` bytes fails with `.tooLarge` at once. A
-    /// body that stalls for `bodyIdleSeconds`, or whose connection closes, fails with `.closed` and
-    /// leaves nothing behind (the file sink is removed).
+    /// body whose connection closes (lws drops one that stalls for its 5 s timeout) fails with
+    /// `.closed` and leaves nothing behind (the file sink is removed).
     public func receiveBody(limit: Int, into sink: BodySink, completion: @escaping (Result<ReceivedBody, BodyError>) -> Void) {
         if let declared = contentLength, declared > limit {
             completion(.failure(.tooLarge))
@@ -122,7 +119,6 @@ public final class HTTPExchange {
             bodyFile = handle
             bodyPath = path
         }
-        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Self.bodyIdleSeconds)
     }
 
     /// The connection went away: a body still arriving is dropped.
@@ -141,7 +137,6 @@ public final class HTTPExchange {
     func appendBody(_ chunk: UnsafeRawBufferPointer) {
         guard let completion = bodyCompletion, !bodyFailed else { return }
         bodyCount += chunk.count
-        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Self.bodyIdleSeconds)
         if bodyCount > bodyLimit {
             finishBody(with: .failure(.tooLarge), completion: completion)
             return
@@ -173,7 +168,6 @@ public final class HTTPExchange {
 
     private func finishBody(with result: Result<ReceivedBody, BodyError>, completion: (Result<ReceivedBody, BodyError>) -> Void) {
         bodyCompletion = nil
-        if !isClosed { lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0) }
         if case .failure = result {
             bodyFailed = true
             try? bodyFile?.close()

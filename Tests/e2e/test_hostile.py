@@ -275,3 +275,16 @@ async def test_a_consumer_that_stops_reading_is_closed_and_its_socket_released(r
     await async_wait_for(lambda: "closing a slow consumer" in relay.stderr_text(), timeout=20, what="the slow consumer closed")
     await async_wait_for(lambda: open_fds(relay) < baseline, timeout=15, what="its socket released while it still reads nothing")
     assert (await talker.request("health"))["ok"]
+
+
+async def test_a_stalled_upload_body_is_dropped_with_its_file(relay):
+    admin = await pair_first_admin(relay)
+    body, ctype = multipart("file", "a.png", PNG_1PX * 100, "image/png")
+    reader, writer = await asyncio.open_connection("127.0.0.1", relay.port)
+    writer.write((f"POST /upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {admin.token}\r\nContent-Type: {ctype}\r\n"
+                  f"Content-Length: {len(body) + 1_000_000}\r\n\r\n").encode() + body[:1000])
+    await writer.drain()
+    await async_wait_for(lambda: upload_leftovers(relay), what="the upload under way")
+    assert await asyncio.wait_for(reader.read(), 30) == b""  # lws gives up on the body after 5 s
+    await async_wait_for(lambda: not upload_leftovers(relay), what="its temporary file removed")
+    writer.close()
