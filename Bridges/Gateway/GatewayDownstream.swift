@@ -10,7 +10,7 @@ import RelayTransport
 public final class GatewayDownstream: ListenerHandler {
     /// Protocol versions spoken: 3 up to `[gateway] max_protocol` (4 by default).
     static let minimumProtocol: Int64 = 3
-    static let serverVersion = "clawrelay-0.2"
+    static let serverVersion = "clawrelay-" + RelayVersion.current
     static let clientModes: Set<String> = ["webchat", "cli", "ui", "backend", "node", "worker", "probe", "test"]
     static let preAuthMaxBytes = 64 * 1024
     /// Every method the relay answers, and nothing else (`hello-ok.features.methods`).

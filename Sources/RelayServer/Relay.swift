@@ -15,6 +15,7 @@ public final class Relay {
     private let logger: Logger
     private let loop: ServiceLoop
     private var store: Store?
+    private var dataFolder: DataDirectory?
     private var audit: AuditLog?
     private var observer: AuditObserver?
     private var clawline: ClawlineDownstream?
@@ -38,7 +39,13 @@ public final class Relay {
     /// Opens the data directory, binds every configured listener and starts serving.
     public func start() throws {
         let dataDirectory = config.dataDirectory
-        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        guard config.admin != nil || config.clawline != nil || config.gateway != nil || config.companion != nil else {
+            throw DataDirectory.Failure(
+                description: "nothing to serve: the configuration has no listener; add [clawline], [gateway], [companion] or [admin]")
+        }
+        var folder = DataDirectory(path: dataDirectory)
+        try folder.open(logger: logger)
+        dataFolder = folder
         let store = try Store(dataDirectory: dataDirectory, executor: loop)
         let failed = try store.write { db in
             try DeviceQueries.resetPresence(db)

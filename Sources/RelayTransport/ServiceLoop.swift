@@ -202,26 +202,42 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
         clientVhost = lws_create_vhost(context, &clientInfo)
         for name in listenerOrder {
             guard var entry = listeners[name] else { continue }
+            let place = "\(entry.config.host):\(entry.config.port) for [\(name)]"
+            let address: String
+            switch ListenAddress.resolve(host: entry.config.host, port: entry.config.port) {
+            case .failure(let error):
+                startError = "cannot listen on \(place): \(error.message)"
+                lws_context_destroy(context)
+                return nil
+            case .success(let numeric):
+                address = numeric
+            }
             var vinfo = lws_context_creation_info()
             vinfo.port = Int32(entry.config.port)
-            vinfo.iface = cString(entry.config.host)
+            vinfo.iface = cString(address)
             vinfo.vhost_name = cString(entry.config.name)
             vinfo.protocols = UnsafePointer(protocolStorage)
             vinfo.alpn = cString("http/1.1")
             vinfo.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
-            if entry.config.host.contains(":") { vinfo.options &= ~UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
+            if address.contains(":") { vinfo.options &= ~UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
             if let cert = entry.config.tlsCertificatePath, let key = entry.config.tlsKeyPath {
                 vinfo.ssl_cert_filepath = cString(cert)
                 vinfo.ssl_private_key_filepath = cString(key)
                 vinfo.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
             }
+            let tls = entry.config.tlsCertificatePath.map { cert in " (is the TLS certificate \(cert) or key \(entry.config.tlsKeyPath ?? "") unreadable, not PEM, or swapped?)" } ?? ""
             guard let vhost = lws_create_vhost(context, &vinfo) else {
-                startError = "cannot listen on \(entry.config.host):\(entry.config.port) for [\(name)] (address in use or not available)"
+                startError = "cannot listen on \(place)" + (tls.isEmpty ? ": libwebsockets refused the address" : tls)
                 lws_context_destroy(context)
                 return nil
             }
             entry.vhost = vhost
             entry.boundPort = Int(lws_get_vhost_listen_port(vhost))
+            guard entry.boundPort > 0 else {
+                startError = "cannot listen on \(place): libwebsockets did not open the socket\(tls)"
+                lws_context_destroy(context)
+                return nil
+            }
             listeners[name] = entry
             if entry.config.pingIntervalMillis > 0 { scheduleKeepalive(listener: name, every: entry.config.pingIntervalMillis) }
         }

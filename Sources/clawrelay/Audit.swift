@@ -33,8 +33,8 @@ struct Audit: ParsableCommand {
             sinceMillis = SystemClock().nowMillis() - duration
         }
         let log: AuditLog
+        let config = options.loadExisting()
         do {
-            let config = try options.load()
             log = try AuditLog(dataDirectory: config.dataDirectory, retentionDays: 0, startWriter: false)
         } catch {
             fail("\(error)")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RelayCore
 import RelayServer
 
 @main
@@ -7,6 +8,7 @@ struct ClawRelay: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clawrelay",
         abstract: "A multi-account message bridge and relay for AI assistant clients.",
+        version: "clawrelay \(RelayVersion.current)",
         subcommands: [Serve.self, Devices.self, Accounts.self, PairLink.self, Companion.self, Audit.self, Bench.self],
         defaultSubcommand: Serve.self)
 }
@@ -28,6 +30,18 @@ struct DataOptions: ParsableArguments {
         }
         if let dataDirectory { loaded.dataDirectory = dataDirectory }
         return loaded
+    }
+
+    /// The configuration for a tool that reads what a relay wrote: its data directory must exist.
+    func loadExisting() -> RelayConfig {
+        let config: RelayConfig
+        do { config = try load() } catch { fail("\(error)") }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: config.dataDirectory, isDirectory: &isFolder) else {
+            fail("no data directory at \(config.dataDirectory): start the relay with this configuration first (clawrelay serve), or pass --data-dir")
+        }
+        guard isFolder.boolValue else { fail("the data directory \(config.dataDirectory) is a file; point data_dir (or --data-dir) at a folder") }
+        return config
     }
 }
 

@@ -10,8 +10,8 @@ struct Devices: ParsableCommand {
         subcommands: [List.self, Approve.self, Deny.self, Revoke.self, Admin.self], defaultSubcommand: List.self)
 
     static func openStore(_ options: DataOptions) -> Store {
+        let config = options.loadExisting()
         do {
-            let config = try options.load()
             return try Store(dataDirectory: config.dataDirectory, executor: nil)
         } catch {
             fail("\(error)")

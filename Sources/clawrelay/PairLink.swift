@@ -17,8 +17,7 @@ struct PairLink: ParsableCommand {
     @Flag(name: .customLong("no-qr"), help: "Print only the link.") var noQR = false
 
     func run() throws {
-        let config: RelayConfig
-        do { config = try options.load() } catch { fail("\(error)") }
+        let config = options.loadExisting()
         let store: Store
         do { store = try Store(dataDirectory: config.dataDirectory, executor: nil) } catch { fail("\(error)") }
         var generator = SystemRandomNumberGenerator()

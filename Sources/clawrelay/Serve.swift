@@ -10,6 +10,8 @@ struct Serve: ParsableCommand {
     @OptionGroup var options: DataOptions
 
     func run() throws {
+        // Every file and folder the relay creates is its user's alone.
+        umask(0o077)
         let config: RelayConfig
         do { config = try options.load() } catch { fail("\(error)") }
         LoggingSystem.bootstrap { label in

@@ -43,7 +43,24 @@ struct ConfigDecoder {
         if let companion = try section("companion") {
             config.companion = try Self.companion(companion, backends: config.backends)
         }
+        try rejectSharedPorts(config)
         return config
+    }
+
+    /// Two listeners on one port: the second could never bind.
+    private func rejectSharedPorts(_ config: RelayConfig) throws(ConfigError) {
+        let listeners: [(String, String, Int)] = [
+            config.admin.map { ("admin", $0.host, $0.port) }, config.clawline.map { ("clawline", $0.host, $0.port) },
+            config.gateway.map { ("gateway", $0.host, $0.port) }, config.companion.map { ("companion", $0.host, $0.port) },
+        ].compactMap { $0 }
+        let wildcards: Set<String> = ["0.0.0.0", "::", "*", ""]
+        for (index, first) in listeners.enumerated() {
+            for second in listeners[(index + 1)...] where first.2 != 0 && first.2 == second.2 {
+                guard first.1 == second.1 || wildcards.contains(first.1) || wildcards.contains(second.1) else { continue }
+                let table = ConfigTable(table: TOMLTable(), section: ConfigSection(name: second.0, occurrence: nil), source: root.source)
+                throw table.error(.invalidValue, key: "listen", "port \(second.2) is also [\(first.0)]'s; every listener needs its own port")
+            }
+        }
     }
 
     private func rejectUnknownSections() throws(ConfigError) {

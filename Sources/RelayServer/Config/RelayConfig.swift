@@ -73,6 +73,12 @@ public struct RelayConfig: Sendable {
         }
         var config = try parse(text: text, fileName: path)
         config.sourcePath = path
+        // A relative data_dir is the config file's, wherever the command runs from.
+        if !config.dataDirectory.hasPrefix("/") {
+            let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+            let folder = (absolute as NSString).deletingLastPathComponent
+            config.dataDirectory = ((folder as NSString).appendingPathComponent(config.dataDirectory) as NSString).standardizingPath
+        }
         return config
     }
 

@@ -1,0 +1,73 @@
+import Foundation
+import Logging
+
+/// The relay's data directory: private to its user, and served by one relay at a time.
+struct DataDirectory {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let path: String
+    /// The open, locked `relay.lock` (held for the process's life; the kernel drops it at exit).
+    private(set) var lockDescriptor: Int32 = -1
+
+    init(path: String) { self.path = path }
+
+    /// Creates the folder (0700), tightens what an older run left readable by others, and takes
+    /// the lock; a second relay on the same folder is refused with the first one's PID.
+    mutating func open(logger: Logger) throws {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue {
+            throw Failure(description: "the data directory \(path) is a file; point data_dir (or --data-dir) at a folder")
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw Failure(description: "cannot create the data directory \(path): \(Self.reason(error))")
+        }
+        guard access(path, W_OK) == 0 else {
+            throw Failure(description: "the data directory \(path) is not writable by this user (uid \(getuid())); fix its owner or permissions")
+        }
+        let tightened = tighten()
+        if tightened > 0 { logger.notice("made the data directory private (0700 folders, 0600 files)", metadata: ["path": "\(path)", "changed": "\(tightened)"]) }
+        try lock()
+    }
+
+    /// Removes group and other access from the folder and everything in it; returns how many changed.
+    private func tighten() -> Int {
+        var changed = 0
+        let items = [""] + ((FileManager.default.enumerator(atPath: path)?.allObjects as? [String]) ?? [])
+        for item in items {
+            let full = item.isEmpty ? path : (path as NSString).appendingPathComponent(item)
+            var info = stat()
+            guard lstat(full, &info) == 0, (info.st_mode & S_IFMT) != S_IFLNK, info.st_mode & 0o077 != 0 else { continue }
+            if chmod(full, info.st_mode & 0o700) == 0 { changed += 1 }
+        }
+        return changed
+    }
+
+    private mutating func lock() throws {
+        let file = (path as NSString).appendingPathComponent("relay.lock")
+        let fd = Foundation.open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure(description: "cannot open \(file): \(String(cString: strerror(errno)))") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let count = read(fd, &buffer, buffer.count)
+            close(fd)
+            let pid = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw Failure(description: "another relay (pid \(pid.isEmpty ? "unknown" : pid)) is serving \(path); stop it first or use another data_dir")
+        }
+        let text = "\(getpid())\n"
+        ftruncate(fd, 0)
+        _ = text.withCString { write(fd, $0, strlen($0)) }
+        lockDescriptor = fd
+    }
+
+    static func reason(_ error: Error) -> String {
+        let nsError = error as NSError
+        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        return nsError.localizedFailureReason ?? nsError.localizedDescription
+    }
+}

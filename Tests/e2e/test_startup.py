@@ -1,0 +1,113 @@
+"""Operator-grade start-up (issue 11): the relay never says "ready" when it is not, refuses a second
+relay on its data dir, keeps its files private, and reads relative paths from the config's folder."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import subprocess
+
+import pytest
+
+from conftest import READY_RE, make_config, relay_bin, render_toml
+from test_config import serve_expecting_failure
+
+
+def test_a_host_name_is_resolved_and_bound(relay_factory):
+    relay = relay_factory(make_config(clawline={"listen": "localhost:0"}))
+    with socket.create_connection(("127.0.0.1", relay.port), timeout=5):
+        pass
+
+
+def test_a_port_in_use_fails_start_up_with_the_cause(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        cfg = make_config(clawline={"listen": f"127.0.0.1:{port}"})
+        _, output = serve_expecting_failure(tmp_path, render_toml(cfg))
+    assert f"127.0.0.1:{port}" in output and "[clawline]" in output and "in use" in output.lower(), output
+
+
+def test_an_address_this_machine_does_not_have_fails_start_up(tmp_path):
+    cfg = make_config(clawline={"listen": "192.0.2.1:0", "allow_public": True})
+    _, output = serve_expecting_failure(tmp_path, render_toml(cfg))
+    assert "192.0.2.1" in output and "assign" in output.lower(), output  # EADDRNOTAVAIL
+
+
+def test_two_listeners_on_one_port_are_a_config_error(tmp_path):
+    cfg = make_config(clawline={"listen": "127.0.0.1:18999"})
+    cfg["gateway"] = {"listen": "127.0.0.1:18999"}
+    config, output = serve_expecting_failure(tmp_path, render_toml(cfg))
+    assert "[gateway]" in output and "listen" in output and "18999" in output, output
+
+
+def test_a_config_without_listeners_is_refused(tmp_path):
+    _, output = serve_expecting_failure(tmp_path, '[[backends]]\nname = "echo"\nkind = "echo"\n')
+    assert "no listener" in output, output
+
+
+def test_a_second_relay_on_the_same_data_dir_is_refused_with_the_first_pid(relay_factory, tmp_path):
+    relay = relay_factory()
+    other = dict(make_config())
+    config = tmp_path / "second.toml"
+    config.write_text(render_toml(other))
+    result = subprocess.run([str(relay_bin()), "serve", "--config", str(config), "--data-dir", str(relay.data_dir)],
+                            capture_output=True, text=True, timeout=15)
+    assert result.returncode == 1 and not READY_RE.search(result.stdout), result.stdout + result.stderr
+    assert f"pid {relay.proc.pid}" in result.stderr, result.stderr
+
+
+def test_every_file_the_relay_writes_is_private(relay_factory):
+    relay = relay_factory()
+    wide = relay.data_dir / "assets"
+    relay.terminate()
+    os.chmod(relay.data_dir, 0o755)
+    os.chmod(relay.data_dir / "relay.sqlite", 0o644)
+    relay.start()
+    for path in [relay.data_dir, *relay.data_dir.rglob("*")]:
+        mode = stat.S_IMODE(path.lstat().st_mode)
+        assert mode & 0o077 == 0, f"{path} is {oct(mode)}"
+    assert "made the data directory private" in relay.stderr_text()
+    assert wide.exists()
+
+
+def test_a_relative_data_dir_belongs_to_the_config_file(tmp_path):
+    folder = tmp_path / "etc"
+    folder.mkdir()
+    config = folder / "relay.toml"
+    config.write_text('[server]\ndata_dir = "state"\n')
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    tool = subprocess.run([str(relay_bin()), "devices", "list", "--config", str(config)], capture_output=True, text=True,
+                          timeout=15, cwd=elsewhere)
+    assert tool.returncode == 1 and "no data directory at " + str(folder / "state") in tool.stderr, tool.stderr
+    assert "SQLite" not in tool.stderr
+    cfg = make_config()
+    cfg["server"] = {"data_dir": "state"}
+    config.write_text(render_toml(cfg))
+    serve = subprocess.Popen([str(relay_bin()), "serve", "--config", str(config)], cwd=elsewhere, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert READY_RE.search(serve.stdout.readline()), "serve did not start"
+        tool = subprocess.run([str(relay_bin()), "devices", "list", "--config", str(config)], capture_output=True, text=True,
+                              timeout=15, cwd=tmp_path)
+        assert tool.returncode == 0, tool.stderr
+    finally:
+        serve.terminate()
+        serve.wait(15)
+    assert (folder / "state" / "relay.sqlite").exists() and not (elsewhere / "state").exists()
+
+
+def test_a_data_dir_that_is_a_file_is_named_in_a_sentence(tmp_path):
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    result = subprocess.run([str(relay_bin()), "serve", "--data-dir", str(plain)], capture_output=True, text=True, timeout=15)
+    assert result.returncode == 1 and str(plain) in result.stderr and "is a file" in result.stderr, result.stderr
+    assert "NSCocoaErrorDomain" not in result.stderr
+
+
+def test_version():
+    result = subprocess.run([str(relay_bin()), "--version"], capture_output=True, text=True, timeout=15)
+    assert result.returncode == 0 and result.stdout.startswith("clawrelay "), result.stdout
