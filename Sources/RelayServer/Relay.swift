@@ -207,6 +207,7 @@ public final class Relay {
     /// Called on the loop by the admin listener.
     private func metricsText() -> String {
         var metrics = MetricsText()
+        metrics.add("clawrelay_build_info", "gauge", "The relay's version (always 1).", [("version=\"\(RelayVersion.current)\"", 1)])
         let stats = clawline?.stats ?? ClawlineStats()
         metrics.add(
             "clawrelay_connections", "gauge", "Open client WebSockets by protocol.",

@@ -8,15 +8,23 @@ struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the relay until SIGTERM or SIGINT.")
 
     @OptionGroup var options: DataOptions
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning or error (overrides [server] log_level and CLAWRELAY_LOG_LEVEL).")
+    var logLevel: String?
 
     func run() throws {
         // Every file and folder the relay creates is its user's alone.
         umask(0o077)
         let config: RelayConfig
         do { config = try options.load() } catch { fail("\(error)") }
+        let levelName = logLevel ?? ProcessInfo.processInfo.environment["CLAWRELAY_LOG_LEVEL"] ?? config.logLevel
+        guard let level = Logger.Level(rawValue: levelName), RelayConfig.logLevels.contains(levelName) else {
+            fail("log level \(levelName) is not one of \(RelayConfig.logLevels.joined(separator: ", "))")
+        }
+        let json = config.logFormat == "json"
         LoggingSystem.bootstrap { label in
+            if json { return JSONLogHandler(label: label, logLevel: level) }
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = Logger.Level(rawValue: config.logLevel) ?? .info
+            handler.logLevel = level
             return handler
         }
         let logger = Logger(label: "clawrelay")

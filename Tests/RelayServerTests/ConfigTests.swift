@@ -126,7 +126,9 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
         let path = repositoryRoot.appendingPathComponent("config.example.toml").path
         let config = try RelayConfig.load(path: path)
         #expect(config.sourcePath == path)
-        #expect(config.dataDirectory == RelayConfig.defaultDataDirectory)
+        // A relative data_dir is the config file's folder's.
+        #expect(config.dataDirectory == repositoryRoot.appendingPathComponent(".clawrelay").path)
+        #expect(config.logFormat == "text")
         #expect(config.admin == RelayConfig.defaultAdminEndpoint)
         #expect(config.clawline == ClawlineSettings())
         #expect(config.companion == CompanionSettings())

@@ -127,6 +127,11 @@ async def test_download_of_another_users_asset_is_404_same_user_is_200(relay):
 def test_admin_healthz(relay):
     resp = relay.http("GET", "/healthz", admin=True)
     assert resp.status == 200, (resp.status, resp.body)
+    version = relay.cli("--version").stdout.split()[-1]
+    body = resp.json()
+    assert body["status"] == "ok" and body["version"] == version and isinstance(body["uptimeSeconds"], int), body
+    metrics = relay.http("GET", "/metrics", admin=True).body.decode()
+    assert f'clawrelay_build_info{{version="{version}"}} 1' in metrics, metrics[:500]
 
 
 async def test_admin_metrics_are_prometheus_text(relay):

@@ -3,6 +3,7 @@ relay on its data dir, keeps its files private, and reads relative paths from th
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
@@ -111,3 +112,38 @@ def test_a_data_dir_that_is_a_file_is_named_in_a_sentence(tmp_path):
 def test_version():
     result = subprocess.run([str(relay_bin()), "--version"], capture_output=True, text=True, timeout=15)
     assert result.returncode == 0 and result.stdout.startswith("clawrelay "), result.stdout
+
+
+def test_json_logs_are_one_object_per_line(relay_factory):
+    cfg = make_config()
+    cfg["server"] = {"log_format": "json"}
+    relay = relay_factory(cfg)
+    relay.terminate()
+    lines = [line for line in relay.stderr_text().splitlines() if line.strip()]
+    assert lines, "the relay logged nothing"
+    entries = [json.loads(line) for line in lines]
+    started = [e for e in entries if e["msg"] == "relay started"]
+    assert started and {"ts", "level", "msg", "data_dir"} <= started[0].keys(), entries[:3]
+    assert started[0]["level"] == "info"
+
+
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_the_log_level_can_be_overridden(tmp_path, how):
+    config = tmp_path / "level.toml"
+    config.write_text(render_toml(make_config()))
+    env = dict(os.environ)
+    cmd = [str(relay_bin()), "serve", "--config", str(config), "--data-dir", str(tmp_path / "d")]
+    if how == "flag":
+        cmd += ["--log-level", "warning"]
+    else:
+        env["CLAWRELAY_LOG_LEVEL"] = "warning"
+    serve = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert READY_RE.search(serve.stdout.readline())
+    finally:
+        serve.terminate()
+        _, err = serve.communicate(timeout=15)
+    assert "relay started" not in err, err  # an info line, below warning
+    bad = subprocess.run([str(relay_bin()), "serve", "--log-level", "loud", "--data-dir", str(tmp_path / "e")],
+                         capture_output=True, text=True, timeout=15)
+    assert bad.returncode == 1 and "loud" in bad.stderr, bad.stderr

@@ -11,7 +11,13 @@ struct ConfigDecoder {
         try rejectUnknownSections()
         var config = RelayConfig(admin: nil, clawline: nil)
         if let server = try section("server") {
-            try server.rejectUnknownKeys(["data_dir", "log_level"])
+            try server.rejectUnknownKeys(["data_dir", "log_level", "log_format"])
+            if let format = try server.string("log_format") {
+                guard RelayConfig.logFormats.contains(format) else {
+                    throw server.error(.invalidValue, key: "log_format", "expected text or json, got \(quoted(format))")
+                }
+                config.logFormat = format
+            }
             if let directory = try server.string("data_dir") {
                 guard !directory.isEmpty else { throw server.error(.invalidValue, key: "data_dir", "must not be empty") }
                 config.dataDirectory = directory

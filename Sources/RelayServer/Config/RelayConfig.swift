@@ -10,6 +10,8 @@ public struct RelayConfig: Sendable {
     public var dataDirectory: String
     /// `[server] log_level`: trace, debug, info, notice, warning or error.
     public var logLevel: String
+    /// `[server] log_format`: `text` (one line per entry) or `json` (one object per line).
+    public var logFormat = "text"
     /// `[admin]`: health and metrics; nil when the section is absent.
     public var admin: ListenEndpoint?
     /// `[clawline]`: the Clawline listener; nil when the section is absent.
@@ -26,6 +28,7 @@ public struct RelayConfig: Sendable {
 
     public static let defaultDataDirectory = "./.clawrelay"
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error"]
+    public static let logFormats = ["text", "json"]
     public static let defaultAdminEndpoint = ListenEndpoint(host: "127.0.0.1", port: 8787)
     public static let defaultClawlineEndpoint = ListenEndpoint(host: "127.0.0.1", port: 18800)
     public static let defaultGatewayEndpoint = ListenEndpoint(host: "127.0.0.1", port: 18789)
