@@ -66,6 +66,9 @@ extension ClawlineDownstream {
     }
 
     func refuseAuth(_ session: ClawlineSession, reason: String) {
+        logger.info(
+            "auth refused",
+            metadata: ["protocol": "clawline", "device": "\(session.deviceID)", "reason": "\(reason)", "remote": "\(session.connection.peerAddress)"])
         session.phase = .fresh
         session.userID = nil
         session.send(ServerFrame.AuthResult(success: false, reason: reason))
@@ -79,6 +82,12 @@ extension ClawlineDownstream {
             previous.phase = .closed
         }
         activeSessions[device.id] = session
+        logger.info(
+            "device connected",
+            metadata: [
+                "protocol": "clawline", "device": "\(device.id)", "user": "\(device.userID)", "admin": "\(device.isAdmin)",
+                "remote": "\(session.connection.peerAddress)", "replay": "\(window.events.count)",
+            ])
         session.connection.maxMessageBytes = session.connection.listenerMaxMessageBytes
         setAdmin(device.isAdmin, on: session)
         session.connection.deviceID = device.id
@@ -124,6 +133,7 @@ extension ClawlineDownstream {
 
     /// Revokes or denylists a device now: its sockets close with `token_revoked`, its turns stop.
     public func cutOff(deviceID: String) {
+        logger.info("device cut off (revoked or denylisted); closing its sockets", metadata: ["protocol": "clawline", "device": "\(deviceID)"])
         for session in sessions.values where session.deviceID == deviceID && session.isAuthenticated {
             session.fail(.tokenRevoked, "this device was revoked", close: true)
             if let userID = session.userID { leave(session, userID: userID) }

@@ -115,6 +115,12 @@ extension ClawlineDownstream {
             if let entry = pairing.entry(request.deviceID) {
                 for admin in activeSessions.values where admin.isAdmin && admin.phase == .live { sendApprovalRequest(entry, to: admin) }
                 mirrorAdded(entry)
+                logger.info(
+                    "pairing request waiting for approval",
+                    metadata: [
+                        "protocol": "clawline", "device": "\(entry.deviceID)", "name": "\(entry.claimedName ?? "")",
+                        "remote": "\(session.connection.peerAddress)", "approve_with": "clawrelay devices approve \(entry.deviceID)",
+                    ])
             }
         }
     }
@@ -144,6 +150,7 @@ extension ClawlineDownstream {
         guard let entry = pairing.remove(deviceID) else { return completion("no pending request for \(deviceID)") }
         if let timer = entry.timer { loop.cancel(timer) }
         mirrorRemoved(deviceID)
+        logger.info(approve ? "pairing approved" : "pairing denied", metadata: ["protocol": "clawline", "device": "\(deviceID)"])
         guard approve else {
             if let waiter = entry.waiter, waiter.phase != .closed {
                 finishPairing(waiter, success: false, reason: "pair_denied")

@@ -234,6 +234,12 @@ extension GatewayDownstream {
     }
 
     private func completeConnect(_ request: GatewayRequest, session: GatewaySession, deviceToken: String?, issuedAt: Int64?) {
+        logger.info(
+            "device connected",
+            metadata: [
+                "protocol": "gateway", "device": "\(session.deviceID)", "role": "\(session.role)", "client": "\(session.clientID)",
+                "remote": "\(session.connection.peerAddress)", "version": "\(session.protocolVersion)",
+            ])
         session.isConnected = true
         session.connection.maxMessageBytes = session.connection.listenerMaxMessageBytes
         session.connectedAt = clock.nowMillis()

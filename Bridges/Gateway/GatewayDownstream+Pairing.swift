@@ -28,6 +28,12 @@ extension GatewayDownstream: OperatorActions {
             }
             addPending(created)
             entry = created
+            logger.info(
+                "pairing request waiting for approval",
+                metadata: [
+                    "protocol": "gateway", "device": "\(deviceID)", "role": "\(session.role)", "name": "\(session.displayName ?? "")",
+                    "remote": "\(address)", "approve_with": "clawrelay devices approve \(deviceID)",
+                ])
             broadcast("device.pair.requested", created.json) { $0.has("operator.pairing") }
         }
         let details: [String: JSONValue] = [
@@ -125,6 +131,7 @@ extension GatewayDownstream: OperatorActions {
 
     private func resolve(_ entry: PendingDevice, approve: Bool, completion: @escaping (String) -> Void) {
         removePending(entry)
+        logger.info(approve ? "pairing approved" : "pairing denied", metadata: ["protocol": "gateway", "device": "\(entry.deviceID)"])
         let decision = approve ? "approved" : "rejected"
         let finish = { [self] in
             broadcast(
@@ -171,6 +178,8 @@ extension GatewayDownstream: OperatorActions {
 
     /// Closes the device's sockets (of one role, when given).
     func cutOff(deviceID: String, role: String?) {
+        logger.info(
+            "device cut off; closing its sockets", metadata: ["protocol": "gateway", "device": "\(deviceID)", "role": "\(role ?? "every role")"])
         for session in sessions.values where session.deviceID == deviceID && session.isConnected && (role == nil || session.role == role) {
             session.connection.close(code: 1008, reason: "device token changed")
         }

@@ -143,6 +143,15 @@ extension ServiceLoop {
         _ connectionID: UInt64, _ listener: String, _ direction: FrameDirection, _ kind: FrameRecord.Kind, _ opcode: String,
         _ body: [UInt8], size: Int? = nil, device: String? = nil, user: String? = nil
     ) {
+        if logger.logLevel <= .trace {
+            // Sizes and kinds only: bodies may hold secrets (the audit log redacts them).
+            logger.trace(
+                "frame",
+                metadata: [
+                    "listener": "\(listener)", "conn": "\(connectionID)", "direction": "\(direction)", "kind": "\(kind)", "opcode": "\(opcode)",
+                    "bytes": "\(size ?? body.count)",
+                ])
+        }
         guard let frameObserver else { return }
         let millis = Int64(Date().timeIntervalSince1970 * 1000)
         frameObserver.observe(

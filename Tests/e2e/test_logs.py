@@ -1,0 +1,64 @@
+"""What the operator reads (issue 11): every client lifecycle event at info, with device, protocol
+and remote address, protocol errors at debug, and never a token."""
+
+from __future__ import annotations
+
+from conftest import (
+    Client,
+    Device,
+    async_wait_for,
+    auth,
+    auth_frame,
+    make_config,
+    message_frame,
+    new_device_id,
+    pair_first_admin,
+    pair_request,
+)
+
+
+async def test_pairing_auth_and_revocation_are_logged_without_secrets(relay_factory):
+    cfg = make_config()
+    cfg["server"] = {"log_level": "debug"}
+    relay = relay_factory(cfg)
+    admin = await pair_first_admin(relay)
+    client, _ = await auth(relay, admin)
+    await async_wait_for(lambda: "device connected" in relay.stderr_text(), what="connect logged")
+
+    device_id = new_device_id()
+    requester = await Client.connect(relay, "requester")
+    await requester.send_json(pair_request(device_id, "Phone"))
+    await async_wait_for(lambda: "pairing request waiting for approval" in relay.stderr_text(), what="pending logged")
+    log = relay.stderr_text()
+    line = next(l for l in log.splitlines() if "pairing request waiting" in l)
+    assert device_id in line and "clawline" in line and "127.0.0.1" in line and f"clawrelay devices approve {device_id}" in line, line
+
+    relay.cli("devices", "approve", device_id)
+    result = await requester.expect("pair_result")
+    assert result["success"], result
+    await async_wait_for(lambda: "pairing approved" in relay.stderr_text(), what="approval logged")
+
+    bad = await Client.connect(relay, "bad")
+    await bad.send_json(auth_frame(Device(device_id, "not.a.token", result["userId"])))
+    await bad.expect("auth_result", success=False)
+    await async_wait_for(lambda: "auth refused" in relay.stderr_text(), what="auth failure logged")
+
+    await client.send_json({"type": "bogus"})
+    await client.expect_error("invalid_message", skip=lambda f: f.get("type") == "pair_approval_request")
+    await async_wait_for(lambda: "protocol error" in relay.stderr_text(), what="protocol error at debug")
+
+    relay.cli("devices", "revoke", admin.device_id)
+    await async_wait_for(lambda: "device cut off" in relay.stderr_text(), what="revocation logged")
+    log = relay.stderr_text()
+    for secret in (admin.token, result["token"]):
+        assert secret not in log, "a token reached the log"
+
+
+async def test_info_leaves_protocol_errors_out(relay):
+    admin = await pair_first_admin(relay)
+    client, _ = await auth(relay, admin)
+    await client.send_json({"type": "bogus"})
+    await client.expect_error("invalid_message")
+    await client.send_json(message_frame("hello"))
+    await client.expect("ack")
+    assert "protocol error" not in relay.stderr_text()
