@@ -5,12 +5,17 @@ import Synchronization
 /// Counts every frame for `/metrics` and hands it to the audit log when one is configured.
 final class AuditObserver: FrameObserver {
     private let audit: AuditLog?
+    /// Listeners counted but not audited (the admin listener unless `[audit] admin`).
+    private let unaudited: Set<String>
     private(set) var framesIn = 0
     private(set) var framesOut = 0
     private(set) var bytesIn = 0
     private(set) var bytesOut = 0
 
-    init(audit: AuditLog?) { self.audit = audit }
+    init(audit: AuditLog?, unaudited: Set<String> = []) {
+        self.audit = audit
+        self.unaudited = unaudited
+    }
 
     func observe(_ record: FrameRecord) {
         if record.direction == .inbound {
@@ -20,7 +25,7 @@ final class AuditObserver: FrameObserver {
             framesOut += 1
             bytesOut += record.size
         }
-        guard let audit else { return }
+        guard let audit, !unaudited.contains(record.listener) else { return }
         audit.append(
             AuditEntry(
                 timeMillis: record.timeMillis, connectionID: record.connectionID, protocolName: record.listener,

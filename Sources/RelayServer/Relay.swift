@@ -57,7 +57,7 @@ public final class Relay {
         if config.audit.enabled {
             audit = try AuditLog(dataDirectory: dataDirectory, retentionDays: config.audit.retentionDays, startWriter: true)
         }
-        let observer = AuditObserver(audit: audit)
+        let observer = AuditObserver(audit: audit, unaudited: config.audit.admin ? [] : ["admin"])
         self.observer = observer
         loop.frameObserver = observer
 

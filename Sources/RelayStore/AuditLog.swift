@@ -172,8 +172,9 @@ public enum AuditQueries {
             _ = arguments.append(contentsOf: [since])
         }
         if let deviceID {
-            clauses.append("device_id = ?")
-            _ = arguments.append(contentsOf: [deviceID])
+            // A whole id or a prefix of one (the text output prints 8 characters).
+            clauses.append("substr(device_id, 1, ?) = ?")
+            _ = arguments.append(contentsOf: [deviceID.count, deviceID])
         }
         if let protocolName {
             clauses.append("protocol = ?")

@@ -8,12 +8,27 @@ struct Audit: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Query the audit log of every frame in and out (secrets redacted).")
 
     @OptionGroup var options: DataOptions
-    @Option(help: "Only entries newer than this: 30s, 10m, 2h, 7d.") var since: String?
-    @Option(name: .customLong("device"), help: "Only this device id.") var deviceID: String?
-    @Option(name: .customLong("protocol"), help: "Only this listener: clawline, admin.") var protocolName: String?
+    @Option(parsing: .unconditional, help: "Only entries newer than this: 30s, 10m, 2h, 7d (a leading - is allowed), or an RFC 3339 time.")
+    var since: String?
+    @Option(name: .customLong("device"), help: "Only this device id, or the 8-character prefix the text output prints.") var deviceID: String?
+    @Option(name: .customLong("protocol"), help: "Only this listener: clawline, gateway, companion, admin (or client for the relay's own upstream links).")
+    var protocolName: String?
+
+    static let protocols = ["clawline", "gateway", "companion", "admin", "client"]
     @Flag(help: "One JSON object per line.") var json = false
     @Flag(help: "Keep printing new entries until interrupted.") var follow = false
     @Option(help: "At most this many entries (without --follow).") var limit = 10_000
+
+    /// The time `--since` names, in epoch milliseconds: a duration ago, or an RFC 3339 time.
+    static func parseSince(_ text: String, now: Int64) -> Int64? {
+        if let duration = parseDuration(text.hasPrefix("-") ? String(text.dropFirst()) : text) { return now - duration }
+        let formatter = ISO8601DateFormatter()
+        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime]] {
+            formatter.formatOptions = options
+            if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970 * 1000) }
+        }
+        return nil
+    }
 
     static func parseDuration(_ text: String) -> Int64? {
         guard let unit = text.last, let number = Int64(text.dropLast()), number >= 0 else { return Int64(text).map { $0 * 1000 } }
@@ -29,8 +44,13 @@ struct Audit: ParsableCommand {
     func run() throws {
         var sinceMillis: Int64?
         if let since {
-            guard let duration = Self.parseDuration(since) else { fail("--since takes a duration such as 30s, 10m, 2h or 7d") }
-            sinceMillis = SystemClock().nowMillis() - duration
+            guard let time = Self.parseSince(since, now: SystemClock().nowMillis()) else {
+                fail("--since takes a duration such as 30s, 10m, 2h or 7d (or -5m), or an RFC 3339 time such as 2026-11-22T10:00:00Z")
+            }
+            sinceMillis = time
+        }
+        if let protocolName, !Self.protocols.contains(protocolName) {
+            fail("--protocol \(protocolName) is not a listener; use one of \(Self.protocols.joined(separator: ", "))")
         }
         let log: AuditLog
         let config = options.loadExisting()
@@ -65,6 +85,8 @@ struct Audit: ParsableCommand {
         let time = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(entry.timeMillis) / 1000))
         let arrow = entry.direction == "in" ? "<-" : "->"
         let device = entry.deviceID.map { " dev=\($0.prefix(8))" } ?? ""
-        return "\(time) \(entry.protocolName) #\(entry.connectionID) \(arrow) \(entry.kind)/\(entry.opcode) \(entry.size)B\(device) \(entry.body.prefix(200))"
+        // One record per line: line breaks inside a body are written as \n and \r.
+        let body = entry.body.prefix(200).replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
+        return "\(time) \(entry.protocolName) #\(entry.connectionID) \(arrow) \(entry.kind)/\(entry.opcode) \(entry.size)B\(device) \(body)"
     }
 }

@@ -92,3 +92,33 @@ async def test_no_token_on_disk_or_in_logs_after_a_session(relay):
     if token in stdout or signature in stdout:
         leaks.append("<stdout>")
     assert leaks == [], f"JWT or its signature found in: {leaks}"
+
+
+async def test_audit_cli_validates_and_accepts_what_it_prints(relay):
+    admin, client = await setup_admin(relay)
+    await send_and_complete(client, "line one\nline two")
+    await async_wait_for(lambda: rows_with(relay, "line one", "--since", "10m"), timeout=10, what="rows")
+    # --device takes the 8-character prefix the text output prints; --since takes -5m and RFC 3339.
+    assert relay.audit("--device", admin.device_id[:8], "--since", "-5m")
+    assert relay.audit("--since", "2000-01-01T00:00:00Z")
+    assert relay.audit("--since", "2999-01-01T00:00:00Z") == []
+    bad = relay.cli("audit", "--protocol", "foo", check=False)
+    assert bad.returncode == 1 and "clawline" in bad.stderr, bad.stderr
+    # The text output keeps one record per line, even for HTTP records with line breaks inside.
+    assert upload(relay, admin.token, PNG_1PX).status == 200
+    await async_wait_for(lambda: [r for r in relay.audit("--since", "10m") if r["kind"] == "http" and "\n" in text_of(r)],
+                         timeout=10, what="an HTTP record with a line break")
+    text = relay.cli("audit", "--since", "10m").stdout
+    assert all(re.match(r"^\d{4}-\d\d-\d\dT", line) for line in text.splitlines() if line), text[-2000:]
+
+
+async def test_the_admin_listener_is_not_audited_unless_asked(relay_factory):
+    from conftest import make_config
+    plain = relay_factory()
+    plain.http("GET", "/metrics", admin=True)
+    assert not [r for r in plain.audit("--since", "10m") if r["protocol"] == "admin"]
+    cfg = make_config(audit={"admin": True})
+    audited = relay_factory(cfg)
+    audited.http("GET", "/healthz", admin=True)
+    await async_wait_for(lambda: [r for r in audited.audit("--since", "10m") if r["protocol"] == "admin"], timeout=10,
+                         what="admin rows when [audit] admin = true")

@@ -37,10 +37,13 @@ public struct BackendSettings: Sendable, Equatable {
 public struct AuditSettings: Sendable, Equatable {
     public var enabled: Bool
     public var retentionDays: Int
+    /// Audit the admin listener (`/healthz`, `/metrics`) too; off by default: a scraper would fill the log.
+    public var admin: Bool
 
-    public init(enabled: Bool = true, retentionDays: Int = 30) {
+    public init(enabled: Bool = true, retentionDays: Int = 30, admin: Bool = false) {
         self.enabled = enabled
         self.retentionDays = retentionDays
+        self.admin = admin
     }
 }
 

@@ -35,7 +35,8 @@ struct ConfigDecoder {
             config.admin = try admin.endpoint("listen", default: RelayConfig.defaultAdminEndpoint)
         }
         if let audit = try section("audit") {
-            try audit.rejectUnknownKeys(["enabled", "retention_days"])
+            try audit.rejectUnknownKeys(["enabled", "retention_days", "admin"])
+            config.audit.admin = try audit.bool("admin") ?? config.audit.admin
             config.audit.enabled = try audit.bool("enabled") ?? config.audit.enabled
             config.audit.retentionDays = try audit.integer("retention_days") ?? config.audit.retentionDays
         }
