@@ -8,6 +8,7 @@ import os
 import socket
 import stat
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -147,3 +148,29 @@ def test_the_log_level_can_be_overridden(tmp_path, how):
     bad = subprocess.run([str(relay_bin()), "serve", "--log-level", "loud", "--data-dir", str(tmp_path / "e")],
                          capture_output=True, text=True, timeout=15)
     assert bad.returncode == 1 and "loud" in bad.stderr, bad.stderr
+
+
+def test_the_systemd_unit_is_valid_and_its_command_line_runs(tmp_path):
+    source = Path(__file__).resolve().parents[2] / "contrib" / "clawrelay.service"
+    text = source.read_text()
+    exec_start = next(line for line in text.splitlines() if line.startswith("ExecStart="))
+    args = exec_start.split("=", 1)[1].split()
+    assert args[0] == "/usr/local/bin/clawrelay" and args[1] == "serve", exec_start
+    # systemd accepts the unit (with the binary where the unit expects it, here the build's).
+    copy = tmp_path / "clawrelay.service"
+    copy.write_text(text.replace("/usr/local/bin/clawrelay", str(relay_bin())))
+    verify = subprocess.run(["systemd-analyze", "verify", str(copy)], capture_output=True, text=True, timeout=30)
+    problems = [l for l in (verify.stdout + verify.stderr).splitlines() if "clawrelay.service" in l]
+    assert not problems, problems
+    # The relay takes exactly that command line (config and data dir swapped for temporary ones).
+    config = tmp_path / "relay.toml"
+    config.write_text(render_toml(make_config()))
+    line = [str(relay_bin()), *args[1:]]
+    line[line.index("--config") + 1] = str(config)
+    line[line.index("--data-dir") + 1] = str(tmp_path / "state")
+    serve = subprocess.Popen(line, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert READY_RE.search(serve.stdout.readline())
+    finally:
+        serve.terminate()
+        assert serve.wait(15) == 0
