@@ -7,7 +7,7 @@ import RelayStore
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List, approve, deny or revoke devices, or make one an admin (works while the relay runs).",
-        subcommands: [List.self, Approve.self, Deny.self, Revoke.self, Admin.self], defaultSubcommand: List.self)
+        subcommands: [List.self, Approve.self, Deny.self, Allow.self, Revoke.self, Admin.self], defaultSubcommand: List.self)
 
     static func openStore(_ options: DataOptions) -> Store {
         let config = options.loadExisting()
@@ -38,6 +38,17 @@ struct Devices: ParsableCommand {
         @OptionGroup var options: DataOptions
         @Flag(help: "One JSON array instead of a table.") var json = false
 
+        /// "12s ago", "5m ago", "3h ago", "2d ago".
+        static func age(_ millis: Int64) -> String {
+            let seconds = max(0, millis / 1000)
+            switch seconds {
+            case ..<60: return "\(seconds)s ago"
+            case ..<3600: return "\(seconds / 60)m ago"
+            case ..<86_400: return "\(seconds / 3600)h ago"
+            default: return "\(seconds / 86_400)d ago"
+            }
+        }
+
         func run() throws {
             let store = Devices.openStore(options)
             let now = SystemClock().nowMillis()
@@ -64,14 +75,23 @@ struct Devices: ParsableCommand {
                 print(JSONValue.array(rows).encoded())
                 return
             }
-            if rows.isEmpty { print("no devices") }
-            for row in rows {
-                let admin = row["isAdmin"]?.boolValue == true ? " admin" : ""
-                let name = row["claimedName"]?.stringValue.map { " \"\($0)\"" } ?? ""
-                let presence = row["presence"]?.stringValue.map { "  \($0)" } ?? ""
-                let queued = (row["queued"]?.intValue ?? 0) > 0 ? "  queued=\(row["queued"]?.intValue ?? 0)" : ""
-                print(
-                    "\(row["deviceId"]?.stringValue ?? "")  \(row["protocol"]?.stringValue ?? "")  \(row["status"]?.stringValue ?? "")\(admin)\(presence)\(queued)  user=\(row["userId"]?.stringValue ?? "-")\(name)")
+            if rows.isEmpty {
+                print("no devices")
+                return
+            }
+            let header = ["DEVICE", "PROTOCOL", "STATUS", "PRESENCE", "LAST SEEN", "QUEUED", "USER", "NAME"]
+            let table = rows.map { row -> [String] in
+                let status = (row["status"]?.stringValue ?? "") + (row["isAdmin"]?.boolValue == true ? " admin" : "")
+                let lastSeen = row["lastSeenAt"]?.intValue.map { Self.age(now - $0) } ?? "-"
+                return [
+                    row["deviceId"]?.stringValue ?? "", row["protocol"]?.stringValue ?? "", status, row["presence"]?.stringValue ?? "-", lastSeen,
+                    "\(row["queued"]?.intValue ?? 0)", row["userId"]?.stringValue ?? "-", row["claimedName"]?.stringValue ?? "",
+                ]
+            }
+            let widths = header.indices.map { column in ([header] + table).map { $0[column].count }.max() ?? 0 }
+            for line in [header] + table {
+                print(line.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                    .trimmingCharacters(in: .whitespaces))
             }
         }
     }
@@ -102,9 +122,27 @@ struct Devices: ParsableCommand {
             let store = Devices.openStore(options)
             let known = try store.write { try DeviceQueries.setStatus($0, id: deviceID, .denied) }
             let result = Devices.ask(store, .deny, deviceID: deviceID, userID: nil, timeout: known ? 2 : 5)
-            if !known && result == nil { fail("no such device, and no running relay has a pending request for it") }
-            if let result, result.hasPrefix("no pending") { fail(result) }
-            print("\(deviceID): \(known ? "denylisted" : result ?? "denied")")
+            // Unknown ids are refused: a denial only means something for a paired device or a pending request.
+            guard known || result == "denied" else {
+                fail("no paired device and no pending request with id \(deviceID); nothing was denied (see clawrelay devices list)")
+            }
+            print("\(deviceID): \(known ? "denylisted (undo with: clawrelay devices allow \(deviceID))" : "pairing request denied")")
+        }
+    }
+
+    struct Allow: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Undo a denial: a denylisted device may connect again with its token.")
+        @OptionGroup var options: DataOptions
+        @Argument(help: "The device id.") var deviceID: String
+
+        func run() throws {
+            let store = Devices.openStore(options)
+            let allowed = try store.write { db -> Bool in
+                guard let device = try DeviceQueries.fetch(db, id: deviceID), device.status == .denied else { return false }
+                return try DeviceQueries.setStatus(db, id: deviceID, .approved)
+            }
+            guard allowed else { fail("\(deviceID) is not a denylisted device (see clawrelay devices list)") }
+            print("\(deviceID): allowed again")
         }
     }
 

@@ -145,3 +145,22 @@ async def test_revocation_aborts_the_stream_and_drops_the_queue(relay_factory):
     client, result = await auth(relay, admin, last_message_id=echo["id"])
     replayed = [await client.recv_json() for _ in range(result["replayCount"])]
     assert not any(f.get("role") == "assistant" for f in replayed), f"aborted stream must not be finalized: {replayed}"
+
+
+async def test_cli_deny_of_an_unknown_id_says_so_and_allow_undoes_a_denial(relay):
+    admin, admin_client = await setup_admin(relay)
+    unknown = relay.cli("devices", "deny", "0e2d3c9a-1111-4222-8333-444455556666", check=False)
+    assert unknown.returncode == 1 and "nothing was denied" in unknown.stderr, unknown.stderr
+    member = await pair_and_approve(relay, admin_client, name="Member")
+    await cli(relay, "devices", "deny", member.device_id)
+    assert relay.cli("devices", "allow", member.device_id).returncode == 0
+    client, result = await auth(relay, member)
+    assert result["success"] is True
+    assert relay.cli("devices", "allow", member.device_id, check=False).returncode == 1  # not denied any more
+
+
+async def test_devices_list_has_a_header_and_the_columns_an_operator_needs(relay):
+    await setup_admin(relay)
+    lines = relay.cli("devices", "list").stdout.splitlines()
+    assert lines[0].split()[:4] == ["DEVICE", "PROTOCOL", "STATUS", "PRESENCE"] and "LAST SEEN" in lines[0], lines
+    assert "clawline" in lines[1] and "approved admin" in lines[1] and "ago" in lines[1], lines
