@@ -70,6 +70,10 @@ public final class Relay {
             case .echo(let delay):
                 backends.append(EchoBackend(name: settings.name, delayMillis: delay))
             case .command(let command, let timeout):
+                guard let program = command.first, Self.executable(program) else {
+                    throw DataDirectory.Failure(
+                        description: "[[backends]] \(settings.name): the program \(command.first ?? "") is missing or not executable (a bare name is looked up in PATH)")
+                }
                 backends.append(CommandBackend(name: settings.name, command: command, timeoutSeconds: timeout))
             case .openclaw(let url, let sessionKey, let allowSelfSigned, let exposeNodes):
                 let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
@@ -194,6 +198,13 @@ public final class Relay {
         loop.stop(graceMillis: 2_000)
         store?.close()
         audit?.close()
+    }
+
+    /// True when `program` (a path, or a bare name looked up in PATH) can be run.
+    static func executable(_ program: String) -> Bool {
+        if program.contains("/") { return access(program, X_OK) == 0 }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").contains { access("\($0)/\(program)", X_OK) == 0 }
     }
 
     /// Loop thread: an upstream link changed state.

@@ -174,3 +174,15 @@ def test_the_systemd_unit_is_valid_and_its_command_line_runs(tmp_path):
     finally:
         serve.terminate()
         assert serve.wait(15) == 0
+
+
+@pytest.mark.parametrize("program", ["/no/such/program", "no-such-program-anywhere", "not-executable"])
+def test_a_command_backend_whose_program_cannot_run_fails_start_up(tmp_path, program):
+    if program == "not-executable":
+        plain = tmp_path / "script.sh"
+        plain.write_text("#!/bin/sh\ncat\n")
+        plain.chmod(0o644)
+        program = str(plain)
+    cfg = make_config(cmd={"command": [program, "--flag"]})
+    _, output = serve_expecting_failure(tmp_path, render_toml(cfg))
+    assert "cmd" in output and program in output and "not executable" in output, output
