@@ -195,6 +195,13 @@ public final class Relay {
     /// Closes every socket with 1001, lets the store and audit commit what they hold, then returns.
     public func stop() {
         advertiser?.stop()
+        // Turns still running end first, so their askers get an error frame before the 1001 close.
+        if let hub {
+            loop.execute(with: hub) { [logger] hub in
+                let ended = hub.turns.abortAll(reason: "the relay is stopping")
+                if ended > 0 { logger.notice("turns cut by the stop", metadata: ["count": "\(ended)"]) }
+            }
+        }
         loop.stop(graceMillis: 2_000)
         store?.close()
         audit?.close()

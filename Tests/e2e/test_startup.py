@@ -186,3 +186,17 @@ def test_a_command_backend_whose_program_cannot_run_fails_start_up(tmp_path, pro
     cfg = make_config(cmd={"command": [program, "--flag"]})
     _, output = serve_expecting_failure(tmp_path, render_toml(cfg))
     assert "cmd" in output and program in output and "not executable" in output, output
+
+
+async def test_a_turn_cut_by_sigterm_gets_its_error_before_the_close(relay_factory):
+    from conftest import auth, message_frame, pair_first_admin
+    relay = relay_factory(make_config(echo={"delay_ms": 20_000}))
+    admin = await pair_first_admin(relay)
+    client, _ = await auth(relay, admin)
+    frame = message_frame("slow one")
+    await client.send_json(frame)
+    await client.expect("ack")
+    relay.proc.send_signal(__import__("signal").SIGTERM)
+    frames = await client.expect_close(1001, timeout=10)
+    errors = [f for f in frames if f.get("type") == "error"]
+    assert errors and errors[-1]["code"] == "server_error" and errors[-1]["messageId"] == frame["id"], frames

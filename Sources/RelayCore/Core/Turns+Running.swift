@@ -127,6 +127,13 @@ extension Turns {
         return aborted
     }
 
+    /// Aborts every turn, active and queued (the relay is stopping): each asker hears its
+    /// protocol's failure before its socket closes. Returns how many turns ended.
+    @discardableResult
+    public func abortAll(reason: String) -> Int {
+        lanes.keys.sorted().reduce(0) { count, conversationID in count + abort(conversationID: conversationID, reason: reason).count }
+    }
+
     /// The device went away and its protocol cancels on disconnect: its running turn fails, its
     /// queued turns are dropped (their messages stay unanswered, so a retry with the same id runs
     /// them), and messages it still has in flight do not start turns.
