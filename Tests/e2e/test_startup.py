@@ -200,3 +200,30 @@ async def test_a_turn_cut_by_sigterm_gets_its_error_before_the_close(relay_facto
     frames = await client.expect_close(1001, timeout=10)
     errors = [f for f in frames if f.get("type") == "error"]
     assert errors and errors[-1]["code"] == "server_error" and errors[-1]["messageId"] == frame["id"], frames
+
+
+def test_swapped_tls_files_are_named_not_called_an_address_problem(tmp_path):
+    from test_tls import make_certificate
+    cert, key = make_certificate(tmp_path)
+    cfg = make_config(clawline={"tls_cert": str(key), "tls_key": str(cert)})
+    _, output = serve_expecting_failure(tmp_path, render_toml(cfg))
+    assert "TLS" in output and str(key) in output and "swapped" in output, output
+
+
+@pytest.mark.parametrize("case", ["folder", "missing", "unquoted"])
+def test_config_file_problems_are_sentences(tmp_path, case):
+    if case == "folder":
+        path = tmp_path / "conf.d"
+        path.mkdir()
+        expected = "is a folder"
+    elif case == "missing":
+        path = tmp_path / "nope.toml"
+        expected = "no such file"
+    else:
+        path = tmp_path / "relay.toml"
+        path.write_text("[clawline]\nlisten = 127.0.0.1:0\n")
+        expected = 'must be quoted'
+    result = subprocess.run([str(relay_bin()), "serve", "--config", str(path), "--data-dir", str(tmp_path / "d")],
+                            capture_output=True, text=True, timeout=15)
+    assert result.returncode == 1 and str(path) in result.stderr and expected in result.stderr, result.stderr
+    assert "NSCocoaErrorDomain" not in result.stderr and "error 256" not in result.stderr

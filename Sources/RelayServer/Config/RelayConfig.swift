@@ -64,6 +64,13 @@ public struct RelayConfig: Sendable {
 
     /// Reads and validates the file at `path`.
     public static func load(path: String) throws(ConfigError) -> RelayConfig {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw ConfigError(code: .unreadable, file: path, line: nil, section: nil, key: nil, message: "no such file; --config takes a TOML file")
+        }
+        guard !isFolder.boolValue else {
+            throw ConfigError(code: .unreadable, file: path, line: nil, section: nil, key: nil, message: "is a folder; --config takes a TOML file")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -101,7 +108,10 @@ public struct RelayConfig: Sendable {
         do {
             root = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
-            throw ConfigError(code: .syntax, file: fileName, line: error.source.begin.line, section: nil, key: nil, message: error.description)
+            // An unquoted `listen = 127.0.0.1:0` reads as a TOML time: say what was meant.
+            let hint = error.description.contains("parsing time") || error.description.contains("parsing date")
+                ? #" (an address must be quoted: listen = "127.0.0.1:18800")"# : ""
+            throw ConfigError(code: .syntax, file: fileName, line: error.source.begin.line, section: nil, key: nil, message: error.description + hint)
         } catch {
             throw ConfigError(code: .syntax, file: fileName, line: nil, section: nil, key: nil, message: "\(error)")
         }
