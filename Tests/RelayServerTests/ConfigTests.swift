@@ -304,7 +304,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
             _ = try RelayConfig.load(path: "/nonexistent/relay.toml")
         } catch {
             #expect(error.code == .unreadable)
-            #expect(error.description.hasPrefix("/nonexistent/relay.toml: cannot read the file"))
+            #expect(error.description == "/nonexistent/relay.toml: no such file; --config takes a TOML file")
         }
     }
 
