@@ -47,7 +47,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
 
     /// toml++ aborts the process on these (found by `scripts/fuzz config`); they must be errors.
     @Test func aTableNameThatCannotStartIsAnErrorNotACrash() {
-        for text in ["[^", "[admin]\n[ #]", "[[.a]]", "[", "[[", "[\n", "x = 1\n[+]"] {
+        for text in ["[^", "[admin]\n[ #]", "[[.a]]", "[", "[[", "[\n", "x = 1\n[+]", "\u{FEFF}[\r"] {
             expectRejection(text, .syntax, "relay.toml:")
         }
         expectRejection("[admin]\n\n[^x]\n", .syntax, "relay.toml:3:")
