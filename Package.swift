@@ -79,7 +79,7 @@ let package = Package(
         ),
         .target(
             name: "LocalBridge",
-            dependencies: ["RelayCore", "CSpawn"],
+            dependencies: ["RelayCore", "CSpawn", .product(name: "Logging", package: "swift-log")],
             path: "Bridges/Local",
             swiftSettings: swiftSettings
         ),

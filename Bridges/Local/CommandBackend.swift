@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RelayCore
 
 /// A built-in backend that runs a program per turn: the user's text on stdin, the answer on stdout.
@@ -6,8 +7,9 @@ import RelayCore
 /// Each turn gets its own thread, child process and process group. The child sees the relay's
 /// environment plus `environment`, plus `CLAWRELAY_USER_ID`, `CLAWRELAY_DEVICE_ID`,
 /// `CLAWRELAY_CONVERSATION_ID` and, for a conversation with a working directory,
-/// `CLAWRELAY_WORKING_DIRECTORY`; it runs in that directory when the directory exists. stderr is
-/// read and dropped.
+/// `CLAWRELAY_WORKING_DIRECTORY`; it runs in that directory when the directory exists. A turn
+/// fails after `timeoutSeconds` without output (stdout or stderr) and after `maxSeconds` in all;
+/// the first 4 KiB of stderr go to the relay log at debug.
 ///
 /// - Important: Events arrive on the turn's thread. After `cancel()` returns at most the event
 ///   already being delivered can still arrive.
@@ -15,13 +17,19 @@ public final class CommandBackend: Backend {
     public let name: String
     private let command: [String]
     private let timeout: Duration
+    private let maxDuration: Duration?
     private let environment: [String: String]
+    private let logger: Logger?
 
-    public init(name: String, command: [String], timeoutSeconds: Int, environment: [String: String] = [:]) {
+    public init(
+        name: String, command: [String], timeoutSeconds: Int, maxSeconds: Int? = nil, environment: [String: String] = [:], logger: Logger? = nil
+    ) {
         self.name = name
         self.command = command
         self.timeout = .seconds(timeoutSeconds)
+        self.maxDuration = maxSeconds.map { .seconds($0) }
         self.environment = ProcessInfo.processInfo.environment.merging(environment) { _, configured in configured }
+        self.logger = logger
     }
 
     public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
@@ -41,6 +49,8 @@ public final class CommandBackend: Backend {
             directory: directory,
             input: turn.text,
             timeout: timeout,
+            maxDuration: maxDuration,
+            stderrLine: { [logger, name] text in logger?.debug("command backend stderr", metadata: ["backend": "\(name)", "stderr": "\(text)"]) },
             events: events
         )
         let thread = Thread { runner.run() }

@@ -26,28 +26,37 @@ final class CommandTurn: Sendable {
 
     private enum Outcome {
         case ended(ChildProcess.Termination)
-        case timedOut
+        case timedOut(String)
         case tooLarge
         case cancelled
     }
+
+    /// stderr bytes per turn handed to `stderrLine` at most; the rest is read and dropped.
+    static let stderrLimit = 4_096
 
     private let arguments: [String]
     private let environment: [String]
     private let directory: String?
     private let input: [UInt8]
-    private let timeout: Duration
+    /// The longest the child may go without writing anything.
+    private let inactivity: Duration
+    /// The longest the whole turn may take, if bounded.
+    private let maxDuration: Duration?
     private let events: @Sendable (TurnEvent) -> Void
+    private let stderrLine: @Sendable (String) -> Void
     private let state = Mutex(State())
 
     init(
-        arguments: [String], environment: [String], directory: String? = nil, input: String, timeout: Duration,
-        events: @escaping @Sendable (TurnEvent) -> Void
+        arguments: [String], environment: [String], directory: String? = nil, input: String, timeout: Duration, maxDuration: Duration? = nil,
+        stderrLine: @escaping @Sendable (String) -> Void = { _ in }, events: @escaping @Sendable (TurnEvent) -> Void
     ) {
         self.arguments = arguments
         self.environment = environment
         self.directory = directory
         self.input = Array(input.utf8)
-        self.timeout = timeout
+        self.inactivity = timeout
+        self.maxDuration = maxDuration
+        self.stderrLine = stderrLine
         self.events = events
     }
 
@@ -91,7 +100,7 @@ final class CommandTurn: Sendable {
         }
         switch outcome {
         case .cancelled: return
-        case .timedOut: finish(.failed("timeout"))
+        case .timedOut(let reason): finish(.failed(reason))
         case .tooLarge: finish(.failed("output too large"))
         case .ended(.exited(0)): finish(.final(Self.text(of: output, trimmingNewline: true)))
         case .ended(.exited(let status)): finish(.failed("exit status \(status)"))
@@ -102,7 +111,10 @@ final class CommandTurn: Sendable {
     /// Moves data between the pipes until the child is gone and its output closed, or the turn must stop.
     private func pump(_ child: inout ChildProcess, output: inout [UInt8]) -> Outcome {
         let clock = ContinuousClock()
-        let deadline = clock.now + timeout
+        let started = clock.now
+        var lastActivity = started
+        var stderrText: [UInt8] = []
+        defer { if !stderrText.isEmpty { stderrLine(Self.text(of: stderrText, trimmingNewline: true)) } }
         var pendingInput = input[...]
         var termination: ChildProcess.Termination?
         var lastProgress: ContinuousClock.Instant?
@@ -120,7 +132,11 @@ final class CommandTurn: Sendable {
             }
             if let termination, child.stdoutFD < 0, child.stderrFD < 0 { return .ended(termination) }
             let now = clock.now
-            if now >= deadline { return .timedOut }
+            let quietUntil = lastActivity + inactivity
+            let endBy = maxDuration.map { started + $0 }
+            let deadline = endBy.map { min($0, quietUntil) } ?? quietUntil
+            if let endBy, now >= endBy { return .timedOut("ran longer than \(Self.seconds(maxDuration ?? .zero)) s") }
+            if now >= quietUntil { return .timedOut("no output for \(Self.seconds(inactivity)) s") }
             if progressPending, lastProgress.map({ now - $0 >= Self.progressInterval }) ?? true {
                 emit(.progress(Self.text(of: output, trimmingNewline: false)))
                 lastProgress = now
@@ -137,6 +153,7 @@ final class CommandTurn: Sendable {
             guard poll(&fds, nfds_t(fds.count), max(milliseconds, 0)) > 0 else { continue }
 
             for entry in fds where entry.revents != 0 {
+                if entry.fd == child.stdoutFD || entry.fd == child.stderrFD { lastActivity = clock.now }
                 if entry.fd == child.stdoutFD {
                     let before = output.count
                     let open = drain(&child.stdoutFD, into: &buffer) { output.append(contentsOf: $0) }
@@ -148,7 +165,9 @@ final class CommandTurn: Sendable {
                         progressPending = false
                     }
                 } else if entry.fd == child.stderrFD {
-                    _ = drain(&child.stderrFD, into: &buffer) { _ in }
+                    _ = drain(&child.stderrFD, into: &buffer) { bytes in
+                        stderrText.append(contentsOf: bytes.prefix(max(0, Self.stderrLimit - stderrText.count)))
+                    }
                 } else if entry.fd == child.stdinFD {
                     let written = pendingInput.withUnsafeBytes { write(child.stdinFD, $0.baseAddress, min($0.count, 65_536)) }
                     if written > 0 { pendingInput = pendingInput.dropFirst(written) }
@@ -201,6 +220,8 @@ final class CommandTurn: Sendable {
     }
 
     /// The output as text: a cut multi-byte character at the end is left for the next read.
+    static func seconds(_ duration: Duration) -> Int64 { duration.components.seconds }
+
     static func text(of output: [UInt8], trimmingNewline: Bool) -> String {
         var end = trimmingNewline ? output.count : completeUTF8Prefix(output)
         if trimmingNewline, end > 0, output[end - 1] == UInt8(ascii: "\n") {

@@ -69,12 +69,15 @@ public final class Relay {
             switch settings.kind {
             case .echo(let delay):
                 backends.append(EchoBackend(name: settings.name, delayMillis: delay))
-            case .command(let command, let timeout):
+            case .command(let command, let timeout, let maxSeconds, let environment):
                 guard let program = command.first, Self.executable(program) else {
                     throw DataDirectory.Failure(
                         description: "[[backends]] \(settings.name): the program \(command.first ?? "") is missing or not executable (a bare name is looked up in PATH)")
                 }
-                backends.append(CommandBackend(name: settings.name, command: command, timeoutSeconds: timeout))
+                backends.append(
+                    CommandBackend(
+                        name: settings.name, command: command, timeoutSeconds: timeout, maxSeconds: maxSeconds, environment: environment,
+                        logger: logger))
             case .openclaw(let url, let sessionKey, let allowSelfSigned, let exposeNodes):
                 let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
                 if exposeNodes { exposed.append(NodePassthrough.Account(name: settings.name, target: target)) }

@@ -78,8 +78,20 @@ import Testing
         let events = await TurnRecorder.run(shell("sleep 30; echo late", timeout: 1), text: "")
         let elapsed = clock.now - started
         _ = expectTurnShape(events)
-        #expect(events.last == .failed("timeout"))
+        #expect(events.last == .failed("no output for 1 s"))
         #expect(elapsed >= .seconds(1) && elapsed < .seconds(5))
+    }
+
+    /// `timeout_seconds` is about silence: a child that keeps writing runs on until `max_seconds`.
+    @Test func outputKeepsATurnAliveUntilMaxSeconds() async {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let backend = CommandBackend(
+            name: "ticker", command: ["/bin/sh", "-c", "while true; do echo tick; sleep 0.3; done"], timeoutSeconds: 1, maxSeconds: 2)
+        let events = await TurnRecorder.run(backend, text: "")
+        let elapsed = clock.now - started
+        #expect(events.last == .failed("ran longer than 2 s"))
+        #expect(elapsed >= .seconds(2) && elapsed < .seconds(6))
     }
 
     @Test func backgroundChildDoesNotHoldTheTurn() async {

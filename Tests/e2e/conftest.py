@@ -140,6 +140,8 @@ def toml_value(value: Any) -> str:
         return json.dumps(value)  # JSON string escapes are valid TOML basic-string escapes
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):  # an inline table, e.g. a command backend's env
+        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"cannot render {value!r} as TOML")
 
 

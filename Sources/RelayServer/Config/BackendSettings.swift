@@ -3,8 +3,9 @@ public struct BackendSettings: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         /// Answers `echo: <text>`, waiting `delayMillis` before each step.
         case echo(delayMillis: Int)
-        /// Runs `command` per turn with the text on stdin, killed after `timeoutSeconds`.
-        case command(command: [String], timeoutSeconds: Int)
+        /// Runs `command` per turn with the text on stdin and `environment` added; killed after
+        /// `timeoutSeconds` without output, or `maxSeconds` in all.
+        case command(command: [String], timeoutSeconds: Int, maxSeconds: Int? = nil, environment: [String: String] = [:])
         /// An operator account on an OpenClaw gateway (another relay, or a real gateway).
         case openclaw(url: WebSocketURL, sessionKey: String?, allowSelfSigned: Bool, exposeNodes: Bool)
         /// A client of a Claude Companion server (a real one, or another relay's `[companion]`).

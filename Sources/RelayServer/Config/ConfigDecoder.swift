@@ -118,7 +118,7 @@ struct ConfigDecoder {
     /// The keys each backend kind accepts besides `name` and `kind`.
     private static let backendKeys: [(kind: String, keys: [String])] = [
         ("echo", ["delay_ms"]),
-        ("command", ["command", "timeout_seconds"]),
+        ("command", ["command", "timeout_seconds", "max_seconds", "env"]),
         ("openclaw", ["url", "session_key", "allow_self_signed", "expose_nodes"]),
         ("companion", ["url", "token", "working_directory", "allow_self_signed"]),
     ]
@@ -174,7 +174,11 @@ struct ConfigDecoder {
             guard let program = command.first, !program.isEmpty else {
                 throw entry.error(.invalidValue, key: "command", "needs at least the program to run")
             }
-            return BackendSettings(name: name, kind: .command(command: command, timeoutSeconds: try entry.integer("timeout_seconds") ?? 30))
+            return BackendSettings(
+                name: name,
+                kind: .command(
+                    command: command, timeoutSeconds: try entry.integer("timeout_seconds") ?? 30, maxSeconds: try entry.integer("max_seconds"),
+                    environment: try entry.stringTable("env") ?? [:]))
         }
     }
 }

@@ -54,6 +54,20 @@ struct ConfigTable {
         return integer
     }
 
+    /// A table of string values (`env = { NAME = "value" }`), or nil when absent.
+    func stringTable(_ key: String) throws(ConfigError) -> [String: String]? {
+        guard let value = table[key] else { return nil }
+        guard let inner = value.table else { throw wrongType(key, "a table of strings, e.g. { NAME = \"value\" }", value) }
+        var out: [String: String] = [:]
+        for name in inner.keys {
+            guard let text = inner[name]?.string else {
+                throw error(.wrongType, key: key, "\(quoted(name)) must be a string")
+            }
+            out[name] = text
+        }
+        return out
+    }
+
     func strings(_ key: String) throws(ConfigError) -> [String]? {
         guard let value = table[key] else { return nil }
         guard let array = value.array else { throw wrongType(key, "an array of strings", value) }
