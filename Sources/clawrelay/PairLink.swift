@@ -16,8 +16,37 @@ struct PairLink: ParsableCommand {
     @Option(help: "A wss:// address for remote pairing instead of host and port.") var remote: String?
     @Flag(name: .customLong("no-qr"), help: "Print only the link.") var noQR = false
 
+    /// Where the gateway listens: as the running (or last) relay bound it (`listeners.json`), else
+    /// as configured; nil when neither has a gateway.
+    static func gatewayAddress(_ config: RelayConfig) -> (host: String, port: Int)? {
+        let file = (config.dataDirectory as NSString).appendingPathComponent("listeners.json")
+        if let data = FileManager.default.contents(atPath: file), let listeners = JSONValue.parse(Array(data)),
+            let address = listeners["gateway"]?.stringValue, let colon = address.lastIndex(of: ":"),
+            let port = Int(address[address.index(after: colon)...])
+        {
+            return (String(address[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
+        }
+        guard let gateway = config.gateway else { return nil }
+        guard gateway.port != 0 else { fail("[gateway] listens on port 0 and no relay has said which port it got; start the relay or pass --port") }
+        return (gateway.host, gateway.port)
+    }
+
     func run() throws {
         let config = options.loadExisting()
+        guard let gateway = Self.gatewayAddress(config) else {
+            fail("the relay has no [gateway] listener, so no client could use a pairing link; add [gateway] and restart the relay")
+        }
+        if let remote {
+            guard let url = URL(string: remote), url.scheme == "wss" || url.scheme == "ws", url.host?.isEmpty == false else {
+                fail("--remote takes a ws:// or wss:// address such as wss://relay.example.com, got \(remote)")
+            }
+        }
+        if let port, !(1...65_535).contains(port) { fail("--port must be between 1 and 65535") }
+        let dialHost = host ?? gateway.host
+        if remote == nil, ["127.0.0.1", "::1", "localhost", "0.0.0.0", "::"].contains(dialHost) || dialHost.hasPrefix("127.") {
+            FileHandle.standardError.write(
+                Data("clawrelay: the link points at \(dialHost), which a phone cannot reach; pass --host <this machine's LAN address> (and listen there with allow_public) or --remote wss://…\n".utf8))
+        }
         let store: Store
         do { store = try Store(dataDirectory: config.dataDirectory, executor: nil) } catch { fail("\(error)") }
         var generator = SystemRandomNumberGenerator()
@@ -32,10 +61,9 @@ struct PairLink: ParsableCommand {
         if let remote {
             query.queryItems = [URLQueryItem(name: "remote", value: remote)]
         } else {
-            let gateway = config.gateway
             query.queryItems = [
-                URLQueryItem(name: "host", value: host ?? gateway?.host ?? "127.0.0.1"),
-                URLQueryItem(name: "port", value: String(port ?? gateway?.port ?? 18789)),
+                URLQueryItem(name: "host", value: dialHost),
+                URLQueryItem(name: "port", value: String(port ?? gateway.port)),
             ]
         }
         query.queryItems! += [URLQueryItem(name: "fp", value: fingerprint), URLQueryItem(name: "token", value: token)]

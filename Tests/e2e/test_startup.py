@@ -227,3 +227,21 @@ def test_config_file_problems_are_sentences(tmp_path, case):
                             capture_output=True, text=True, timeout=15)
     assert result.returncode == 1 and str(path) in result.stderr and expected in result.stderr, result.stderr
     assert "NSCocoaErrorDomain" not in result.stderr and "error 256" not in result.stderr
+
+
+def test_pair_link_needs_a_gateway_names_the_bound_port_and_warns_about_loopback(relay_factory, tmp_path):
+    plain = relay_factory()
+    config = tmp_path / "no-gateway.toml"
+    config.write_text(render_toml(make_config()))
+    no_gateway = plain.cli("pair-link", "--no-qr", "--config", str(config), check=False)
+    assert no_gateway.returncode == 1 and "[gateway]" in no_gateway.stderr, no_gateway.stderr
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0"}
+    relay = relay_factory(cfg)
+    link = relay.cli("pair-link", "--no-qr")
+    assert f"port={relay.listeners['gateway'][1]}" in link.stdout, link.stdout
+    assert "cannot reach" in link.stderr, link.stderr
+    bad = relay.cli("pair-link", "--no-qr", "--remote", "https://x", check=False)
+    assert bad.returncode == 1 and "wss://" in bad.stderr, bad.stderr
+    remote = relay.cli("pair-link", "--no-qr", "--remote", "wss://relay.example.com")
+    assert "remote=wss" in remote.stdout and "cannot reach" not in remote.stderr, remote.stderr
