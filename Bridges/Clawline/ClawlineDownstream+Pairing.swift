@@ -13,6 +13,8 @@ enum PairingVerdict: Sendable {
 extension ClawlineDownstream {
     func handlePairRequest(_ request: ClientFrame.PairRequest, on session: ClawlineSession) {
         let now = clock.nowMillis()
+        // The audit attributes this socket's frames (the pair_result included) to the device asking.
+        if session.connection.deviceID == nil { session.connection.deviceID = request.deviceID }
         guard pairLimiter.allow(request.deviceID, now: now) else {
             return session.fail(.rateLimited, "too many pair requests", close: true)
         }

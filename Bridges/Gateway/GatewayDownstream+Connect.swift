@@ -117,6 +117,7 @@ extension GatewayDownstream {
         session.role = role
         session.scopes = Set(scopes)
         session.deviceID = deviceID
+        session.connection.deviceID = deviceID  // so the audit attributes a refused connect too
         session.clientID = clientID
         session.clientMode = mode
         session.platform = platform

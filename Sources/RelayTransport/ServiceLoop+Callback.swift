@@ -198,15 +198,17 @@ extension ServiceLoop {
         guard lws_is_final_fragment(wsi) != 0, lws_remaining_packet_payload(wsi) == 0 else { return 0 }
         let bytes = connection.fragments
         connection.fragments = []
-        observe(
-            connection.id, connection.listener, .inbound, .webSocket, connection.fragmentsAreBinary ? "binary" : "text", bytes,
-            device: connection.deviceID, user: connection.userID)
         let message: WebSocketMessage = connection.fragmentsAreBinary ? .binary(bytes) : .text(String(decoding: bytes, as: UTF8.self))
         if let client = connection.clientHandler {
             client.client(connection, received: message)
         } else {
             listeners[connection.listener]?.handler.webSocket(connection, received: message)
         }
+        // Observed after the handler, so a frame that names its device (a pairing request) is
+        // attributed to it; replies are observed when written, later.
+        observe(
+            connection.id, connection.listener, .inbound, .webSocket, connection.fragmentsAreBinary ? "binary" : "text", bytes,
+            device: connection.deviceID, user: connection.userID)
         return 0
     }
 

@@ -122,3 +122,13 @@ async def test_the_admin_listener_is_not_audited_unless_asked(relay_factory):
     audited.http("GET", "/healthz", admin=True)
     await async_wait_for(lambda: [r for r in audited.audit("--since", "10m") if r["protocol"] == "admin"], timeout=10,
                          what="admin rows when [audit] admin = true")
+
+
+async def test_pairing_frames_carry_the_device_id(relay):
+    from conftest import Client, new_device_id, pair_request
+    await setup_admin(relay)
+    device_id = new_device_id()
+    requester = await Client.connect(relay, "requester")
+    await requester.send_json(pair_request(device_id, "Tablet"))
+    rows = await async_wait_for(lambda: relay.audit("--device", device_id), timeout=10, what="rows for the pairing device")
+    assert any(r["direction"] == "in" and "pair_request" in text_of(r) for r in rows), rows
