@@ -182,14 +182,21 @@ extension CompanionDownstream {
         let appToken = try request.optionalString("token")
         guard let token = guideToken ?? appToken, (32...256).contains(token.utf8.count),
             token.utf8.allSatisfy({ $0.isHexDigit })
-        else { throw .invalid("deviceToken must be the device's APNs token in hex") }
+        else {
+            logger.info(
+                "push target rejected: not an APNs token in hex",
+                metadata: ["protocol": "companion", "device": "\(connection.deviceID)", "length": "\((guideToken ?? appToken)?.utf8.count ?? 0)"])
+            throw .invalid("deviceToken must be the device's APNs token in hex")
+        }
         let platform = request.string("platform") ?? request.string("deviceInfo") ?? request.data["deviceInfo"]?["platform"]?.stringValue ?? "ios"
         let (deviceID, now) = (connection.deviceID, clock.nowMillis())
         store.perform({ db in
             try PushTargetQueries.upsert(db, deviceID: deviceID, kind: "apns", token: token.lowercased(), platform: String(platform.prefix(32)), at: now)
         }) { [self] result in
             switch result {
-            case .success: reply("deviceRegistered", request, ["success": .bool(true), "message": .string("Device registered for push notifications")], on: connection)
+            case .success:
+                logger.info("push target registered", metadata: ["protocol": "companion", "device": "\(deviceID)", "kind": "apns", "platform": "\(platform.prefix(32))"])
+                reply("deviceRegistered", request, ["success": .bool(true), "message": .string("Device registered for push notifications")], on: connection)
             case .failure: fail(CompanionError(code: "STORE_FAILED", message: "the device token could not be stored"), request, on: connection)
             }
         }

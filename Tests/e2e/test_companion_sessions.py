@@ -273,3 +273,15 @@ async def test_a_backgrounded_session_gets_the_longer_idle_time(relay_factory, t
     assert detail["live"] is True and detail["backgrounded"] is True, detail
     await client.send("sessionForegrounded", {"sessionId": kept})
     await async_wait_for(lambda: session_details(relay)[kept]["backgrounded"] is False, what="foregrounded again")
+
+
+async def test_push_targets_are_logged_registered_or_rejected_without_the_token(crelay):
+    client = await CompanionClient.connect(crelay, device_id="push-log-device")
+    token = "ef" * 32
+    reply, _ = await client.request("registerDevice", {"token": token, "platform": "ios"})
+    assert reply["type"] == "deviceRegistered", reply
+    await client.expect_error("registerDevice", {"token": "not-hex!", "platform": "ios"}, "INVALID_MESSAGE")
+    await async_wait_for(lambda: "push target rejected" in crelay.stderr_text(), what="the rejection logged")
+    log = crelay.stderr_text()
+    assert "push target registered" in log and "push-log-device" in log, log[-2000:]
+    assert token not in log and "not-hex!" not in log
