@@ -43,6 +43,7 @@ public final class Relay {
             throw DataDirectory.Failure(
                 description: "nothing to serve: the configuration has no listener; add [clawline], [gateway], [companion] or [admin]")
         }
+        try Self.checkCertificates(config)
         var folder = DataDirectory(path: dataDirectory)
         try folder.open(logger: logger)
         dataFolder = folder
@@ -208,6 +209,23 @@ public final class Relay {
         loop.stop(graceMillis: 2_000)
         store?.close()
         audit?.close()
+    }
+
+    /// An expired TLS certificate stops start-up naming the file (lws would serve it).
+    static func checkCertificates(_ config: RelayConfig) throws {
+        let certificates: [(String, String?)] = [
+            ("clawline", config.clawline?.tlsCertificatePath), ("gateway", config.gateway?.tlsCertificatePath),
+            ("companion", config.companion?.tlsCertificatePath),
+        ]
+        for case (let section, let path?) in certificates {
+            guard let notAfter = CertificateDates.notAfter(pemPath: path) else {
+                throw DataDirectory.Failure(description: "[\(section)] tls_cert \(path) holds no PEM certificate (is it the key?)")
+            }
+            if notAfter < Date() {
+                throw DataDirectory.Failure(
+                    description: "[\(section)] tls_cert \(path) expired on \(ISO8601DateFormatter().string(from: notAfter)); renew it")
+            }
+        }
     }
 
     /// True when `program` (a path, or a bare name looked up in PATH) can be run.

@@ -207,7 +207,27 @@ def test_swapped_tls_files_are_named_not_called_an_address_problem(tmp_path):
     cert, key = make_certificate(tmp_path)
     cfg = make_config(clawline={"tls_cert": str(key), "tls_key": str(cert)})
     _, output = serve_expecting_failure(tmp_path, render_toml(cfg))
-    assert "TLS" in output and str(key) in output and "swapped" in output, output
+    assert "tls_cert" in output and str(key) in output and "is it the key" in output, output
+
+
+def test_an_expired_certificate_is_named_with_its_date(tmp_path):
+    import datetime
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    past = datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                   .serial_number(1).not_valid_before(past).not_valid_after(past + datetime.timedelta(days=30))
+                   .sign(key, hashes.SHA256()))
+    cert, key_file = tmp_path / "old.pem", tmp_path / "old.key"
+    cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    cfg = make_config(clawline={"tls_cert": str(cert), "tls_key": str(key_file)})
+    _, output = serve_expecting_failure(tmp_path, render_toml(cfg))
+    assert str(cert) in output and "expired on 2020-01-31" in output, output
 
 
 @pytest.mark.parametrize("case", ["folder", "missing", "unquoted"])
