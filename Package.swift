@@ -93,6 +93,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "RelayPush",
+            dependencies: ["RelayCore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "RelayBench",
             dependencies: [
                 "RelayCore", "RelayTransport", "GatewayBridge", .product(name: "Logging", package: "swift-log"),
@@ -121,6 +126,9 @@ let package = Package(
         .testTarget(
             name: "CompanionBridgeTests", dependencies: ["CompanionBridge", "RelayCore", "RelayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RelayPushTests", dependencies: ["RelayPush", "RelayCore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings),
     ]
 )
 
