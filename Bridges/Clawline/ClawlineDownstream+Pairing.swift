@@ -199,10 +199,5 @@ extension ClawlineDownstream {
         stats.pendingPairings = pairing.count
         store.perform({ db in try OperatorQueries.removePending(db, deviceID: deviceID, protocolName: "clawline") }) { _ in }
     }
-
-    /// Clears rows a previous run left (pending requests live only in a running relay).
-    func clearMirroredPending() {
-        store.perform({ db in try OperatorQueries.replacePending(db, protocolName: "clawline", []) }) { _ in }
-    }
 }
 

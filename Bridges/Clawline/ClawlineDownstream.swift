@@ -73,7 +73,6 @@ public final class ClawlineDownstream: ListenerHandler {
     /// Starts the periodic work. Loop thread.
     public func start() {
         scheduleLimiterPruning()
-        clearMirroredPending()
         resolveAdminChannel { _ in }
     }
 

@@ -204,8 +204,4 @@ extension GatewayDownstream: OperatorActions {
         store.perform({ db in try OperatorQueries.removePending(db, deviceID: deviceID, protocolName: "gateway") }) { _ in }
     }
 
-    /// Clears rows a previous run left (pending requests live only in a running relay).
-    func clearMirroredPending() {
-        store.perform({ db in try OperatorQueries.replacePending(db, protocolName: "gateway", []) }) { _ in }
-    }
 }

@@ -72,7 +72,6 @@ public final class GatewayDownstream: ListenerHandler {
     public func start() {
         scheduleTick()
         scheduleHealth()
-        clearMirroredPending()
     }
 
     private func scheduleTick() {

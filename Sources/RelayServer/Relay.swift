@@ -53,7 +53,7 @@ public final class Relay {
             return try MessageQueries.failActive(db)
         }
         if !failed.isEmpty { logger.notice("marked turns cut off by the last stop as failed", metadata: ["count": "\(failed.count)"]) }
-        try store.write { try OperatorQueries.replacePending($0, []) }
+        try store.write { try OperatorQueries.clearPending($0) }
         self.store = store
         if config.audit.enabled {
             audit = try AuditLog(dataDirectory: dataDirectory, retentionDays: config.audit.retentionDays, startWriter: true)

@@ -65,21 +65,9 @@ public enum OperatorQueries {
         try db.value(Int64.self, "SELECT COALESCE(MAX(id), 0) FROM operator_commands") ?? 0
     }
 
-    /// Replaces one protocol's mirrored pending requests (every protocol's when `protocolName` is nil).
-    public static func replacePending(_ db: Database, protocolName: String? = nil, _ pending: [PendingPairing]) throws {
-        if let protocolName {
-            try db.run("DELETE FROM pending_pairings WHERE protocol = ?", [protocolName])
-        } else {
-            try db.run("DELETE FROM pending_pairings")
-        }
-        for entry in pending {
-            try db.run(
-                """
-                INSERT OR REPLACE INTO pending_pairings (device_id, claimed_name, device_info, created_at, expires_at, protocol, request_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """,
-                [entry.deviceID, entry.claimedName, entry.deviceInfoJSON, entry.createdAt, entry.expiresAt, entry.protocolName, entry.requestID])
-        }
+    /// Forgets every mirrored pending request (a relay starting: they lived only in the last run).
+    public static func clearPending(_ db: Database) throws {
+        try db.run("DELETE FROM pending_pairings")
     }
 
     /// Adds (or replaces) one pending request's row.
