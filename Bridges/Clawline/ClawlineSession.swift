@@ -1,4 +1,3 @@
-import Logging
 import RelayCore
 import RelayTransport
 
@@ -47,18 +46,9 @@ final class ClawlineSession: DeviceEndpoint {
     /// Sends `error` and, when asked, closes with the code the protocol gives that error.
     func fail(_ code: ClawlineErrorCode, _ message: String, messageID: String? = nil, close: Bool) {
         send(ServerFrame.ErrorFrame(code: code.rawValue, message: message, messageId: messageID))
-        var metadata: Logger.Metadata = [
-            "protocol": "clawline", "conn": "\(connection.id)", "remote": "\(connection.peerAddress)", "code": "\(code.rawValue)",
-            "error": "\(message)",
-        ]
-        if !deviceID.isEmpty { metadata["device"] = "\(deviceID)" }
-        if close {
-            metadata["close"] = "\(code.closeCode)"
-            downstream?.logger.info("closing a Clawline socket", metadata: metadata)
-            self.close(code: code.closeCode, reason: code.rawValue)
-        } else {
-            downstream?.logger.debug("protocol error", metadata: metadata)
-        }
+        connection.logFailure(
+            downstream?.logger, protocol: "clawline", device: deviceID, code: code.rawValue, message: message, closingWith: close ? code.closeCode : nil)
+        if close { self.close(code: code.closeCode, reason: code.rawValue) }
     }
 
     func close(code: UInt16, reason: String) {

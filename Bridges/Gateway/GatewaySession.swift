@@ -1,4 +1,3 @@
-import Logging
 import RelayCore
 import RelayTransport
 
@@ -63,18 +62,9 @@ final class GatewaySession: DeviceEndpoint {
 
     func fail(_ requestID: String?, _ error: GatewayError, close code: UInt16?) {
         if let requestID { send(GatewayFrame.error(requestID, error)) }
-        var metadata: Logger.Metadata = [
-            "protocol": "gateway", "conn": "\(connection.id)", "remote": "\(connection.peerAddress)", "code": "\(error.code.rawValue)",
-            "error": "\(error.message)",
-        ]
-        if !deviceID.isEmpty { metadata["device"] = "\(deviceID)" }
-        if let code {
-            metadata["close"] = "\(code)"
-            downstream?.logger.info("closing a gateway socket", metadata: metadata)
-            connection.close(code: code, reason: error.code.rawValue)
-        } else {
-            downstream?.logger.debug("protocol error", metadata: metadata)
-        }
+        connection.logFailure(
+            downstream?.logger, protocol: "gateway", device: deviceID, code: error.code.rawValue, message: error.message, closingWith: code)
+        if let code { connection.close(code: code, reason: error.code.rawValue) }
     }
 
     /// The node as `node.list` and `node.describe` show it.

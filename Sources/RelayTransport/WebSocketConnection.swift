@@ -1,4 +1,5 @@
 import CLibWebSockets
+import Logging
 
 /// A server-side WebSocket, owned by the service thread.
 ///
@@ -143,4 +144,24 @@ public final class WebSocketConnection {
     }
 
     var hasOutbound: Bool { outboundHead < outbound.count }
+}
+
+extension WebSocketConnection {
+    /// Logs a protocol error this socket caused: at info when the relay closes the socket for it
+    /// (a lifecycle event an operator reads), at debug otherwise. Never a frame body.
+    public func logFailure(
+        _ logger: Logger?, protocol name: String, device: String, code: String, message: String, closingWith closeCode: UInt16?
+    ) {
+        guard let logger else { return }
+        var metadata: Logger.Metadata = [
+            "protocol": "\(name)", "conn": "\(id)", "remote": "\(peerAddress)", "code": "\(code)", "error": "\(message)",
+        ]
+        if !device.isEmpty { metadata["device"] = "\(device)" }
+        if let closeCode {
+            metadata["close"] = "\(closeCode)"
+            logger.info("closing a \(name) socket", metadata: metadata)
+        } else {
+            logger.debug("protocol error", metadata: metadata)
+        }
+    }
 }
