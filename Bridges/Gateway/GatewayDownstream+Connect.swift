@@ -244,7 +244,6 @@ extension GatewayDownstream {
         session.isConnected = true
         session.connection.maxMessageBytes = session.connection.listenerMaxMessageBytes
         session.connectedAt = clock.nowMillis()
-        session.connection.deviceID = session.deviceID
         session.connection.userID = settings.userID
         if session.isNode {
             if let previous = nodes[session.deviceID], previous !== session { previous.connection.close(code: 1008, reason: "replaced") }

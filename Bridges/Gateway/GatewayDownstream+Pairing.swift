@@ -20,7 +20,7 @@ extension GatewayDownstream: OperatorActions {
             var created = PendingDevice(
                 requestID: Identifiers.newUUID(), deviceID: deviceID, publicKey: publicKey, role: session.role, scopes: session.scopes.sorted(),
                 displayName: session.displayName, platform: session.platform, clientID: session.clientID, clientMode: session.clientMode,
-                remoteIP: session.connection.peerAddress, createdAt: clock.nowMillis(), timer: nil)
+                remoteIP: address, createdAt: clock.nowMillis(), timer: nil)
             let requestID = created.requestID
             created.timer = loop.schedule(afterMillis: settings.pendingTTLSeconds * 1000) { [weak self] in
                 guard let self, let expired = pending[requestID] else { return }

@@ -1,32 +1,31 @@
 import Foundation
 import Logging
 
+/// Why the relay could not start, as a sentence for the operator.
+struct StartupFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
 /// The relay's data directory: private to its user, and served by one relay at a time.
 struct DataDirectory {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
-
     let path: String
-    /// The open, locked `relay.lock` (held for the process's life; the kernel drops it at exit).
-    private(set) var lockDescriptor: Int32 = -1
 
     init(path: String) { self.path = path }
 
     /// Creates the folder (0700), tightens what an older run left readable by others, and takes
     /// the lock; a second relay on the same folder is refused with the first one's PID.
-    mutating func open(logger: Logger) throws {
+    func open(logger: Logger) throws {
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue {
-            throw Failure(description: "the data directory \(path) is a file; point data_dir (or --data-dir) at a folder")
+            throw StartupFailure(description: "the data directory \(path) is a file; point data_dir (or --data-dir) at a folder")
         }
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw Failure(description: "cannot create the data directory \(path): \(Self.reason(error))")
+            throw StartupFailure(description: "cannot create the data directory \(path): \(Self.reason(error))")
         }
         guard access(path, W_OK) == 0 else {
-            throw Failure(description: "the data directory \(path) is not writable by this user (uid \(getuid())); fix its owner or permissions")
+            throw StartupFailure(description: "the data directory \(path) is not writable by this user (uid \(getuid())); fix its owner or permissions")
         }
         let tightened = tighten()
         if tightened > 0 { logger.notice("made the data directory private (0700 folders, 0600 files)", metadata: ["path": "\(path)", "changed": "\(tightened)"]) }
@@ -46,21 +45,22 @@ struct DataDirectory {
         return changed
     }
 
-    private mutating func lock() throws {
+    /// Locks `relay.lock` and writes the PID into it. The descriptor is never closed: the lock
+    /// lasts as long as the process, and the kernel drops it at exit.
+    private func lock() throws {
         let file = (path as NSString).appendingPathComponent("relay.lock")
         let fd = Foundation.open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(description: "cannot open \(file): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw StartupFailure(description: "cannot open \(file): \(String(cString: strerror(errno)))") }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             var buffer = [UInt8](repeating: 0, count: 32)
             let count = read(fd, &buffer, buffer.count)
             close(fd)
             let pid = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw Failure(description: "another relay (pid \(pid.isEmpty ? "unknown" : pid)) is serving \(path); stop it first or use another data_dir")
+            throw StartupFailure(description: "another relay (pid \(pid.isEmpty ? "unknown" : pid)) is serving \(path); stop it first or use another data_dir")
         }
         let text = "\(getpid())\n"
         ftruncate(fd, 0)
         _ = text.withCString { write(fd, $0, strlen($0)) }
-        lockDescriptor = fd
     }
 
     static func reason(_ error: Error) -> String {

@@ -15,7 +15,6 @@ public final class Relay {
     private let logger: Logger
     private let loop: ServiceLoop
     private var store: Store?
-    private var dataFolder: DataDirectory?
     private var audit: AuditLog?
     private var observer: AuditObserver?
     private var clawline: ClawlineDownstream?
@@ -40,13 +39,11 @@ public final class Relay {
     public func start() throws {
         let dataDirectory = config.dataDirectory
         guard config.admin != nil || config.clawline != nil || config.gateway != nil || config.companion != nil else {
-            throw DataDirectory.Failure(
+            throw StartupFailure(
                 description: "nothing to serve: the configuration has no listener; add [clawline], [gateway], [companion] or [admin]")
         }
         try Self.checkCertificates(config)
-        var folder = DataDirectory(path: dataDirectory)
-        try folder.open(logger: logger)
-        dataFolder = folder
+        try DataDirectory(path: dataDirectory).open(logger: logger)
         let store = try Store(dataDirectory: dataDirectory, executor: loop)
         let failed = try store.write { db in
             try DeviceQueries.resetPresence(db)
@@ -72,7 +69,7 @@ public final class Relay {
                 backends.append(EchoBackend(name: settings.name, delayMillis: delay))
             case .command(let command, let timeout, let maxSeconds, let environment):
                 guard let program = command.first, Self.executable(program) else {
-                    throw DataDirectory.Failure(
+                    throw StartupFailure(
                         description: "[[backends]] \(settings.name): the program \(command.first ?? "") is missing or not executable (a bare name is looked up in PATH)")
                 }
                 backends.append(
@@ -219,10 +216,10 @@ public final class Relay {
         ]
         for case (let section, let path?) in certificates {
             guard let notAfter = CertificateDates.notAfter(pemPath: path) else {
-                throw DataDirectory.Failure(description: "[\(section)] tls_cert \(path) holds no PEM certificate (is it the key?)")
+                throw StartupFailure(description: "[\(section)] tls_cert \(path) holds no PEM certificate (is it the key?)")
             }
             if notAfter < Date() {
-                throw DataDirectory.Failure(
+                throw StartupFailure(
                     description: "[\(section)] tls_cert \(path) expired on \(ISO8601DateFormatter().string(from: notAfter)); renew it")
             }
         }

@@ -43,7 +43,8 @@ struct PairLink: ParsableCommand {
         }
         if let port, !(1...65_535).contains(port) { fail("--port must be between 1 and 65535") }
         let dialHost = host ?? gateway.host
-        if remote == nil, ["127.0.0.1", "::1", "localhost", "0.0.0.0", "::"].contains(dialHost) || dialHost.hasPrefix("127.") {
+        // Loopback, or a wildcard address no client can dial.
+        if remote == nil, ListenEndpoint(host: dialHost, port: gateway.port).isLoopback || ["0.0.0.0", "::", ""].contains(dialHost) {
             FileHandle.standardError.write(
                 Data("clawrelay: the link points at \(dialHost), which a phone cannot reach; pass --host <this machine's LAN address> (and listen there with allow_public) or --remote wss://…\n".utf8))
         }

@@ -15,6 +15,11 @@ public struct BackendSettings: Sendable, Equatable {
     public var name: String
     public var kind: Kind
 
+    /// Every backend's kind by name: the model catalog the gateway's `models.list` shows.
+    public static func kindsByName(_ backends: [BackendSettings]) -> [String: String] {
+        Dictionary(backends.map { ($0.name, $0.kindName) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// The kind as the config names it.
     public var kindName: String {
         switch kind {

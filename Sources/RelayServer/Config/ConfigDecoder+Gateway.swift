@@ -42,7 +42,7 @@ extension ConfigDecoder {
         settings.queueUntilForeground = try table.bool("queue_until_foreground") ?? false
         settings.lanHost = try table.string("lan_host")
         settings.backend = try table.backendName(among: backends)
-        settings.backendKinds = Dictionary(backends.map { ($0.name, $0.kindName) }, uniquingKeysWith: { first, _ in first })
+        settings.backendKinds = BackendSettings.kindsByName(backends)
         guard (3...4).contains(settings.maxProtocol) else { throw table.error(.invalidValue, key: "max_protocol", "must be 3 or 4, got \(settings.maxProtocol)") }
         return settings
     }

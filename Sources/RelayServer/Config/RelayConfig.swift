@@ -56,7 +56,7 @@ public struct RelayConfig: Sendable {
     public static func embeddedDefault(dataDirectory: String = defaultDataDirectory) -> RelayConfig {
         var config = RelayConfig(dataDirectory: dataDirectory, admin: defaultAdminEndpoint, clawline: ClawlineSettings())
         var gateway = GatewaySettings()
-        gateway.backendKinds = Dictionary(config.backends.map { ($0.name, $0.kindName) }, uniquingKeysWith: { first, _ in first })
+        gateway.backendKinds = BackendSettings.kindsByName(config.backends)
         config.gateway = gateway
         config.companion = CompanionSettings()
         return config
