@@ -31,6 +31,12 @@ let package = Package(
             providers: [.apt(["libqrencode-dev"])]
         ),
         .systemLibrary(
+            name: "CCurl",
+            path: "Sources/CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
             name: "CAvahi",
             path: "Sources/CAvahi",
             pkgConfig: "avahi-client",
@@ -87,6 +93,7 @@ let package = Package(
             name: "RelayServer",
             dependencies: [
                 "RelayCore", "RelayStore", "RelayTransport", "ClawlineBridge", "CompanionBridge", "GatewayBridge", "LocalBridge", "RelayDiscovery",
+                "RelayPush",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -94,7 +101,7 @@ let package = Package(
         ),
         .target(
             name: "RelayPush",
-            dependencies: ["RelayCore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CCurl", "RelayCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -127,7 +134,8 @@ let package = Package(
             name: "CompanionBridgeTests", dependencies: ["CompanionBridge", "RelayCore", "RelayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "RelayPushTests", dependencies: ["RelayPush", "RelayCore", .product(name: "Crypto", package: "swift-crypto")],
+            name: "RelayPushTests",
+            dependencies: ["RelayPush", "RelayCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings),
     ]
 )
