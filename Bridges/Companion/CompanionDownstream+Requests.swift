@@ -180,9 +180,7 @@ extension CompanionDownstream {
     func registerDevice(_ request: CompanionRequest, on connection: CompanionConnection) throws(CompanionError) {
         let guideToken = try request.optionalString("deviceToken")
         let appToken = try request.optionalString("token")
-        guard let token = guideToken ?? appToken, (32...256).contains(token.utf8.count),
-            token.utf8.allSatisfy({ $0.isHexDigit })
-        else {
+        guard let token = guideToken ?? appToken, PushTarget.isAPNsToken(token) else {
             logger.info(
                 "push target rejected: not an APNs token in hex",
                 metadata: ["protocol": "companion", "device": "\(connection.deviceID)", "length": "\((guideToken ?? appToken)?.utf8.count ?? 0)"])
@@ -196,6 +194,7 @@ extension CompanionDownstream {
             switch result {
             case .success:
                 logger.info("push target registered", metadata: ["protocol": "companion", "device": "\(deviceID)", "kind": "apns", "platform": "\(platform.prefix(32))"])
+                hub.pushes.reload(deviceID: deviceID)
                 reply("deviceRegistered", request, ["success": .bool(true), "message": .string("Device registered for push notifications")], on: connection)
             case .failure: fail(CompanionError(code: "STORE_FAILED", message: "the device token could not be stored"), request, on: connection)
             }
@@ -240,8 +239,4 @@ extension CompanionDownstream {
             }
         }
     }
-}
-
-extension UInt8 {
-    fileprivate var isHexDigit: Bool { (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self) }
 }

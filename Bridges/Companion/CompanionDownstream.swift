@@ -59,6 +59,7 @@ public final class CompanionDownstream: ListenerHandler {
     /// them before they reconnect) and starts the session sweep. Loop thread.
     public func start() {
         let user = settings.userID
+        hub.pushes.formatters["companion"] = CompanionPush.content
         store.perform({ db in try DeviceQueries.all(db).filter { $0.protocolName == "companion" && $0.userID == user && $0.status == .approved } }) {
             [self] result in
             guard case .success(let devices) = result else { return }

@@ -154,6 +154,7 @@ extension GatewayDownstream {
                 if case .success = result { answer(handled: true, reason: "persisted") } else { answer(handled: false, reason: "store_unavailable") }
             }
         }
+        if event == "push.apns.register" { return registerAPNs(payload, on: session, answer: answer) }
         answer(handled: event == "app.state", reason: nil)
         guard event == "app.state" else { return }
         let background = payload["state"]?.stringValue == "background"
@@ -163,6 +164,27 @@ extension GatewayDownstream {
             let held = session.heldInvokes
             session.heldInvokes = []
             for invoke in held { invoke() }
+        }
+    }
+
+    /// `push.apns.register {token, topic, environment, transport?}`: the node's APNs token becomes
+    /// its push target (OpenClaw's direct transport; the relay-backed one has no token to keep).
+    private func registerAPNs(_ payload: JSONValue, on session: GatewaySession, answer: @escaping (Bool, String?) -> Void) {
+        let transport = payload["transport"]?.stringValue?.lowercased() ?? "direct"
+        guard transport == "direct" else { return answer(false, "unsupported_transport") }
+        guard let token = payload["token"]?.stringValue, PushTarget.isAPNsToken(token) else {
+            logger.info("push target rejected: not an APNs token in hex", metadata: ["protocol": "gateway", "device": "\(session.deviceID)"])
+            return answer(false, "invalid_payload")
+        }
+        let platform = payload["environment"]?.stringValue.map { String($0.prefix(32)) }
+        let (deviceID, now) = (session.deviceID, clock.nowMillis())
+        store.perform({ db in
+            try PushTargetQueries.upsert(db, deviceID: deviceID, kind: "apns", token: token.lowercased(), platform: platform, at: now)
+        }) { [self] result in
+            guard case .success = result else { return answer(false, "store_unavailable") }
+            logger.info("push target registered", metadata: ["protocol": "gateway", "device": "\(deviceID)", "kind": "apns"])
+            hub.pushes.reload(deviceID: deviceID)
+            answer(true, "registered")
         }
     }
 

@@ -10,10 +10,12 @@ final class OperatorDesk {
     private let store: Store
     private let loop: ServiceLoop
     private let clock: any Clock
+    private let hub: RelayHub
     private let bridges: [OperatorActions]
     private var lastCommand: Int64
 
-    init(store: Store, loop: ServiceLoop, clock: any Clock, bridges: [OperatorActions]) throws {
+    init(store: Store, loop: ServiceLoop, clock: any Clock, hub: RelayHub, bridges: [OperatorActions]) throws {
+        self.hub = hub
         self.store = store
         self.loop = loop
         self.clock = clock
@@ -58,9 +60,11 @@ final class OperatorDesk {
             }
         case .revoke:
             for bridge in bridges { bridge.cutOff(deviceID: command.deviceID) }
+            hub.pushes.reload(deviceID: command.deviceID)
             finish("revoked")
         case .refresh:
             for bridge in bridges { bridge.refresh(deviceID: command.deviceID) }
+            hub.pushes.reload(deviceID: command.deviceID)
             finish("refreshed")
         }
     }

@@ -25,6 +25,7 @@ public final class Relay {
     private var upstreams: [() -> Void] = []
     private var advertiser: MDNSAdvertiser?
     private var hub: RelayHub?
+    private var push: PushWiring?
     /// Upstream link states by account; read and written on the loop.
     private var linkStates: [String: LinkState] = [:]
     public private(set) var ports: [String: Int] = [:]
@@ -100,6 +101,7 @@ public final class Relay {
         }
         let hub = RelayHub(journal: journal, router: Router(backends: backends, defaultBackend: nil), loop: loop, clock: SystemClock(), logger: logger)
         self.hub = hub
+        push = try PushWiring.start(config, hub: hub, journal: journal, loop: loop, logger: logger)
         if let settings = config.clawline {
             let key = try SigningKey.loadOrCreate(in: dataDirectory)
             let downstream = ClawlineDownstream(
@@ -132,7 +134,8 @@ public final class Relay {
             let handler = AdminHandler { [unowned self] in self.metricsText() }
             loop.addListener(ListenerConfig(name: "admin", host: admin.host, port: admin.port, pingIntervalMillis: 0), handler: handler)
         }
-        let desk = try OperatorDesk(store: store, loop: loop, clock: SystemClock(), bridges: [clawline as OperatorActions?, gateway].compactMap { $0 })
+        let desk = try OperatorDesk(
+            store: store, loop: loop, clock: SystemClock(), hub: hub, bridges: [clawline as OperatorActions?, gateway].compactMap { $0 })
         ports = try loop.start()
         loop.execute(with: hub) { $0.start() }
         if let clawline { loop.execute(with: clawline) { $0.start() } }
@@ -204,6 +207,7 @@ public final class Relay {
             }
         }
         loop.stop(graceMillis: 2_000)
+        push?.client.shutdown()
         store?.close()
         audit?.close()
     }
@@ -277,6 +281,7 @@ public final class Relay {
         metrics.add("clawrelay_queued_turns", "gauge", "Turns waiting behind a conversation's active one.", Double(hub?.turns.queuedCount ?? 0))
         metrics.add("clawrelay_pending_pairings", "gauge", "Pairing requests waiting for an admin.", Double(stats.pendingPairings))
         metrics.add("clawrelay_typing_devices", "gauge", "Devices whose user is typing.", Double(stats.typingDevices))
+        if let hub { PushWiring.metrics(hub.pushes, service: push?.service, into: &metrics) }
         metrics.add("clawrelay_audit_queue_depth", "gauge", "Audit entries waiting for the writer.", Double(audit?.queueDepth ?? 0))
         metrics.add("clawrelay_audit_rows_total", "counter", "Audit rows written.", Double(audit?.writtenCount ?? 0))
         if let storeStats = store?.stats {

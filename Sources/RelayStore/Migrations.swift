@@ -129,6 +129,41 @@ enum Migrations {
                         FROM devices WHERE protocol = 'gateway' AND role IS NOT NULL AND token_hash IS NOT NULL;
                     """)
         }
+        migrator.registerMigration("v7-push") { db in
+            // Targets are retired (kept, for `devices list`) rather than deleted; pushes wait in
+            // push_pending until due; every send attempt is kept in push_attempts.
+            try db.execute(
+                sql: """
+                    ALTER TABLE push_targets ADD COLUMN retired_at INTEGER;
+                    ALTER TABLE push_targets ADD COLUMN retired_reason TEXT;
+                    CREATE TABLE push_pending (
+                        id TEXT PRIMARY KEY,
+                        device_id TEXT NOT NULL,
+                        user_id TEXT NOT NULL,
+                        conversation_id TEXT NOT NULL,
+                        count INTEGER NOT NULL,
+                        last_seq INTEGER NOT NULL,
+                        failed INTEGER NOT NULL,
+                        text TEXT NOT NULL,
+                        run_millis INTEGER NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        due_at INTEGER NOT NULL
+                    );
+                    CREATE TABLE push_attempts (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        at INTEGER NOT NULL,
+                        device_id TEXT NOT NULL,
+                        user_id TEXT,
+                        conversation_id TEXT NOT NULL,
+                        sink TEXT NOT NULL,
+                        target TEXT NOT NULL,
+                        status INTEGER NOT NULL,
+                        outcome TEXT NOT NULL,
+                        reason TEXT NOT NULL
+                    );
+                    CREATE INDEX push_attempts_at ON push_attempts (at);
+                    """)
+        }
         return migrator
     }
 

@@ -3,7 +3,7 @@ import RelayCore
 /// The core's journal over the relay's SQLite store: every call is one operation of the store
 /// writer, so completions arrive on the loop after commit, in submission order.
 public final class StoreJournal: CoreJournal {
-    private let store: Store
+    let store: Store
     private let onError: @Sendable (String, any Error) -> Void
 
     /// `onError` hears about writes nobody waits for (queue upkeep, presence) that failed.
@@ -80,7 +80,7 @@ public final class StoreJournal: CoreJournal {
         background("record presence") { db in try DeviceQueries.setPresence(db, id: deviceID, state.rawValue, at: now) }
     }
 
-    private func background(_ what: String, _ work: @escaping @Sendable (StoreTransaction) throws -> Void) {
+    func background(_ what: String, _ work: @escaping @Sendable (StoreTransaction) throws -> Void) {
         let onError = onError
         store.perform(work) { result in
             if case .failure(let error) = result { onError(what, error) }

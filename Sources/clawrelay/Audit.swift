@@ -11,10 +11,12 @@ struct Audit: ParsableCommand {
     @Option(parsing: .unconditional, help: "Only entries newer than this: 30s, 10m, 2h, 7d (a leading - is allowed), or an RFC 3339 time.")
     var since: String?
     @Option(name: .customLong("device"), help: "Only this device id, or the 8-character prefix the text output prints.") var deviceID: String?
-    @Option(name: .customLong("protocol"), help: "Only this listener: clawline, gateway, companion, admin (or client for the relay's own upstream links).")
+    @Option(
+        name: .customLong("protocol"),
+        help: "Only this listener: clawline, gateway, companion, admin (or client for the relay's own upstream links, push for push attempts).")
     var protocolName: String?
 
-    static let protocols = ["clawline", "gateway", "companion", "admin", "client"]
+    static let protocols = ["clawline", "gateway", "companion", "admin", "client", "push"]
     @Flag(help: "One JSON object per line.") var json = false
     @Flag(help: "Keep printing new entries until interrupted.") var follow = false
     @Option(help: "At most this many entries (without --follow).") var limit = 10_000
@@ -52,8 +54,9 @@ struct Audit: ParsableCommand {
         if let protocolName, !Self.protocols.contains(protocolName) {
             fail("--protocol \(protocolName) is not a listener; use one of \(Self.protocols.joined(separator: ", "))")
         }
-        let log: AuditLog
         let config = options.loadExisting()
+        if protocolName == "push" { return try pushAttempts(config, since: sinceMillis) }
+        let log: AuditLog
         do {
             log = try AuditLog(dataDirectory: config.dataDirectory, retentionDays: 0, startWriter: false)
         } catch {
@@ -70,6 +73,42 @@ struct Audit: ParsableCommand {
             fflush(nil)
             if follow && entries.isEmpty { usleep(250_000) }
         } while follow
+    }
+
+    /// Push attempts live in the relay's store (kept whether or not the frame audit is on).
+    private func pushAttempts(_ config: RelayConfig, since: Int64?) throws {
+        let store: Store
+        do {
+            store = try Store(dataDirectory: config.dataDirectory, executor: nil)
+        } catch {
+            fail("\(error)")
+        }
+        var lastID: Int64 = 0
+        repeat {
+            let rows = try store.read { db in
+                try PushTargetQueries.attempts(db, since: since, deviceID: deviceID, afterID: lastID, limit: follow ? 1000 : limit)
+            }
+            for (id, userID, attempt) in rows {
+                print(json ? Self.json(id: id, userID: userID, attempt) : Self.line(attempt))
+                lastID = id
+            }
+            fflush(nil)
+            if follow && rows.isEmpty { usleep(250_000) }
+        } while follow
+    }
+
+    static func json(id: Int64, userID: String?, _ attempt: PushAttempt) -> String {
+        JSONValue.object([
+            "id": .int(id), "time": .int(attempt.timeMillis), "protocol": .string("push"), "direction": .string("out"),
+            "deviceId": .string(attempt.deviceID), "userId": userID.map(JSONValue.string) ?? .null, "conversation": .string(attempt.conversationID),
+            "sink": .string(attempt.sink), "target": .string(attempt.target), "status": .int(Int64(attempt.status)),
+            "outcome": .string(attempt.outcome.rawValue), "reason": .string(attempt.reason),
+        ]).encoded()
+    }
+
+    static func line(_ attempt: PushAttempt) -> String {
+        let time = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(attempt.timeMillis) / 1000))
+        return "\(time) push -> \(attempt.sink) \(attempt.target) dev=\(attempt.deviceID.prefix(8)) \(attempt.status) \(attempt.outcome.rawValue) \(attempt.reason)"
     }
 
     static func json(_ entry: AuditEntry) -> String {

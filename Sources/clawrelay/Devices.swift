@@ -7,7 +7,7 @@ import RelayStore
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List, approve, deny or revoke devices, or make one an admin (works while the relay runs).",
-        subcommands: [List.self, Approve.self, Deny.self, Allow.self, Revoke.self, Admin.self], defaultSubcommand: List.self)
+        subcommands: [List.self, Approve.self, Deny.self, Allow.self, Revoke.self, Admin.self, Push.self], defaultSubcommand: List.self)
 
     static func openStore(_ options: DataOptions) -> Store {
         let config = options.loadExisting()
@@ -38,6 +38,17 @@ struct Devices: ParsableCommand {
         @OptionGroup var options: DataOptions
         @Flag(help: "One JSON array instead of a table.") var json = false
 
+        /// The push column: live targets, retired ones marked (`apns:…9f3a (retired 2h ago: BadDeviceToken)`).
+        static func push(_ value: JSONValue?, now: Int64) -> String {
+            let entries = value?.arrayValue ?? []
+            guard !entries.isEmpty else { return "-" }
+            return entries.map { entry in
+                let target = entry["target"]?.stringValue ?? "?"
+                guard let retired = entry["retiredAt"]?.intValue else { return target }
+                return "\(target) (retired \(age(now - retired)): \(entry["retiredReason"]?.stringValue ?? "?"))"
+            }.joined(separator: ", ")
+        }
+
         /// "12s ago", "5m ago", "3h ago", "2d ago".
         static func age(_ millis: Int64) -> String {
             let seconds = max(0, millis / 1000)
@@ -52,8 +63,8 @@ struct Devices: ParsableCommand {
         func run() throws {
             let store = Devices.openStore(options)
             let now = SystemClock().nowMillis()
-            let (devices, pending, depths) = try store.read { db in
-                (try DeviceQueries.all(db), try OperatorQueries.pendingPairings(db), try QueueQueries.depths(db, at: now))
+            let (devices, pending, depths, targets) = try store.read { db in
+                (try DeviceQueries.all(db), try OperatorQueries.pendingPairings(db), try QueueQueries.depths(db, at: now), try PushTargetQueries.listing(db))
             }
             var rows: [JSONValue] = devices.map { device in
                 .object([
@@ -62,6 +73,13 @@ struct Devices: ParsableCommand {
                     "status": .string(device.status.rawValue), "tokenDelivered": .bool(device.tokenDelivered),
                     "createdAt": .int(device.createdAt), "lastSeenAt": device.lastSeenAt.map(JSONValue.int) ?? .null,
                     "presence": .string(device.presence), "queued": .int(Int64(depths[device.id] ?? 0)),
+                    "push": .array(
+                        (targets[device.id] ?? []).map { entry in
+                            .object([
+                                "target": .string(entry.target), "retiredAt": entry.retiredAt.map(JSONValue.int) ?? .null,
+                                "retiredReason": entry.reason.map(JSONValue.string) ?? .null,
+                            ])
+                        }),
                 ])
             }
             rows += pending.map { entry in
@@ -79,13 +97,14 @@ struct Devices: ParsableCommand {
                 print("no devices")
                 return
             }
-            let header = ["DEVICE", "PROTOCOL", "STATUS", "PRESENCE", "LAST SEEN", "QUEUED", "USER", "NAME"]
+            let header = ["DEVICE", "PROTOCOL", "STATUS", "PRESENCE", "LAST SEEN", "QUEUED", "PUSH", "USER", "NAME"]
             let table = rows.map { row -> [String] in
                 let status = (row["status"]?.stringValue ?? "") + (row["isAdmin"]?.boolValue == true ? " admin" : "")
                 let lastSeen = row["lastSeenAt"]?.intValue.map { Self.age(now - $0) } ?? "-"
                 return [
                     row["deviceId"]?.stringValue ?? "", row["protocol"]?.stringValue ?? "", status, row["presence"]?.stringValue ?? "-", lastSeen,
-                    "\(row["queued"]?.intValue ?? 0)", row["userId"]?.stringValue ?? "-", row["claimedName"]?.stringValue ?? "",
+                    "\(row["queued"]?.intValue ?? 0)", Self.push(row["push"], now: now), row["userId"]?.stringValue ?? "-",
+                    row["claimedName"]?.stringValue ?? "",
                 ]
             }
             let widths = header.indices.map { column in ([header] + table).map { $0[column].count }.max() ?? 0 }
@@ -93,6 +112,43 @@ struct Devices: ParsableCommand {
                 print(line.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
                     .trimmingCharacters(in: .whitespaces))
             }
+        }
+    }
+
+    struct Push: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Give a device a push target (APNs token or ntfy topic), or take one away (works while the relay runs).")
+        @OptionGroup var options: DataOptions
+        @Argument(help: "The device id.") var deviceID: String
+        @Option(help: "The device's APNs token, in hex.") var apns: String?
+        @Option(help: "An ntfy topic URL (https://ntfy.sh/my-topic), or a topic on [push] ntfy_url.") var ntfy: String?
+        @Option(help: "Remove the device's target of this kind: apns or ntfy.") var remove: String?
+
+        func run() throws {
+            let given = [apns != nil, ntfy != nil, remove != nil].filter { $0 }.count
+            guard given == 1 else { fail("give exactly one of --apns TOKEN, --ntfy URL or --remove apns|ntfy") }
+            if let apns, !PushTarget.isAPNsToken(apns) { fail("--apns takes the device's APNs token in hex (64 characters)") }
+            if let ntfy {
+                let isURL = ntfy.hasPrefix("https://") || ntfy.hasPrefix("http://")
+                let isTopic = !ntfy.isEmpty && ntfy.count <= 64 && ntfy.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+                guard (isURL && ntfy.count <= 512) || isTopic else { fail("--ntfy takes an http(s) topic URL or a topic name (letters, digits, - and _)") }
+            }
+            if let remove, PushTarget.Kind(rawValue: remove) == nil { fail("--remove takes apns or ntfy") }
+            let store = Devices.openStore(options)
+            let now = SystemClock().nowMillis()
+            let done = try store.write { db -> Bool in
+                guard let device = try DeviceQueries.fetch(db, id: deviceID), device.status == .approved else { return false }
+                if let remove { return try PushTargetQueries.remove(db, deviceID: deviceID, kind: remove) }
+                let (kind, token) = apns.map { ("apns", $0.lowercased()) } ?? ("ntfy", ntfy ?? "")
+                try PushTargetQueries.upsert(db, deviceID: deviceID, kind: kind, token: token, platform: "cli", at: now)
+                return true
+            }
+            guard done else {
+                fail(remove != nil ? "\(deviceID) has no \(remove!) target" : "no approved device \(deviceID); see `clawrelay devices list`")
+            }
+            // A running relay re-reads the device's targets.
+            _ = Devices.ask(store, .refresh, deviceID: deviceID, userID: nil, timeout: 2)
+            print("\(deviceID): " + (remove.map { "\($0) target removed" } ?? (apns != nil ? "pushes go to APNs" : "pushes go to ntfy")))
         }
     }
 

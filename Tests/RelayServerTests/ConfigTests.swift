@@ -4,29 +4,6 @@ import Foundation
 import RelayServer
 import Testing
 
-/// The error `text` is rejected with, or nil when it parses.
-private func rejection(_ text: String) -> ConfigError? {
-    do {
-        _ = try RelayConfig.parse(text: text, fileName: "relay.toml")
-        return nil
-    } catch {
-        return error
-    }
-}
-
-private func expectRejection(
-    _ text: String, _ code: ConfigError.Code, _ description: String, sourceLocation: SourceLocation = #_sourceLocation
-) {
-    guard let error = rejection(text) else {
-        Issue.record("accepted: \(text)", sourceLocation: sourceLocation)
-        return
-    }
-    #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-    #expect(error.description.hasPrefix(description), "\(error)", sourceLocation: sourceLocation)
-}
-
-private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
 @Suite struct ConfigTests {
     @Test func emptyFileHasDefaultsAndNoListeners() throws {
         let config = try RelayConfig.parse(text: "", fileName: "relay.toml")
@@ -134,6 +111,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
         #expect(config.companion == CompanionSettings())
         #expect(config.gateway?.maxProtocol == 4 && config.gateway?.handshakeTimeoutMillis == 15_000)
         #expect(config.audit == AuditSettings())
+        #expect(config.push == nil, "[push] is commented out: no pushes by default")
         #expect(config.backends.first == .defaultEcho)
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let keys = [
@@ -144,7 +122,9 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
             "pong_timeout_seconds", "max_upload_bytes", "max_frame_bytes", "backend", "tick_interval_ms", "handshake_timeout_ms",
             "invoke_timeout_ms", "max_payload_bytes", "max_buffered_bytes", "user_id", "url", "session_key", "allow_self_signed", "expose_nodes", "shared_token", "password", "auto_approve_loopback", "mdns", "lan_host", "queue_until_foreground",
             "cancel_on_disconnect", "token", "working_directory", "auth_token", "projects_root", "max_sessions", "idle_seconds",
-            "background_idle_seconds", "queue_ttl_seconds", "max_queued_events", "max_queued_commands", "max_protocol",
+            "background_idle_seconds", "queue_ttl_seconds", "max_queued_events", "max_queued_commands", "max_protocol", "apns_key_file",
+            "apns_key_id", "apns_team_id", "apns_topic", "apns_environment", "apns_endpoint", "apns_ca_file", "ntfy_url", "ntfy_token",
+            "delay_seconds", "quiet_hours", "timezone", "retry_base_ms", "long_run_seconds", "secret",
         ]
         for key in keys { #expect(text.contains("\n\(key) = ") || text.contains("# \(key) = "), "\(key) is documented") }
     }

@@ -13,6 +13,7 @@ public final class NotificationQueue {
     private let bus: Bus
     private let conversations: Conversations
     private let clock: any Clock
+    private let pushes: Pushes
     /// Devices whose queue is being read.
     private var draining: Set<String> = []
     /// Devices that asked for a drain while one was running.
@@ -24,11 +25,12 @@ public final class NotificationQueue {
     private var deleting: [String: Set<Int64>] = [:]
     public private(set) var drainedEvents = 0
 
-    init(journal: CoreJournal, presence: Presence, bus: Bus, conversations: Conversations, clock: any Clock) {
+    init(journal: CoreJournal, presence: Presence, bus: Bus, conversations: Conversations, pushes: Pushes, clock: any Clock) {
         self.journal = journal
         self.presence = presence
         self.bus = bus
         self.conversations = conversations
+        self.pushes = pushes
         self.clock = clock
     }
 
@@ -44,12 +46,14 @@ public final class NotificationQueue {
     }
 
     /// Hands a stored durable event out: live to the devices that take it, except those it was
-    /// queued for at submission; queued now for devices that stopped taking it live since.
-    public func publish(_ event: BusEvent, userID: String, queuedFor targets: [QueueTarget]) {
+    /// queued for at submission; queued now for devices that stopped taking it live since; and
+    /// to the pushes of devices that are away (`runMillis`: how long its turn ran).
+    public func publish(_ event: BusEvent, userID: String, queuedFor targets: [QueueTarget], runMillis: Int64 = 0) {
         let queued = Set(targets.map(\.deviceID))
         bus.publish(event, to: userID, skipping: queued)
         let late = self.targets(userID: userID, conversationID: event.conversationID).filter { !queued.contains($0.deviceID) }
         if !late.isEmpty, let item = QueueItem(event) { journal.enqueue(item, now: clock.nowMillis(), queue: late) }
+        pushes.published(event, userID: userID, runMillis: runMillis)
     }
 
     /// Sends the device's queued events of the conversations `endpoint` listens to, oldest first,
@@ -71,7 +75,11 @@ public final class NotificationQueue {
                     let ids = events.map(\.id)
                     handedOut[deviceID, default: []].formUnion(ids)
                     drainedEvents += events.count
-                    endpoint.deliverQueued(events) { [weak self] in self?.written(ids, deviceID: deviceID) }
+                    let reads = Self.newestSeqs(events)
+                    endpoint.deliverQueued(events) { [weak self] in
+                        self?.written(ids, deviceID: deviceID)
+                        self?.read(reads, deviceID: deviceID)
+                    }
                 }
             }
             if let again = drainAgain.removeValue(forKey: deviceID) { drain(deviceID: deviceID, to: again) }
@@ -87,6 +95,19 @@ public final class NotificationQueue {
             deleting[deviceID]?.subtract(ids)
             if deleting[deviceID]?.isEmpty == true { deleting.removeValue(forKey: deviceID) }
         }
+    }
+
+    /// The newest message seq per conversation among `events`.
+    private static func newestSeqs(_ events: [QueuedEvent]) -> [String: Int64] {
+        var newest: [String: Int64] = [:]
+        for case .message(let event) in events.map(\.item) { newest[event.conversationID] = max(newest[event.conversationID] ?? 0, event.seq) }
+        return newest
+    }
+
+    /// A drained queue was read: pushes it covers on the user's other devices are dropped.
+    private func read(_ newest: [String: Int64], deviceID: String) {
+        guard let userID = presence.entries[deviceID]?.userID else { return }
+        for (conversationID, seq) in newest { pushes.read(userID: userID, conversationID: conversationID, seq: seq) }
     }
 
     /// An endpoint of the device went away: whatever was handed to it and not written is due again.

@@ -25,6 +25,7 @@ public final class RelayHub {
     public let presence: Presence
     public let bus: Bus
     public let queue: NotificationQueue
+    public let pushes: Pushes
     public let conversations: Conversations
     public let turns: Turns
     private let settings: Settings
@@ -39,7 +40,8 @@ public final class RelayHub {
         presence = Presence(clock: clock)
         bus = Bus(presence: presence)
         conversations = Conversations(journal: journal, clock: clock)
-        queue = NotificationQueue(journal: journal, presence: presence, bus: bus, conversations: conversations, clock: clock)
+        pushes = Pushes(presence: presence, bus: bus, conversations: conversations, router: router, loop: loop, clock: clock, logger: logger)
+        queue = NotificationQueue(journal: journal, presence: presence, bus: bus, conversations: conversations, pushes: pushes, clock: clock)
         turns = Turns(journal: journal, conversations: conversations, queue: queue, bus: bus, router: router, loop: loop, clock: clock, logger: logger)
         presence.onChange = { [weak self] deviceID, entry, state in self?.presenceChanged(deviceID, entry, state) }
     }
@@ -54,12 +56,21 @@ public final class RelayHub {
         }
     }
 
-    /// A device that returns to the foreground gets its queue at once, on its newest socket.
+    /// A device that returns to the foreground needs no push and gets its queue at once, on its
+    /// newest socket.
     private func presenceChanged(_ deviceID: String, _ entry: Presence.Entry, _ state: DevicePresence.State) {
         journal.recordPresence(deviceID: deviceID, state: state, now: clock.nowMillis())
         logger.debug("presence", metadata: ["device": "\(deviceID)", "protocol": "\(entry.protocolName)", "state": "\(state.rawValue)"])
+        if state == .foreground { pushes.foregrounded(deviceID: deviceID) }
         guard state == .foreground, case .queue = entry.delivery, let endpoint = bus.newestEndpoint(ofDevice: deviceID) else { return }
         queue.drain(deviceID: deviceID, to: endpoint)
+    }
+
+    /// The device's user read `conversationID` up to `seq` there (history fetched, marked read):
+    /// pending pushes that event covers are dropped.
+    public func read(deviceID: String, conversationID: String, seq: Int64) {
+        guard let userID = presence.entries[deviceID]?.userID else { return }
+        pushes.read(userID: userID, conversationID: conversationID, seq: seq)
     }
 
     /// Registers a live socket of a device: it joins the bus and the device's presence.

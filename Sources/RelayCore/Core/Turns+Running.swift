@@ -68,7 +68,7 @@ extension Turns {
                 event.turn = turn.ref
                 completedCount += 1
                 lanes[turn.conversationID]?.active = nil
-                queue.publish(.message(event), userID: turn.userID, queuedFor: targets)
+                queue.publish(.message(event), userID: turn.userID, queuedFor: targets, runMillis: clock.nowMillis() - turn.startedAt)
                 bus.publish(.assistantTyping(conversationID: turn.conversationID, active: false), to: turn.userID)
                 ended(turn.ref.runID, .answered(event))
                 runNext(turn.conversationID)

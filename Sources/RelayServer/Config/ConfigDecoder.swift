@@ -5,7 +5,7 @@ import TOMLKit
 struct ConfigDecoder {
     let root: ConfigTable
 
-    private static let sections = ["server", "admin", "clawline", "gateway", "companion", "audit", "backends"]
+    private static let sections = ["server", "admin", "clawline", "gateway", "companion", "audit", "push", "backends"]
 
     func decode() throws(ConfigError) -> RelayConfig {
         try rejectUnknownSections()
@@ -50,6 +50,7 @@ struct ConfigDecoder {
         if let companion = try section("companion") {
             config.companion = try Self.companion(companion, backends: config.backends)
         }
+        if let push = try section("push") { config.push = try Self.push(push) }
         try rejectSharedPorts(config)
         return config
     }
@@ -74,7 +75,7 @@ struct ConfigDecoder {
         let unknown = root.table.keys.filter { !Self.sections.contains($0) }
         let lines = unknown.map { root.source.locator.line(of: ConfigSection(name: $0, occurrence: nil)) ?? Int.max }
         guard let first = zip(unknown, lines).min(by: { $0.1 < $1.1 })?.0 else { return }
-        let known = "server, admin, clawline, gateway, companion, audit, [[backends]]"
+        let known = "server, admin, clawline, gateway, companion, audit, push, [[backends]]"
         throw root.source.error(.unknownSection, ConfigSection(name: first, occurrence: nil), "unknown section; expected one of: \(known)")
     }
 

@@ -1,7 +1,8 @@
 import ClawlineBridge
 import CompanionBridge
-import GatewayBridge
 import Foundation
+import GatewayBridge
+import RelayPush
 import TOMLKit
 
 /// Everything the relay reads from its TOML file, validated once at start-up.
@@ -21,6 +22,8 @@ public struct RelayConfig: Sendable {
     /// `[companion]`: the Claude Companion listener; nil when the section is absent.
     public var companion: CompanionSettings?
     public var audit: AuditSettings
+    /// `[push]`: APNs, ntfy and webhooks; nil when the section is absent (no pushes).
+    public var push: PushSettings?
     /// `[[backends]]`, in file order; never empty.
     public var backends: [BackendSettings]
     /// The file this came from; nil for the embedded default or parsed text.

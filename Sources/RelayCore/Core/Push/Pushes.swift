@@ -1,0 +1,245 @@
+import Logging
+
+/// Wakes devices that are away when an answer lands: one push per device and conversation,
+/// coalescing the events that arrive before it is due, held back by `delay` and quiet hours,
+/// cancelled when the device returns or the user reads the conversation elsewhere, durable
+/// across restarts; the sinks retire dead targets.
+///
+/// Inert until `enable` hands it a journal and the sinks (no `[push]` section: no work at all).
+///
+/// - Important: loop thread only.
+public final class Pushes {
+    public struct Settings: Sendable {
+        /// How long a push waits for the user to read elsewhere (or for more events to join it).
+        public var delayMillis: Int64
+        public var quietHours: QuietHours?
+        /// A completion that ran longer than this is a long run (Companion's "🎯 Task Completed").
+        public var longRunMillis: Int64
+
+        public init(delayMillis: Int64 = 0, quietHours: QuietHours? = nil, longRunMillis: Int64 = 5 * 60_000) {
+            self.delayMillis = delayMillis
+            self.quietHours = quietHours
+            self.longRunMillis = longRunMillis
+        }
+    }
+
+    /// Builds a protocol's payload; `formatters[protocolName]` or the neutral one.
+    public typealias Formatter = (PushNotice, Settings) -> PushContent
+
+    private struct Key: Hashable {
+        var deviceID: String
+        var conversationID: String
+    }
+
+    private let presence: Presence
+    private let bus: Bus
+    private let conversations: Conversations
+    private let router: Router
+    private let loop: any LoopScheduler
+    private let clock: any Clock
+    private let logger: Logger
+    private var journal: (any PushJournal)?
+    private var dispatcher: (any PushDispatcher)?
+    public private(set) var settings = Settings()
+    public var formatters: [String: Formatter] = [:]
+
+    private var devices: [String: PushDevice] = [:]
+    private var devicesByUser: [String: Set<String>] = [:]
+    private var pending: [Key: PendingPush] = [:]
+    private var timers: [Key: TimerID] = [:]
+    /// Outcomes per sink, for `/metrics`.
+    public private(set) var counts: [String: [PushAttempt.Outcome: Int]] = [:]
+    public private(set) var cancelledCount = 0
+
+    init(presence: Presence, bus: Bus, conversations: Conversations, router: Router, loop: any LoopScheduler, clock: any Clock, logger: Logger) {
+        self.presence = presence
+        self.bus = bus
+        self.conversations = conversations
+        self.router = router
+        self.loop = loop
+        self.clock = clock
+        self.logger = logger
+    }
+
+    public var isEnabled: Bool { dispatcher != nil }
+    public var pendingCount: Int { pending.count }
+
+    /// Loads the targets and the pushes a previous run left pending (those are sent when due).
+    public func enable(journal: any PushJournal, dispatcher: any PushDispatcher, settings: Settings) {
+        self.journal = journal
+        self.dispatcher = dispatcher
+        self.settings = settings
+        journal.pushDevices { [self] result in
+            switch result {
+            case .success(let all): for device in all { remember(device) }
+            case .failure(let error): logger.error("push targets could not be loaded", metadata: ["error": "\(error)"])
+            }
+        }
+        journal.pendingPushes { [self] result in
+            guard case .success(let stored) = result else { return }
+            if !stored.isEmpty { logger.info("pushes left pending by the last run", metadata: ["count": "\(stored.count)"]) }
+            for push in stored { arm(push) }
+        }
+    }
+
+    /// A device's targets changed (registered, or changed by the CLI): re-read them.
+    public func reload(deviceID: String) {
+        guard let journal else { return }
+        journal.pushDevice(deviceID) { [self] result in
+            guard case .success(let device) = result else { return }
+            forget(deviceID)
+            if let device { remember(device) }
+        }
+    }
+
+    private func remember(_ device: PushDevice) {
+        devices[device.deviceID] = device
+        devicesByUser[device.userID, default: []].insert(device.deviceID)
+    }
+
+    private func forget(_ deviceID: String) {
+        guard let old = devices.removeValue(forKey: deviceID) else { return }
+        devicesByUser[old.userID]?.remove(deviceID)
+        if devicesByUser[old.userID]?.isEmpty == true { devicesByUser.removeValue(forKey: old.userID) }
+    }
+
+    // MARK: What makes a push, and what stops one
+
+    /// A durable event was handed out: answers and failures make pushes for the user's devices
+    /// that did not take it live; devices that did take it live have read it.
+    func published(_ event: BusEvent, userID: String, runMillis: Int64) {
+        guard isEnabled, let deviceIDs = devicesByUser[userID], !deviceIDs.isEmpty else { return }
+        let conversationID = event.conversationID
+        let (seq, failed, text): (Int64, Bool, String)
+        switch event {
+        case .message(let message):
+            guard message.role == .assistant else { return readLive(userID: userID, conversationID: conversationID, seq: message.seq) }
+            (seq, failed, text) = (message.seq, false, message.content)
+        case .turnFailed(let failure):
+            guard failure.cause == .failed else { return }
+            (seq, failed, text) = (0, true, failure.reason)
+        case .streaming, .assistantTyping:
+            return
+        }
+        let now = clock.nowMillis()
+        for deviceID in deviceIDs.sorted() where !takesLive(deviceID, conversationID) {
+            let key = Key(deviceID: deviceID, conversationID: conversationID)
+            var push =
+                pending[key]
+                ?? PendingPush(
+                    id: Identifiers.newUUID(), deviceID: deviceID, userID: userID, conversationID: conversationID, count: 0, lastSeq: 0, failed: false,
+                    text: "", runMillis: 0, createdAt: now, dueAt: due(now + settings.delayMillis))
+            push.count += 1
+            push.lastSeq = max(push.lastSeq, seq)
+            push.failed = failed
+            push.text = String(text.prefix(PendingPush.textLimit))
+            push.runMillis = runMillis
+            journal?.savePush(push)
+            arm(push)
+        }
+        // With a delay, a device that took the event live has read it: the others need no push.
+        if settings.delayMillis > 0 { readLive(userID: userID, conversationID: conversationID, seq: seq) }
+    }
+
+    private func takesLive(_ deviceID: String, _ conversationID: String) -> Bool {
+        presence.isForeground(deviceID) && bus.isListening(deviceID: deviceID, to: conversationID)
+    }
+
+    /// The user's foreground devices that follow the conversation read up to `seq`.
+    private func readLive(userID: String, conversationID: String, seq: Int64) {
+        guard pending.keys.contains(where: { $0.conversationID == conversationID && devices[$0.deviceID]?.userID == userID }) else { return }
+        let readers = bus.endpoints(of: userID).contains { $0.listens(to: conversationID) && presence.isForeground($0.deviceID) }
+        if readers { read(userID: userID, conversationID: conversationID, seq: seq) }
+    }
+
+    /// The user read `conversationID` up to `seq` on some device: pushes it covers are dropped.
+    public func read(userID: String, conversationID: String, seq: Int64) {
+        for (key, push) in pending where push.userID == userID && key.conversationID == conversationID && push.lastSeq <= seq {
+            cancel(key, why: "read on another device")
+        }
+    }
+
+    /// The device is back in the foreground: it sees everything itself.
+    func foregrounded(deviceID: String) {
+        for key in pending.keys where key.deviceID == deviceID { cancel(key, why: "device in the foreground") }
+    }
+
+    private func cancel(_ key: Key, why: String) {
+        guard let push = pending.removeValue(forKey: key) else { return }
+        if let timer = timers.removeValue(forKey: key) { loop.cancel(timer) }
+        journal?.deletePush(id: push.id)
+        cancelledCount += 1
+        logger.debug("push cancelled", metadata: ["device": "\(push.deviceID)", "conversation": "\(push.conversationID)", "why": "\(why)"])
+    }
+
+    /// When a push made at `millis` may go: after quiet hours.
+    private func due(_ millis: Int64) -> Int64 { settings.quietHours?.release(millis) ?? millis }
+
+    // MARK: Sending
+
+    private func arm(_ push: PendingPush) {
+        let key = Key(deviceID: push.deviceID, conversationID: push.conversationID)
+        pending[key] = push
+        guard timers[key] == nil else { return }
+        let wait = Int(max(0, min(push.dueAt - clock.nowMillis(), Int64(Int32.max))))
+        timers[key] = loop.schedule(afterMillis: wait) { [weak self] in self?.fire(key) }
+    }
+
+    private func fire(_ key: Key) {
+        timers.removeValue(forKey: key)
+        guard var push = pending[key] else { return }
+        // Quiet hours that began while it waited (or a clock change) hold it again.
+        let now = clock.nowMillis()
+        if due(now) > now {
+            push.dueAt = due(now)
+            journal?.savePush(push)
+            return arm(push)
+        }
+        pending.removeValue(forKey: key)
+        guard let device = devices[push.deviceID], let dispatcher else {
+            journal?.deletePush(id: push.id)
+            return
+        }
+        conversations.load(id: push.conversationID) { [self] result in
+            let conversation = try? result.get()
+            let backend = conversation?.backend ?? router.defaultBackend
+            let notice = PushNotice(push: push, device: device, conversation: conversation ?? nil, backendName: backend)
+            let content = (formatters[device.protocolName] ?? Self.neutral)(notice, settings)
+            dispatcher.dispatch(PushDelivery(push: push, device: device, content: content)) { [weak self] report in
+                self?.delivered(push, report)
+            }
+        }
+    }
+
+    private func delivered(_ push: PendingPush, _ report: PushReport) {
+        journal?.deletePush(id: push.id)
+        journal?.record(report.attempts, userID: push.userID)
+        for attempt in report.attempts {
+            let sink = attempt.sink.hasPrefix("webhook") ? "webhook" : attempt.sink
+            counts[sink, default: [:]][attempt.outcome, default: 0] += 1
+        }
+        let now = clock.nowMillis()
+        for (target, reason) in report.retired {
+            journal?.retire(target, reason: reason, at: now)
+            logger.notice(
+                "push target retired", metadata: ["device": "\(target.deviceID)", "target": "\(target.redacted)", "reason": "\(reason)"])
+            guard var device = devices[target.deviceID] else { continue }
+            device.targets.removeAll { $0 == target }
+            if device.targets.isEmpty { forget(target.deviceID) } else { devices[target.deviceID] = device }
+        }
+    }
+
+    /// Title: the conversation's title or its backend; body: the answer's start, or a count.
+    public static func neutral(_ notice: PushNotice, _ settings: Settings) -> PushContent {
+        let title = notice.conversation?.title.flatMap { $0.isEmpty ? nil : $0 } ?? notice.backendName
+        let body: String
+        if notice.push.count > 1 {
+            body = "\(notice.push.count) new messages in \(title)"
+        } else if notice.push.failed {
+            body = "Failed: " + notice.push.text
+        } else {
+            body = notice.push.text
+        }
+        return PushContent(title: title, body: String(body.prefix(200)), threadID: notice.push.conversationID)
+    }
+}
