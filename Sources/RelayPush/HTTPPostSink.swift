@@ -103,8 +103,7 @@ final class WebhookSink: HTTPPostSink, PushSink {
 
     init(settings: PushSettings.Webhook, http: any HTTPSending, queue: PushQueue, retry: RetryPolicy, clock: any Clock, logger: Logger) {
         self.settings = settings
-        let host = settings.url.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? "?"
-        name = "webhook:" + host
+        name = "webhook:" + (PushTarget.origin(of: settings.url) ?? "?")
         self.logger = logger
         super.init(http: http, queue: queue, retry: retry, clock: clock)
     }

@@ -56,12 +56,13 @@ public final class PushService: PushDispatcher {
         }
     }
 
-    /// Per sink, nil when healthy, else why not (for `/metrics` and `/healthz`); blocks briefly on the push queue.
-    public func health() -> [String: String?] {
+    /// Every sink with a health state and, when it is unhealthy, why (for `/metrics`); blocks
+    /// briefly on the push queue.
+    public func health() -> [(sink: String, problem: String?)] {
         queue.queue.sync {
-            var out: [String: String?] = [:]
-            if let apns = sinks[.apns] as? APNsSink { out["apns"] = apns.unhealthy }
-            for webhook in webhooks { out[webhook.name] = webhook.disabled ? "disabled after 410 Gone" : nil }
+            var out: [(sink: String, problem: String?)] = []
+            if let apns = sinks[.apns] as? APNsSink { out.append(("apns", apns.unhealthy)) }
+            for webhook in webhooks { out.append((webhook.name, webhook.disabled ? "disabled after 410 Gone" : nil)) }
             return out
         }
     }

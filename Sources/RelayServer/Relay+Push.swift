@@ -45,7 +45,7 @@ struct PushWiring {
         loop.execute(with: hub) { hub in hub.pushes.enable(journal: journal, dispatcher: service, settings: core) }
         var sinks = settings.apns.map { ["apns (\($0.endpoint), topic \($0.topic))"] } ?? []
         sinks.append("ntfy (\(settings.ntfyURL))")
-        sinks += settings.webhooks.map { "webhook \(URL(string: $0.url)?.host ?? "?")" }
+        sinks += settings.webhooks.map { "webhook \(PushTarget.origin(of: $0.url) ?? "?")" }
         logger.info(
             "push on",
             metadata: [
@@ -67,7 +67,7 @@ struct PushWiring {
         if let health = service?.health(), !health.isEmpty {
             metrics.add(
                 "clawrelay_push_sink_healthy", "gauge", "1 while a sink works, 0 after a configuration error or a 410 from a webhook.",
-                health.sorted { $0.key < $1.key }.map { ("sink=\"\($0.key)\"", $0.value == nil ? 1 : 0) })
+                health.map { ("sink=\"\($0.sink)\"", $0.problem == nil ? 1 : 0) })
         }
     }
 }

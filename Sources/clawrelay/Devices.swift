@@ -129,7 +129,7 @@ struct Devices: ParsableCommand {
             guard given == 1 else { fail("give exactly one of --apns TOKEN, --ntfy URL or --remove apns|ntfy") }
             if let apns, !PushTarget.isAPNsToken(apns) { fail("--apns takes the device's APNs token in hex (64 characters)") }
             if let ntfy {
-                let isURL = ntfy.hasPrefix("https://") || ntfy.hasPrefix("http://")
+                let isURL = PushTarget.origin(of: ntfy) != nil
                 let isTopic = !ntfy.isEmpty && ntfy.count <= 64 && ntfy.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
                 guard (isURL && ntfy.count <= 512) || isTopic else { fail("--ntfy takes an http(s) topic URL or a topic name (letters, digits, - and _)") }
             }

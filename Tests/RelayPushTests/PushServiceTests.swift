@@ -123,7 +123,7 @@ struct ImmediateExecutor: LoopExecutor {
         #expect(await send(service, delivery([apnsTarget()])).attempts.map(\.outcome) == [.failed])
         let second = await send(service, delivery([apnsTarget()]))
         #expect(second.attempts.map(\.outcome) == [.skipped] && http.requests.count == 1)
-        #expect(service.health()["apns"] == .some("DeviceTokenNotForTopic"))
+        #expect(service.health().first { $0.sink == "apns" }?.problem == "DeviceTokenNotForTopic")
     }
 
     @Test func payloadTooLargeShortensTheBody() async throws {

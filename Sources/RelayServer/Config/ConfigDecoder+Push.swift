@@ -40,8 +40,8 @@ extension ConfigDecoder {
         }
         settings.caFile = try table.string("apns_ca_file")
         if let url = try table.string("ntfy_url") {
-            guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
-                throw table.error(.invalidValue, key: "ntfy_url", "expected an http:// or https:// URL, got \(quoted(url))")
+            guard PushTarget.origin(of: url) != nil else {
+                throw table.error(.invalidValue, key: "ntfy_url", "expected an http:// or https:// URL with a host, got \(quoted(url))")
             }
             settings.ntfyURL = url
         }
@@ -80,8 +80,8 @@ extension ConfigDecoder {
             guard let inner = element.table else { throw table.error(.wrongType, key: "webhooks", "expected [[push.webhooks]] tables") }
             let entry = ConfigTable(table: inner, section: ConfigSection(name: "push.webhooks", occurrence: hooks.count), source: table.source)
             try entry.rejectUnknownKeys(["url", "secret"])
-            guard let url = try entry.string("url"), url.hasPrefix("https://") || url.hasPrefix("http://") else {
-                throw entry.error(.missingKey, key: "url", "every webhook needs url = \"https://…\"")
+            guard let url = try entry.string("url"), PushTarget.origin(of: url) != nil else {
+                throw entry.error(.missingKey, key: "url", "every webhook needs url = \"https://host/…\"")
             }
             guard let secret = try entry.string("secret"), secret.utf8.count >= 16 else {
                 throw entry.error(.missingKey, key: "secret", "every webhook needs a secret of at least 16 characters (it signs each body)")

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where a device can be woken: an APNs device token or an ntfy topic URL.
 public struct PushTarget: Sendable, Equatable, Hashable, Codable {
     public enum Kind: String, Sendable, Codable, CaseIterable {
@@ -26,14 +28,21 @@ public struct PushTarget: Sendable, Equatable, Hashable, Codable {
     }
 
     /// What logs, the audit and `clawrelay devices list` show: the kind and the token's last 4
-    /// characters (`apns:…9f3a`); an ntfy URL keeps its host only.
+    /// characters (`apns:…9f3a`); an ntfy URL its host and port only (never credentials or the
+    /// topic, which is as good as a password), a bare topic its last 4 characters.
     public var redacted: String {
         switch kind {
         case .apns: return "apns:…" + String(token.suffix(4))
-        case .ntfy:
-            let host = token.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? "?"
-            return "ntfy:\(host)/…"
+        case .ntfy: return "ntfy:" + (Self.origin(of: token).map { $0 + "/…" } ?? "…" + String(token.suffix(4)))
         }
+    }
+
+    /// `host[:port]` of an http(s) URL, without any user or password; nil for anything else.
+    public static func origin(of url: String) -> String? {
+        guard let components = URLComponents(string: url), ["http", "https"].contains(components.scheme?.lowercased() ?? ""),
+            let host = components.host, !host.isEmpty
+        else { return nil }
+        return components.port.map { "\(host):\($0)" } ?? host
     }
 }
 
