@@ -293,8 +293,66 @@ class _Conn:
         self.goaway: tuple[int, bytes] | None = None  # requested by close_connections()
 
 
-class FakeAPNs:
+class RequestRecorder:
+    """What both push doubles share: the address they listen on, the requests they recorded (under
+    `_cond`), and waiting for requests, or for none. Subclasses set `_name` and may override
+    `_describe` (one record, for failure messages) and `_context` (extra state for a timeout)."""
+
+    _name = "server"
+
+    def __init__(self, port: int = 0):
+        self._port = port
+        self._cond = threading.Condition(threading.RLock())
+        self._records: list[dict] = []
+
+    @property
+    def host(self) -> str:
+        return HOST
+
+    @property
+    def port(self) -> int:
+        if not self._port:
+            raise RuntimeError(f"{self._name} is not started")
+        return self._port
+
+    @property
+    def requests(self) -> list[dict]:
+        with self._cond:
+            return list(self._records)
+
+    def _describe(self, record: dict) -> Any:
+        return record
+
+    def _context(self) -> str:
+        return ""
+
+    def wait_for(self, count: int = 1, timeout: float = 10.0) -> list[dict]:
+        """Block until at least `count` requests were recorded; return all of them."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while len(self._records) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(
+                        f"{self._name}: expected at least {count} request(s) within {timeout}s, got {len(self._records)}: "
+                        f"{[self._describe(r) for r in self._records]}{self._context()}")
+                self._cond.wait(left)
+            return list(self._records)
+
+    def assert_no_request_within(self, seconds: float, since: int | None = None) -> None:
+        """Sleep `seconds`; fail if more than `since` requests are recorded by then
+        (default: as many as now; pass `len(fake.requests)` taken before the action to close the race)."""
+        base = len(self.requests) if since is None else since
+        time.sleep(seconds)
+        extra = self.requests[base:]
+        if extra:
+            raise AssertionError(f"{self._name}: expected no request within {seconds}s, got {[self._describe(r) for r in extra]}")
+
+
+class FakeAPNs(RequestRecorder):
     """The APNs double. `FakeAPNs(directory).start()`; `stop()` (or use it as a context manager)."""
+
+    _name = "FakeAPNs"
 
     def __init__(
         self,
@@ -324,9 +382,7 @@ class FakeAPNs:
         self.max_payload = max_payload
         self.max_concurrent_streams = max_concurrent_streams
         self.expire_rejected_jwt = expire_rejected_jwt
-        self._port = port
-        self._cond = threading.Condition(threading.RLock())
-        self._records: list[dict] = []
+        super().__init__(port)
         self._jwts: list[str] = []
         self._expired_jwts: set[str] = set()
         self._seen_tokens: set[str] = set()
@@ -357,23 +413,8 @@ class FakeAPNs:
         return self.certs.ca_file
 
     @property
-    def host(self) -> str:
-        return HOST
-
-    @property
-    def port(self) -> int:
-        if not self._port:
-            raise RuntimeError("FakeAPNs is not started")
-        return self._port
-
-    @property
     def endpoint(self) -> str:
         return f"https://{HOST}:{self.port}"
-
-    @property
-    def requests(self) -> list[dict]:
-        with self._cond:
-            return list(self._records)
 
     @property
     def jwts(self) -> list[str]:
@@ -404,30 +445,13 @@ class FakeAPNs:
         with self._cond:
             return list(self._errors)
 
-    # -- waiting
+    # -- waiting (wait_for, assert_no_request_within: RequestRecorder)
 
-    def wait_for(self, count: int = 1, timeout: float = 10.0) -> list[dict]:
-        """Block until at least `count` requests were recorded; return all of them."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while len(self._records) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(
-                        f"FakeAPNs: expected at least {count} request(s) within {timeout}s, got {len(self._records)}: "
-                        f"{[_summary(r) for r in self._records]} (connections={self._conn_count}, "
-                        f"tls_errors={self._tls_errors})")
-                self._cond.wait(left)
-            return list(self._records)
+    def _describe(self, record: dict) -> str:
+        return _summary(record)
 
-    def assert_no_request_within(self, seconds: float, since: int | None = None) -> None:
-        """Sleep `seconds`; fail if more than `since` requests are recorded by then
-        (default: as many as now; pass `len(fake.requests)` taken before the action to close the race)."""
-        base = len(self.requests) if since is None else since
-        time.sleep(seconds)
-        extra = self.requests[base:]
-        if extra:
-            raise AssertionError(f"FakeAPNs: expected no request within {seconds}s, got {[_summary(r) for r in extra]}")
+    def _context(self) -> str:
+        return f" (connections={self._conn_count}, tls_errors={self._tls_errors})"
 
     # -- lifecycle
 

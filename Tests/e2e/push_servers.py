@@ -34,7 +34,9 @@ from fake_apns import (  # noqa: F401  (re-exported)
     APNsKey,
     CertBundle,
     FakeAPNs,
+    HOST,
     Reply,
+    RequestRecorder,
     check_provider_token,
     load_apns_key,
     make_apns_key,
@@ -43,7 +45,6 @@ from fake_apns import (  # noqa: F401  (re-exported)
     mint_provider_token,
 )
 
-HOST = "127.0.0.1"
 TIMESTAMP_HEADER = "X-ClawRelay-Timestamp"
 SIGNATURE_HEADER = "X-ClawRelay-Signature"
 
@@ -177,7 +178,7 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _handle
 
 
-class FakeHTTP:
+class FakeHTTP(RequestRecorder):
     """An HTTP/1.1 recorder. Answers `statuses` in order (ints or `HTTPReply`s), then `default_status`.
 
     Records dicts `{method, path (with query), headers (lower-case names), body (bytes), time, status}`.
@@ -186,36 +187,23 @@ class FakeHTTP:
 
     def __init__(self, statuses: Iterable[HTTPAnswer] = (), *, default_status: HTTPAnswer = 200,
                  retry_after: int | str | None = None, port: int = 0):
+        super().__init__(port)
         self.default_status = default_status
         self.retry_after = retry_after
         self._script: list[HTTPAnswer] = list(statuses)
-        self._port = port
-        self._cond = threading.Condition(threading.RLock())
-        self._records: list[dict] = []
         self._open: set[socket.socket] = set()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
-    # -- properties
+    # -- properties (host, port, requests: RequestRecorder)
 
     @property
-    def host(self) -> str:
-        return HOST
-
-    @property
-    def port(self) -> int:
-        if not self._port:
-            raise RuntimeError("FakeHTTP is not started")
-        return self._port
+    def _name(self) -> str:
+        return f"FakeHTTP {self.url}" if self._port else "FakeHTTP"
 
     @property
     def url(self) -> str:
         return f"http://{HOST}:{self.port}"
-
-    @property
-    def requests(self) -> list[dict]:
-        with self._cond:
-            return list(self._records)
 
     def script(self, statuses: Iterable[HTTPAnswer]) -> None:
         """Append answers to the queue (consumed in order before `default_status`)."""
@@ -227,29 +215,10 @@ class FakeHTTP:
         with self._cond:
             return list(self._script)
 
-    # -- waiting
+    # -- waiting (wait_for, assert_no_request_within: RequestRecorder)
 
-    def wait_for(self, count: int = 1, timeout: float = 10.0) -> list[dict]:
-        """Block until at least `count` requests were recorded; return all of them."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while len(self._records) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(
-                        f"FakeHTTP {self.url}: expected at least {count} request(s) within {timeout}s, "
-                        f"got {len(self._records)}: {[(r['method'], r['path'], r['status']) for r in self._records]}")
-                self._cond.wait(left)
-            return list(self._records)
-
-    def assert_no_request_within(self, seconds: float, since: int | None = None) -> None:
-        """Sleep `seconds`; fail if more than `since` requests are recorded by then (default: as many as now)."""
-        base = len(self.requests) if since is None else since
-        time.sleep(seconds)
-        extra = self.requests[base:]
-        if extra:
-            raise AssertionError(f"FakeHTTP {self.url}: expected no request within {seconds}s, got "
-                                 f"{[(r['method'], r['path'], r['body'][:200]) for r in extra]}")
+    def _describe(self, record: dict) -> tuple:
+        return (record["method"], record["path"], record["status"], record["body"][:200])
 
     # -- lifecycle
 
