@@ -84,6 +84,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "DiscoClawBridge",
+            dependencies: ["RelayCore", "RelayStore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
+            path: "Bridges/DiscoClaw",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "LocalBridge",
             dependencies: ["RelayCore", "CSpawn", .product(name: "Logging", package: "swift-log")],
             path: "Bridges/Local",
@@ -92,7 +98,8 @@ let package = Package(
         .target(
             name: "RelayServer",
             dependencies: [
-                "RelayCore", "RelayStore", "RelayTransport", "ClawlineBridge", "CompanionBridge", "GatewayBridge", "LocalBridge", "RelayDiscovery",
+                "RelayCore", "RelayStore", "RelayTransport", "ClawlineBridge", "CompanionBridge", "DiscoClawBridge", "GatewayBridge", "LocalBridge",
+                "RelayDiscovery",
                 "RelayPush",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),

@@ -230,7 +230,7 @@ extension CompanionDownstream {
         let refuse = { (code: String, message: String) in failed(CompanionError(code: code, message: message, sessionID: session.sessionID)) }
         hub.turns.submit(message, policy: settings.turnPolicy) { outcome in
             switch outcome {
-            case .accepted(_, let runID), .duplicate(.active, let runID, _): started?(runID)
+            case .accepted(_, let runID, _), .duplicate(.active, let runID, _): started?(runID)
             case .duplicate(.finalized, _, _): refuse("INVALID_MESSAGE", "this request was already answered; send it again with a new requestId")
             case .duplicate: refuse("INVALID_MESSAGE", "this request failed; send it again with a new requestId")
             case .mismatch: refuse("INVALID_MESSAGE", "requestId reused with a different command")

@@ -31,7 +31,8 @@ extension CompanionDownstream {
         guard !sessions.isFull else { return completion(.failure(sessionLimit())) }
         let freshID = requestedID ?? Identifiers.newUUID()
         let draft = ConversationDraft(
-            title: (directory as NSString).lastPathComponent, workingDirectory: directory, extraKeys: [ConversationKey(CompanionKeys.session, freshID)])
+            title: (directory as NSString).lastPathComponent, backend: settings.backend(forDirectory: directory), workingDirectory: directory,
+            extraKeys: [ConversationKey(CompanionKeys.session, freshID)])
         hub.conversations.resolve(ConversationKey(CompanionKeys.directory, directory), userID: settings.userID, draft: draft) { [self] result in
             switch result {
             case .failure(let error):

@@ -33,8 +33,31 @@ public struct CompanionSettings: Sendable, Equatable {
     public var maxQueuedCommands = 20
     /// Largest WebSocket message or request body accepted.
     public var maxFrameBytes = 1_048_576
+    /// `[[companion.routes]]`: a new session whose working directory starts with a prefix is
+    /// bound to that route's backend (the longest matching prefix wins).
+    public var routes: [Route] = []
+
+    /// One `[[companion.routes]]` entry.
+    public struct Route: Sendable, Equatable {
+        public var directoryPrefix: String
+        public var backend: String
+
+        public init(directoryPrefix: String, backend: String) {
+            self.directoryPrefix = directoryPrefix
+            self.backend = backend
+        }
+    }
 
     public init() {}
+
+    /// The backend a new session in `directory` is bound to: the longest route whose prefix is
+    /// the directory or one of its parents; nil = `backend`.
+    public func backend(forDirectory directory: String) -> String? {
+        routes.filter { route in
+            let prefix = route.directoryPrefix.hasSuffix("/") ? String(route.directoryPrefix.dropLast()) : route.directoryPrefix
+            return directory == prefix || directory.hasPrefix(prefix + "/") || prefix.isEmpty
+        }.max { $0.directoryPrefix.count < $1.directoryPrefix.count }?.backend
+    }
 
     /// How the core runs Companion turns.
     public var turnPolicy: TurnPolicy {

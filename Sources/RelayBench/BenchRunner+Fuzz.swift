@@ -17,6 +17,11 @@ extension BenchRunner {
                 [companion]
                 listen = "127.0.0.1:0"
                 auth_token = "\(secret.replacingOccurrences(of: "-", with: ""))"
+
+                [discoclaw]
+                listen = "127.0.0.1:0"
+                setup_token = "\(secret)"
+                registrations_per_minute = 100000
                 """, keepalive: (pingSeconds: 1, pongSeconds: 3))
         defer { relay.stop() }
         let total = options.fuzzFrames
@@ -26,16 +31,23 @@ extension BenchRunner {
         progress("fuzz: \(total) mutated frames per listener and state, malformed HTTP on every port, slow readers, slowloris")
 
         // Sockets that hold on: half-open and slowloris on every port, slow readers on Clawline.
-        var held = [relay.clawlinePort, relay.gatewayPort, relay.companionPort, relay.adminPort].flatMap { HTTPFuzzer.slowloris(port: $0, count: 16) }
+        var held = [relay.clawlinePort, relay.gatewayPort, relay.companionPort, relay.discoClawPort, relay.adminPort].flatMap {
+            HTTPFuzzer.slowloris(port: $0, count: 16)
+        }
         held += devices.value.suffix(4).compactMap { slowReader(port: relay.clawlinePort, device: $0) }
         defer { for fd in held { close(fd) } }
 
         let companionToken = secret.replacingOccurrences(of: "-", with: "")
+        var discoClaw = DiscoClawFuzzer(port: relay.discoClawPort)
+        guard let discoClawToken = discoClaw.register(setupToken: secret), let discoClawConversation = discoClaw.conversation(token: discoClawToken) else {
+            throw BenchError("fuzz: could not register a DiscoClaw device")
+        }
         let runs: [(name: String, path: String, port: Int, login: WireFuzzer.Login, seeds: [String])] = [
             ("clawline-before-auth", "/ws", relay.clawlinePort, .none, Self.clawlineSeeds),
             ("gateway-before-connect", "/", relay.gatewayPort, .none, Self.gatewaySeeds),
             ("gateway-after-connect", "/", relay.gatewayPort, .gateway(sharedToken: secret), Self.gatewaySeeds),
             ("companion-after-auth", "/ws?token=\(companionToken)", relay.companionPort, .none, Self.companionSeeds),
+            ("discoclaw-ws-after-auth", "/ws?token=\(discoClawToken)", relay.discoClawPort, .none, DiscoClawFuzzer.seeds),
         ]
         for run in runs {
             let result = try wireFuzz(port: run.port, path: run.path, login: run.login, seeds: run.seeds, total: total)
@@ -46,6 +58,15 @@ extension BenchRunner {
             for (code, count) in result.closesByCode.sorted(by: { $0.key < $1.key }) {
                 report.add("fuzz-\(run.name)", "closes_\(code)", Double(count), "sockets")
             }
+        }
+
+        // DiscoClaw's REST routes with mutated bodies, before (no or a wrong token) and after authentication.
+        let restRequests = max(40, min(4_000, total / 10))
+        for (name, token) in [("before-auth", nil), ("wrong-token", String(repeating: "0", count: 64)), ("after-auth", discoClawToken)] {
+            for (outcome, count) in discoClaw.run(count: restRequests, token: token, conversationID: discoClawConversation).sorted(by: { $0.key < $1.key }) {
+                report.add("fuzz-discoclaw-rest-\(name)", "answered_\(outcome)", Double(count), "requests")
+            }
+            try requireAlive(relay, after: "discoclaw-rest-\(name)")
         }
 
         // Clawline after auth: 8 devices of the user whose 4 slow readers never read.
@@ -65,7 +86,11 @@ extension BenchRunner {
 
         var http = HTTPFuzzer()
         let requests = max(20, min(2_000, total / 50))
-        for (name, port) in [("clawline", relay.clawlinePort), ("gateway", relay.gatewayPort), ("companion", relay.companionPort), ("admin", relay.adminPort)] {
+        let ports = [
+            ("clawline", relay.clawlinePort), ("gateway", relay.gatewayPort), ("companion", relay.companionPort), ("discoclaw", relay.discoClawPort),
+            ("admin", relay.adminPort),
+        ]
+        for (name, port) in ports {
             for (outcome, count) in http.run(port: port, count: requests).sorted(by: { $0.key < $1.key }) {
                 report.add("fuzz-http-\(name)", "answered_\(outcome)", Double(count), "requests")
             }

@@ -12,7 +12,7 @@ struct HTTPFuzzer {
 
     static let methods = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "CONNECT", "TRACE", "FOO", "G\u{1}ET"]
     static let paths = [
-        "/", "/ws", "/upload", "/download/a_x", "/version", "/api/projects", "/api/sessions", "/api/ask", "/healthz", "/metrics",
+        "/", "/ws", "/upload", "/download/a_x", "/version", "/api/projects", "/api/sessions", "/api/ask", "/healthz", "/metrics", "/auth/register", "/conversations", "/sync?since=-1",
         "/%00", "/../../etc/passwd", "/" + String(repeating: "a", count: 9_000), "*",
     ]
 

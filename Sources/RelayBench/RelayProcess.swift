@@ -11,6 +11,7 @@ final class RelayProcess {
     private(set) var adminPort = 0
     private(set) var gatewayPort = 0
     private(set) var companionPort = 0
+    private(set) var discoClawPort = 0
 
     init(binary: String, workDirectory: String, config: String) throws {
         self.binary = binary
@@ -48,6 +49,7 @@ final class RelayProcess {
                 if pair[0] == "admin" { adminPort = port }
                 if pair[0] == "gateway" { gatewayPort = port }
                 if pair[0] == "companion" { companionPort = port }
+                if pair[0] == "discoclaw" { discoClawPort = port }
             }
             return
         }

@@ -60,13 +60,16 @@ public struct TurnProgress: Sendable, Equatable {
     /// The whole answer so far (not a fragment).
     public var content: String
     public var startedAt: Int64
+    /// The seq of the answer's placeholder (`AnswerSlot.seq`).
+    public var seq: Int64
 
-    public init(turn: TurnRef, eventID: String, conversationID: String, content: String, startedAt: Int64) {
+    public init(turn: TurnRef, eventID: String, conversationID: String, content: String, startedAt: Int64, seq: Int64 = 0) {
         self.turn = turn
         self.eventID = eventID
         self.conversationID = conversationID
         self.content = content
         self.startedAt = startedAt
+        self.seq = seq
     }
 }
 
@@ -88,8 +91,13 @@ public struct TurnFailure: Sendable, Equatable, Codable {
     /// For logs and for the device that asked; never a secret.
     public var reason: String
     public var timestampMillis: Int64
+    /// The id the answer would have had (clients that showed a placeholder mark it failed).
+    public var answerID: String?
 
-    public init(turn: TurnRef, conversationID: String, userID: String, cause: Cause, reason: String, timestampMillis: Int64) {
+    public init(
+        turn: TurnRef, conversationID: String, userID: String, cause: Cause, reason: String, timestampMillis: Int64, answerID: String? = nil
+    ) {
+        self.answerID = answerID
         self.turn = turn
         self.conversationID = conversationID
         self.userID = userID

@@ -66,6 +66,15 @@ final class OperatorDesk {
             for bridge in bridges { bridge.refresh(deviceID: command.deviceID) }
             hub.pushes.reload(deviceID: command.deviceID)
             finish("refreshed")
+        case .reloadConversation:
+            hub.journal.conversation(id: command.deviceID) { [hub] result in
+                switch result {
+                case .success(let conversation?): hub.conversations.updated(conversation)
+                case .success(nil): hub.conversations.forget(id: command.deviceID)
+                case .failure(let error): return finish("could not reload: \(error)")
+                }
+                finish("reloaded")
+            }
         }
     }
 }

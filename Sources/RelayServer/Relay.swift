@@ -1,5 +1,6 @@
 import ClawlineBridge
 import CompanionBridge
+import DiscoClawBridge
 import GatewayBridge
 import Foundation
 import LocalBridge
@@ -20,6 +21,7 @@ public final class Relay {
     private var clawline: ClawlineDownstream?
     private var gateway: GatewayDownstream?
     private var companion: CompanionDownstream?
+    private var discoClaw: DiscoClawDownstream?
     private var desk: OperatorDesk?
     /// Opens each upstream account's link (loop thread).
     private var upstreams: [() -> Void] = []
@@ -39,16 +41,16 @@ public final class Relay {
     /// Opens the data directory, binds every configured listener and starts serving.
     public func start() throws {
         let dataDirectory = config.dataDirectory
-        guard config.admin != nil || config.clawline != nil || config.gateway != nil || config.companion != nil else {
+        guard config.admin != nil || config.clawline != nil || config.gateway != nil || config.companion != nil || config.discoClaw != nil else {
             throw StartupFailure(
-                description: "nothing to serve: the configuration has no listener; add [clawline], [gateway], [companion] or [admin]")
+                description: "nothing to serve: the configuration has no listener; add [clawline], [gateway], [companion], [discoclaw] or [admin]")
         }
         try Self.checkCertificates(config)
         try DataDirectory(path: dataDirectory).open(logger: logger)
         let store = try Store(dataDirectory: dataDirectory, executor: loop)
         let failed = try store.write { db in
             try DeviceQueries.resetPresence(db)
-            return try MessageQueries.failActive(db)
+            return try MessageQueries.failActive(db, at: SystemClock().nowMillis())
         }
         if !failed.isEmpty { logger.notice("marked turns cut off by the last stop as failed", metadata: ["count": "\(failed.count)"]) }
         try store.write { try OperatorQueries.clearPending($0) }
@@ -130,17 +132,23 @@ public final class Relay {
             loop.addListener(CompanionDownstream.listenerConfig(settings), handler: downstream)
             companion = downstream
         }
+        if let settings = config.discoClaw {
+            let downstream = DiscoClawDownstream(settings: settings, store: store, hub: hub, loop: loop, clock: SystemClock(), logger: logger)
+            loop.addListener(DiscoClawDownstream.listenerConfig(settings), handler: downstream)
+            discoClaw = downstream
+        }
         if let admin = config.admin {
             let handler = AdminHandler { [unowned self] in self.metricsText() }
             loop.addListener(ListenerConfig(name: "admin", host: admin.host, port: admin.port, pingIntervalMillis: 0), handler: handler)
         }
         let desk = try OperatorDesk(
-            store: store, loop: loop, clock: SystemClock(), hub: hub, bridges: [clawline as OperatorActions?, gateway].compactMap { $0 })
+            store: store, loop: loop, clock: SystemClock(), hub: hub, bridges: [clawline as OperatorActions?, gateway, discoClaw].compactMap { $0 })
         ports = try loop.start()
         loop.execute(with: hub) { $0.start() }
         if let clawline { loop.execute(with: clawline) { $0.start() } }
         if let gateway { loop.execute(with: gateway) { $0.start() } }
         if let companion { loop.execute(with: companion) { $0.start() } }
+        if let discoClaw { loop.execute(with: discoClaw) { $0.start() } }
         for connect in upstreams { loop.execute(with: connect) { $0() } }
         self.desk = desk
         loop.execute(with: desk) { $0.start() }
@@ -176,6 +184,7 @@ public final class Relay {
         if let clawline = config.clawline, let port = ports["clawline"] { out["clawline"] = Self.format(host: clawline.host, port: port) }
         if let gateway = config.gateway, let port = ports["gateway"] { out["gateway"] = Self.format(host: gateway.host, port: port) }
         if let companion = config.companion, let port = ports["companion"] { out["companion"] = Self.format(host: companion.host, port: port) }
+        if let discoClaw = config.discoClaw, let port = ports["discoclaw"] { out["discoclaw"] = Self.format(host: discoClaw.host, port: port) }
         if let admin = config.admin, let port = ports["admin"] { out["admin"] = Self.format(host: admin.host, port: port) }
         return out
     }
@@ -216,7 +225,7 @@ public final class Relay {
     static func checkCertificates(_ config: RelayConfig) throws {
         let certificates: [(String, String?)] = [
             ("clawline", config.clawline?.tlsCertificatePath), ("gateway", config.gateway?.tlsCertificatePath),
-            ("companion", config.companion?.tlsCertificatePath),
+            ("companion", config.companion?.tlsCertificatePath), ("discoclaw", config.discoClaw?.tlsCertificatePath),
         ]
         for case (let section, let path?) in certificates {
             guard let notAfter = CertificateDates.notAfter(pemPath: path) else {
@@ -253,7 +262,7 @@ public final class Relay {
             "clawrelay_connections", "gauge", "Open client WebSockets by protocol.",
             [
                 ("protocol=\"clawline\"", Double(stats.connections)), ("protocol=\"gateway\"", Double(gateway?.connectionCount ?? 0)),
-                ("protocol=\"companion\"", Double(companion?.connectionCount ?? 0)),
+                ("protocol=\"companion\"", Double(companion?.connectionCount ?? 0)), ("protocol=\"discoclaw\"", Double(discoClaw?.connectionCount ?? 0)),
             ])
         if let companion { metrics.add("clawrelay_companion_sessions", "gauge", "Live Companion sessions.", Double(companion.liveSessionCount)) }
         metrics.add(

@@ -6,15 +6,16 @@ public enum ConversationQueries {
     /// The conversation `key` names for `userID`, created from `draft` when there is none.
     public static func resolve(_ db: Database, key: ConversationKey, userID: String, draft: ConversationDraft, at millis: Int64) throws -> Conversation {
         if let id = try conversationID(db, key: key, userID: userID), let existing = try fetch(db, id: id) { return existing }
-        let conversation = Conversation(
+        var conversation = Conversation(
             id: Conversation.newID(), userID: userID, title: draft.title, backend: draft.backend, workingDirectory: draft.workingDirectory,
             createdAt: millis, updatedAt: millis, keys: [key] + draft.extraKeys)
+        conversation.changeSeq = try SeqQueries.next(db, userID: userID)
         try db.run(
             """
-            INSERT INTO conversations (id, user_id, title, backend, working_directory, created_at, updated_at, archived)
-            VALUES (?, ?, ?, ?, ?, ?, ?, 0)
+            INSERT INTO conversations (id, user_id, title, backend, working_directory, created_at, updated_at, archived, change_seq)
+            VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)
             """,
-            [conversation.id, userID, draft.title, draft.backend, draft.workingDirectory, millis, millis])
+            [conversation.id, userID, draft.title, draft.backend, draft.workingDirectory, millis, millis, conversation.changeSeq])
         for name in [key] + draft.extraKeys { try addKey(db, name, conversationID: conversation.id, userID: userID) }
         return conversation
     }
@@ -46,15 +47,58 @@ public enum ConversationQueries {
         try db.rows("SELECT * FROM conversations WHERE user_id = ? ORDER BY updated_at DESC, id LIMIT ?", [userID, limit]).map { try conversation(db, from: $0) }
     }
 
+    /// Every user's conversations, most recently updated first.
+    public static func all(_ db: Database, limit: Int) throws -> [Conversation] {
+        try db.rows("SELECT * FROM conversations ORDER BY updated_at DESC, id LIMIT ?", [limit]).map { try conversation(db, from: $0) }
+    }
+
     /// Moves the conversation's last activity; called once per turn, when it ends, not per event.
     static func touch(_ db: Database, id: String, at millis: Int64) throws {
         try db.run("UPDATE conversations SET updated_at = ? WHERE id = ?", [millis, id])
     }
 
+    /// A user's conversations changed after `seq` of the user's clock (all of them for 0), oldest change first.
+    public static func changed(_ db: Database, userID: String, after seq: Int64) throws -> [Conversation] {
+        try db.rows("SELECT * FROM conversations WHERE user_id = ? AND change_seq > ? ORDER BY change_seq", [userID, seq])
+            .map { try conversation(db, from: $0) }
+    }
+
+    /// Applies what `edit` changes (title, archived, backend) and moves the change marker; returns
+    /// the stored result, or nil when there is no such conversation.
+    public static func update(_ db: Database, id: String, at millis: Int64, _ edit: (inout Conversation) -> Void) throws -> Conversation? {
+        guard var conversation = try fetch(db, id: id) else { return nil }
+        let wasArchived = conversation.archived
+        edit(&conversation)
+        if conversation.archived != wasArchived { conversation.archivedAt = conversation.archived ? millis : nil }
+        conversation.updatedAt = millis
+        conversation.changeSeq = try SeqQueries.next(db, userID: conversation.userID)
+        try db.run(
+            "UPDATE conversations SET title = ?, backend = ?, archived = ?, archived_at = ?, updated_at = ?, change_seq = ? WHERE id = ?",
+            [conversation.title, conversation.backend, conversation.archived, conversation.archivedAt, millis, conversation.changeSeq, id])
+        return conversation
+    }
+
+    /// Deletes the conversation and everything in it: history, message records, keys, queued
+    /// events and pending pushes. Returns false when there was none.
+    public static func delete(_ db: Database, id: String) throws -> Bool {
+        guard try fetch(db, id: id) != nil else { return false }
+        for sql in [
+            "DELETE FROM events WHERE conversation = ?", "DELETE FROM messages WHERE conversation_id = ?",
+            "DELETE FROM conversation_keys WHERE conversation_id = ?", "DELETE FROM notification_queue WHERE conversation_id = ?",
+            "DELETE FROM push_pending WHERE conversation_id = ?", "DELETE FROM conversations WHERE id = ?",
+        ] {
+            try db.run(sql, [id])
+        }
+        return true
+    }
+
     static func conversation(_ db: Database, from row: Row) throws -> Conversation {
         let id: String = row["id"]
-        return Conversation(
+        var conversation = Conversation(
             id: id, userID: row["user_id"], title: row["title"], backend: row["backend"], workingDirectory: row["working_directory"],
             createdAt: row["created_at"], updatedAt: row["updated_at"], archived: row["archived"], keys: try keys(db, conversationID: id))
+        conversation.archivedAt = row["archived_at"]
+        conversation.changeSeq = row["change_seq"] ?? 0
+        return conversation
     }
 }

@@ -105,6 +105,11 @@ public enum DeviceQueries {
         try db.run("UPDATE devices SET token_hash = ?, token_delivered = 0 WHERE id = ?", [hash, id])
     }
 
+    /// The device's token stops working (a revoked bearer-token device).
+    public static func clearToken(_ db: Database, id: String) throws {
+        try db.run("UPDATE devices SET token_hash = NULL WHERE id = ?", [id])
+    }
+
     public static func markTokenDelivered(_ db: Database, id: String) throws {
         try db.run("UPDATE devices SET token_delivered = 1 WHERE id = ?", [id])
     }

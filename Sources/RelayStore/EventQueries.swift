@@ -17,7 +17,7 @@ public enum EventQueries {
         _ db: Database, userID: String, conversationID: String, role: ChatRole, content: String, deviceID: String?,
         attachmentsJSON: String?, at millis: Int64, id: String = Identifiers.newEventID()
     ) throws -> ChatEvent {
-        let seq = (try db.value(Int64.self, "SELECT MAX(seq) FROM events WHERE user_id = ?", [userID]) ?? 0) + 1
+        let seq = try SeqQueries.next(db, userID: userID)
         try db.run("""
                 INSERT INTO events (user_id, seq, id, conversation, role, content, device_id, attachments, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -54,20 +54,18 @@ public enum EventQueries {
                     try db.value(Int64.self, "SELECT seq FROM events WHERE user_id = ? AND rowid <= ? ORDER BY seq DESC LIMIT 1", [audience, point]) ?? 0
             }
         }
+        // A user's seqs have gaps (conversation changes and answer slots share the clock), so
+        // truncation is found by reading one row more than fits, not from seq arithmetic.
         var rows: [(rowid: Int64, event: ChatEvent)] = []
-        var available: Int64 = 0
         for audience in audiences {
-            let after = afterSeq[audience] ?? 0
-            available += (highWater[audience] ?? 0) - after
             for row in try db.rows(
-                "SELECT rowid AS r, * FROM events WHERE user_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?", [audience, after, limit])
+                "SELECT rowid AS r, * FROM events WHERE user_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?", [audience, afterSeq[audience] ?? 0, limit + 1])
             {
                 rows.append((row["r"], event(from: row)))
             }
         }
         rows.sort { $0.rowid < $1.rowid }
-        return ReplayWindow(
-            events: rows.suffix(limit).map(\.event), truncated: available > Int64(limit), historyReset: historyReset, highWater: highWater)
+        return ReplayWindow(events: rows.suffix(limit).map(\.event), truncated: rows.count > limit, historyReset: historyReset, highWater: highWater)
     }
 
     /// True when an event of `audience` carries the asset (so its devices may download it).

@@ -15,6 +15,16 @@ public struct MessageRecord: Sendable, Equatable {
     public var runID: String
     /// Why the turn ended without an answer.
     public var reason: String?
+    /// The seq the answer's placeholder holds (nil for records older than answer slots).
+    public var answerSeq: Int64?
+    public var userID: String = ""
+    public var conversationID: String?
+
+    /// The answer's slot, when the record was given one.
+    public var answer: AnswerSlot? {
+        guard let id = assistantEventID, let seq = answerSeq else { return nil }
+        return AnswerSlot(id: id, seq: seq)
+    }
 }
 
 public enum MessageQueries {
@@ -23,7 +33,7 @@ public enum MessageQueries {
     public static func accept(_ db: Database, _ message: UserMessage, at millis: Int64, queue: [QueueTarget]) throws -> Acceptance {
         if let existing = try fetch(db, deviceID: message.deviceID, clientID: message.clientID) {
             guard existing.contentHash == message.contentHash, existing.attachmentsHash == message.attachmentsHash else { return .mismatch }
-            return .duplicate(existing.state, runID: existing.runID)
+            return .duplicate(existing.state, runID: existing.runID, answer: existing.answer)
         }
         if let rejection = message.rejection { return .rejected(rejection) }
         for assetID in message.assetIDs {
@@ -34,16 +44,17 @@ public enum MessageQueries {
             db, userID: message.userID, conversationID: message.conversationID, role: .user, content: message.content,
             deviceID: message.deviceID, attachmentsJSON: message.attachmentsJSON, at: millis)
         event.turn = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
+        let answer = AnswerSlot(id: Identifiers.newEventID(), seq: try SeqQueries.next(db, userID: message.userID))
         try db.run(
             """
             INSERT INTO messages (device_id, client_id, user_id, content_hash, attachments_hash, streaming, ack_sent,
-                                  user_event_id, created_at, conversation_id, run_id)
-            VALUES (?, ?, ?, ?, ?, 1, 0, ?, ?, ?, ?)
+                                  user_event_id, created_at, conversation_id, run_id, assistant_event_id, answer_seq)
+            VALUES (?, ?, ?, ?, ?, 1, 0, ?, ?, ?, ?, ?, ?)
             """,
             [message.deviceID, message.clientID, message.userID, message.contentHash, message.attachmentsHash, event.id, millis,
-             message.conversationID, runID])
+             message.conversationID, runID, answer.id, answer.seq])
         try QueueQueries.enqueue(db, .message(event), targets: queue, at: millis)
-        return .fresh(event, runID: runID)
+        return .fresh(event, runID: runID, answer: answer)
     }
 
     public static func fetch(_ db: Database, deviceID: String, clientID: String) throws -> MessageRecord? {
@@ -52,7 +63,8 @@ public enum MessageQueries {
             deviceID: row["device_id"], clientID: row["client_id"], contentHash: row["content_hash"],
             attachmentsHash: row["attachments_hash"], state: MessageState(rawValue: row["streaming"]) ?? .failed,
             ackSent: row["ack_sent"], userEventID: row["user_event_id"], assistantEventID: row["assistant_event_id"],
-            runID: row["run_id"] ?? row["client_id"], reason: row["reason"])
+            runID: row["run_id"] ?? row["client_id"], reason: row["reason"], answerSeq: row["answer_seq"], userID: row["user_id"],
+            conversationID: row["conversation_id"])
     }
 
     public struct AckKey: Sendable {
@@ -73,9 +85,13 @@ public enum MessageQueries {
     /// Records a turn that ended without an answer, and queues the failure for `queue`.
     public static func fail(_ db: Database, _ failure: TurnFailure, queue: [QueueTarget]) throws {
         let state: MessageState = failure.cause == .aborted ? .aborted : .failed
+        let seq = try SeqQueries.next(db, userID: failure.userID)
         try db.run(
-            "UPDATE messages SET streaming = ?, reason = ? WHERE device_id = ? AND client_id = ?",
-            [state.rawValue, failure.reason, failure.turn.deviceID, failure.turn.clientID])
+            """
+            UPDATE messages SET streaming = ?, reason = ?, ended_seq = ?, ended_at = ?, assistant_event_id = COALESCE(?, assistant_event_id)
+            WHERE device_id = ? AND client_id = ?
+            """,
+            [state.rawValue, failure.reason, seq, failure.timestampMillis, failure.answerID, failure.turn.deviceID, failure.turn.clientID])
         try ConversationQueries.touch(db, id: failure.conversationID, at: failure.timestampMillis)
         try QueueQueries.enqueue(db, .failure(failure), targets: queue, at: failure.timestampMillis)
     }
@@ -97,11 +113,16 @@ public enum MessageQueries {
         return event
     }
 
-    /// Turns cannot survive a restart: every active record becomes failed. Returns them.
-    public static func failActive(_ db: Database) throws -> [MessageRecord] {
+    /// Turns cannot survive a restart: every active record becomes failed, at a fresh seq of its
+    /// user's clock. Returns them.
+    public static func failActive(_ db: Database, at millis: Int64) throws -> [MessageRecord] {
         let rows = try db.rows("SELECT device_id, client_id FROM messages WHERE streaming = 1")
         let records = try rows.compactMap { try fetch(db, deviceID: $0["device_id"], clientID: $0["client_id"]) }
-        try db.run("UPDATE messages SET streaming = 2, reason = 'the relay restarted' WHERE streaming = 1")
+        for record in records {
+            try db.run(
+                "UPDATE messages SET streaming = 2, reason = 'the relay restarted', ended_seq = ?, ended_at = ? WHERE device_id = ? AND client_id = ?",
+                [try SeqQueries.next(db, userID: record.userID), millis, record.deviceID, record.clientID])
+        }
         return records
     }
 }

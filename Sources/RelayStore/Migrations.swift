@@ -164,6 +164,7 @@ enum Migrations {
                     CREATE INDEX push_attempts_at ON push_attempts (at);
                     """)
         }
+        migrator.registerMigration("v8-timeline", migrate: timelineTables)
         return migrator
     }
 

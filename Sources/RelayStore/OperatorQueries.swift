@@ -8,6 +8,8 @@ public struct OperatorCommand: Sendable, Equatable {
         case revoke
         /// The device's record changed; bridges re-read it.
         case refresh
+        /// A conversation's record changed (`device_id` holds its id); the core re-reads it.
+        case reloadConversation = "reload-conversation"
     }
 
     public var id: Int64

@@ -32,6 +32,10 @@ public final class StoreJournal: CoreJournal {
         store.perform({ db in try ConversationQueries.list(db, userID: userID, limit: limit) }, completion: completion)
     }
 
+    public func rebind(conversationID: String, backend: String?, now: Int64, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
+        store.perform({ db in try ConversationQueries.update(db, id: conversationID, at: now) { $0.backend = backend } }, completion: completion)
+    }
+
     public func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void) {
         let (id, userID) = (conversation.id, conversation.userID)
         store.perform({ db in try ConversationQueries.addKey(db, key, conversationID: id, userID: userID) }, completion: completion)

@@ -7,6 +7,7 @@ public final class MemoryJournal: CoreJournal {
         public var message: UserMessageSummary
         public var state: MessageState
         public var runID: String
+        public var answer: AnswerSlot
     }
 
     /// The stored parts of a message (what a retry is compared with).
@@ -30,6 +31,8 @@ public final class MemoryJournal: CoreJournal {
     public private(set) var records: [String: Record] = [:]
     public private(set) var presence: [String: DevicePresence.State] = [:]
     var queueRows: [QueueRow] = []
+    /// Each user's clock (events and answer slots share it).
+    private var lastSeq: [String: Int64] = [:]
     private var nextQueueID: Int64 = 0
     /// Asset ids that exist, by owner.
     public var assets: [String: String] = [:]
@@ -72,6 +75,12 @@ public final class MemoryJournal: CoreJournal {
         later(.success(Array(list.prefix(limit))), completion)
     }
 
+    public func rebind(conversationID: String, backend: String?, now: Int64, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
+        conversations[conversationID]?.backend = backend
+        conversations[conversationID]?.updatedAt = now
+        later(.success(conversations[conversationID]), completion)
+    }
+
     public func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void) {
         keys[Self.key(conversation.userID, key)] = conversation.id
         if conversations[conversation.id]?.keys.contains(key) == false { conversations[conversation.id]?.keys.append(key) }
@@ -80,7 +89,8 @@ public final class MemoryJournal: CoreJournal {
 
     private func append(_ event: ChatEvent, queue: [QueueTarget], now: Int64) -> ChatEvent {
         var event = event
-        event.seq = (events.last { $0.userID == event.userID }?.seq ?? 0) + 1
+        event.seq = (lastSeq[event.userID] ?? 0) + 1
+        lastSeq[event.userID] = event.seq
         events.append(event)
         conversations[event.conversationID]?.updatedAt = now
         enqueue(.message(event), now: now, queue: queue)
@@ -93,19 +103,21 @@ public final class MemoryJournal: CoreJournal {
         let summary = UserMessageSummary(contentHash: message.contentHash, attachmentsHash: message.attachmentsHash)
         if let existing = records[recordKey] {
             guard existing.message == summary else { return later(.success(.mismatch), completion) }
-            return later(.success(.duplicate(existing.state, runID: existing.runID)), completion)
+            return later(.success(.duplicate(existing.state, runID: existing.runID, answer: existing.answer)), completion)
         }
         if let rejection = message.rejection { return later(.success(.rejected(rejection)), completion) }
         if let missing = message.assetIDs.first(where: { assets[$0] != message.senderID }) { return later(.success(.missingAsset(missing)), completion) }
         let runID = message.runID ?? Identifiers.newUUID()
-        records[recordKey] = Record(message: summary, state: .active, runID: runID)
         let event = append(
             ChatEvent(
                 id: Identifiers.newEventID(), seq: 0, userID: message.userID, conversationID: message.conversationID, role: .user,
                 content: message.content, timestampMillis: now, deviceID: message.deviceID, attachmentsJSON: message.attachmentsJSON,
                 turn: TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)),
             queue: queue, now: now)
-        later(.success(.fresh(event, runID: runID)), completion)
+        lastSeq[message.userID] = event.seq + 1
+        let answer = AnswerSlot(id: Identifiers.newEventID(), seq: event.seq + 1)
+        records[recordKey] = Record(message: summary, state: .active, runID: runID, answer: answer)
+        later(.success(.fresh(event, runID: runID, answer: answer)), completion)
     }
 
     public func finish(

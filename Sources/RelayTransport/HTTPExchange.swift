@@ -77,6 +77,7 @@ public final class HTTPExchange {
     var bodyPath: String?
     var bodyCompletion: ((Result<ReceivedBody, BodyError>) -> Void)?
     var bodyFailed = false
+    var done: (() -> Void)?
 
     init(
         connectionID: UInt64, wsi: OpaquePointer, listener: String, method: String, path: String, query: String,
@@ -124,6 +125,7 @@ public final class HTTPExchange {
     /// The connection went away: a body still arriving is dropped.
     func connectionClosed() {
         isClosed = true
+        finished()
         if let completion = bodyCompletion { finishBody(with: .failure(.closed), completion: completion) }
     }
 
@@ -178,12 +180,24 @@ public final class HTTPExchange {
         completion(result)
     }
 
-    /// Sends the response; later calls are ignored.
-    public func respond(_ response: HTTPResponse) {
-        guard self.response == nil, !isClosed else { return }
+    /// Sends the response; later calls are ignored. `done` runs once it is written, or once the
+    /// connection closed without it.
+    public func respond(_ response: HTTPResponse, done: (() -> Void)? = nil) {
+        guard self.response == nil, !isClosed else {
+            done?()
+            return
+        }
         self.response = response
+        self.done = done
         loop.observeHTTPResponse(self, response)
         lws_callback_on_writable(wsi)
+    }
+
+    /// Runs `done` once.
+    func finished() {
+        let pending = done
+        done = nil
+        pending?()
     }
 
     /// The body was not read to its end, so the socket cannot carry another request.

@@ -84,10 +84,14 @@ public protocol ListenerHandler: AnyObject {
     func webSocketClosed(_ connection: WebSocketConnection)
     /// The loop is about to close every socket with 1001 (graceful stop): last words go here.
     func serviceWillStop()
+    /// Whether to upgrade a WebSocket request at all; a refused one is answered 401 and closed
+    /// before any socket exists (cheap for clients that retry every second).
+    func acceptsWebSocket(_ headers: RequestHeaders) -> Bool
 }
 
 extension ListenerHandler {
     public func serviceWillStop() {}
+    public func acceptsWebSocket(_ headers: RequestHeaders) -> Bool { true }
 }
 
 public enum WebSocketMessage: Sendable {

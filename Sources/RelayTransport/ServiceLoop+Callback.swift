@@ -34,7 +34,12 @@ extension ServiceLoop {
             return -1
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             guard let entry = listenerEntry(for: wsi) else { return 1 }
-            return entry.config.acceptsAnyWebSocketPath || entry.config.webSocketPaths.contains(header(wsi, WSI_TOKEN_GET_URI) ?? "") ? 0 : 1
+            guard entry.config.acceptsAnyWebSocketPath || entry.config.webSocketPaths.contains(header(wsi, WSI_TOKEN_GET_URI) ?? "") else { return 1 }
+            guard entry.handler.acceptsWebSocket(requestHeaders(wsi, custom: entry.config.customHeaders)) else {
+                lws_return_http_status(wsi, UInt32(HTTP_STATUS_UNAUTHORIZED.rawValue), nil)
+                return 1
+            }
+            return 0
         case LWS_CALLBACK_ESTABLISHED:
             return webSocketEstablished(wsi)
         case LWS_CALLBACK_RECEIVE:

@@ -108,6 +108,7 @@ extension ServiceLoop {
     func finishExchange(_ wsi: OpaquePointer) -> Int32 {
         guard let exchange = exchanges.removeValue(forKey: wsi) else { return relay_http_done(wsi) != 0 ? -1 : 0 }
         exchange.isClosed = true
+        exchange.finished()
         if exchange.mustCloseAfterResponse { return -1 }
         return relay_http_done(wsi) != 0 ? -1 : 0
     }

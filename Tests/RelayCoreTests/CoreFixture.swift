@@ -52,6 +52,8 @@ final class CoreFixture {
     let loop = ManualLoop()
     let journal: MemoryJournal
     let backend = ScriptedBackend(name: "scripted")
+    /// A second backend a conversation can be bound to.
+    let other = ScriptedBackend(name: "other")
     let hub: RelayHub
     let user = "user-1"
     var conversation: Conversation!
@@ -60,7 +62,7 @@ final class CoreFixture {
     init() {
         journal = MemoryJournal(loop: loop)
         hub = RelayHub(
-            journal: journal, router: Router(backends: [backend], defaultBackend: nil), loop: loop, clock: loop.clock,
+            journal: journal, router: Router(backends: [backend, other], defaultBackend: nil), loop: loop, clock: loop.clock,
             logger: Logger(label: "test"))
         conversation = resolve(.main)
     }

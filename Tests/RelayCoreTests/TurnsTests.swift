@@ -19,7 +19,10 @@ import Testing
             #expect(device.typing == [true, false])
             #expect(device.messages[1].turn?.clientID == "c_hi")
         }
-        #expect(core.journal.events.map(\.seq) == [1, 2])
+        // Seq 2 was the answer's placeholder slot while it ran; the stored answer gets a fresh one.
+        #expect(core.journal.events.map(\.seq) == [1, 3])
+        let progress = phone.events.compactMap { if case .streaming(let progress) = $0 { progress } else { nil } }
+        #expect(progress.map(\.seq) == [2, 2] && progress.allSatisfy { $0.eventID == core.journal.events[1].id })
         #expect(core.hub.turns.completedCount == 1)
     }
 
@@ -40,7 +43,7 @@ import Testing
         let core = CoreFixture()
         core.connect("phone")
         let first = core.submit(core.message("hi", device: "phone", clientID: "c_1"))
-        guard case .accepted(_, let runID) = first else { Issue.record("not accepted: \(first)"); return }
+        guard case .accepted(_, let runID, _) = first else { Issue.record("not accepted: \(first)"); return }
         let retry = core.submit(core.message("hi", device: "phone", clientID: "c_1"))
         guard case .duplicate(.active, runID, running: true) = retry else { Issue.record("expected a running duplicate: \(retry)"); return }
         core.emit(.final("done"), run: 0)
@@ -143,7 +146,7 @@ import Testing
         #expect(core.backend.runs.isEmpty)
         var ended = false
         core.hub.turns.submit(core.message("later", device: "phone"), policy: TurnPolicy()) { outcome in
-            guard case .accepted(_, let runID) = outcome else { return }
+            guard case .accepted(_, let runID, _) = outcome else { return }
             core.hub.turns.whenEnded(runID: runID) { _ in ended = true }
         }
         core.hub.turns.abandon(deviceID: "phone")
@@ -200,7 +203,7 @@ struct StoreDown: Error {}
         var runs: [String] = []
         for text in ["ok", "bad"] {
             core.hub.turns.submit(core.message(text, device: "phone"), policy: TurnPolicy()) { outcome in
-                guard case .accepted(_, let runID) = outcome else { return }
+                guard case .accepted(_, let runID, _) = outcome else { return }
                 runs.append(runID)
                 core.hub.turns.whenEnded(runID: runID) { end in
                     switch end {

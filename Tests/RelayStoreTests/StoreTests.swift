@@ -101,16 +101,17 @@ extension EventLogTests {
 
     @Test func duplicatesAreDetectedByDeviceAndClientID() throws {
         let temp = try TemporaryStore()
-        guard case .fresh(let event, let runID) = try accept(temp.store, id: "c_1", content: "hello") else {
+        guard case .fresh(let event, let runID, let answer) = try accept(temp.store, id: "c_1", content: "hello") else {
             Issue.record("first accept was not fresh")
             return
         }
         #expect(event.role == .user && event.deviceID == "d" && runID == "run-c_1")
-        guard case .duplicate(.active, let again) = try accept(temp.store, id: "c_1", content: "hello") else {
+        #expect(answer.seq == event.seq + 1 && answer.id.hasPrefix("s_"))
+        guard case .duplicate(.active, let again, let sameAnswer) = try accept(temp.store, id: "c_1", content: "hello") else {
             Issue.record("retry was not a duplicate")
             return
         }
-        #expect(again == runID)
+        #expect(again == runID && sameAnswer == answer)
         guard case .mismatch = try accept(temp.store, id: "c_1", content: "other") else {
             Issue.record("other content was not a mismatch")
             return
@@ -120,7 +121,7 @@ extension EventLogTests {
     @Test func restartFailsActiveTurns() throws {
         let temp = try TemporaryStore()
         _ = try accept(temp.store, id: "c_1", content: "x")
-        #expect(try temp.store.write { try MessageQueries.failActive($0) }.map(\.clientID) == ["c_1"])
+        #expect(try temp.store.write { try MessageQueries.failActive($0, at: 1) }.map(\.clientID) == ["c_1"])
         let record = try temp.store.read { try MessageQueries.fetch($0, deviceID: "d", clientID: "c_1") }
         #expect(record?.state == .failed)
         #expect(record?.reason == "the relay restarted")

@@ -13,6 +13,11 @@ public struct Conversation: Sendable, Equatable, Codable {
     public var createdAt: Int64
     public var updatedAt: Int64
     public var archived: Bool
+    /// When it was archived (nil while it is not).
+    public var archivedAt: Int64?
+    /// The user clock's seq of its last change (creation, rename, archive, rebinding): clients
+    /// that sync by seq see it again once this passes their cursor.
+    public var changeSeq: Int64 = 0
     /// Every protocol name the conversation has.
     public var keys: [ConversationKey]
 

@@ -76,6 +76,15 @@ public final class Conversations {
         journal.addKey(key, to: conversation, completion: completion)
     }
 
+    /// The stored conversation changed (renamed, archived, rebound): the cache follows.
+    public func updated(_ conversation: Conversation) { remember(conversation) }
+
+    /// The conversation was deleted: its cached entry and keys go.
+    public func forget(id: String) {
+        guard let conversation = byID.removeValue(forKey: id) else { return }
+        for key in conversation.keys { byKey.removeValue(forKey: UserKey(userID: conversation.userID, key: key)) }
+    }
+
     /// A cached conversation's key in `scheme`.
     public func key(of conversationID: String, scheme: String) -> String? { byID[conversationID]?.key(in: scheme) }
 

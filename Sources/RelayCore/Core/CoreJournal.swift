@@ -51,12 +51,25 @@ public enum MessageState: Int, Sendable, Codable {
     case aborted = 3
 }
 
+/// Where a turn's answer will land: its event id and the seq its placeholder holds while the
+/// turn runs (clients that list unfinished answers show them there; the final gets a fresh seq).
+public struct AnswerSlot: Sendable, Equatable {
+    public var id: String
+    public var seq: Int64
+
+    public init(id: String, seq: Int64) {
+        self.id = id
+        self.seq = seq
+    }
+}
+
 /// What the journal found when a message arrived.
 public enum Acceptance: Sendable {
-    /// New: its user event is stored (and queued for the given devices).
-    case fresh(ChatEvent, runID: String)
-    /// The same client id with the same content was stored before.
-    case duplicate(MessageState, runID: String)
+    /// New: its user event is stored (and queued for the given devices), with its answer's slot.
+    case fresh(ChatEvent, runID: String, answer: AnswerSlot)
+    /// The same client id with the same content was stored before (with its answer's slot, when
+    /// it was given one).
+    case duplicate(MessageState, runID: String, answer: AnswerSlot?)
     /// The same client id with other content.
     case mismatch
     case rejected(any Error & Sendable)
@@ -140,6 +153,8 @@ public protocol CoreJournal: AnyObject {
     func conversation(id: String, completion: @escaping (Result<Conversation?, any Error>) -> Void)
     /// The conversations of a user, most recently updated first.
     func conversations(userID: String, limit: Int, completion: @escaping (Result<[Conversation], any Error>) -> Void)
+    /// Binds a conversation to another backend; nil when there is no such conversation.
+    func rebind(conversationID: String, backend: String?, now: Int64, completion: @escaping (Result<Conversation?, any Error>) -> Void)
     /// Points one more key at a conversation (a Companion session id adopted for a directory).
     func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void)
 

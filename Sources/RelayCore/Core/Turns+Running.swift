@@ -7,6 +7,7 @@ extension Turns {
         lane.active = turn
         turn.startedAt = clock.nowMillis()
         bus.publish(.assistantTyping(conversationID: conversationID, active: true), to: turn.userID)
+        if let command = RelayCommand(turn.text) { return run(command, turn) }
         let conversation = conversations.cached(id: conversationID)
         guard let backend = router.backend(named: conversation?.backend ?? turn.policy.backend) else {
             return end(turn, .failed, reason: "no backend named \(conversation?.backend ?? turn.policy.backend ?? router.defaultBackend)")
@@ -45,8 +46,7 @@ extension Turns {
         case .progress(let text):
             turn.content = text
             armInactivityTimer(turn)
-            let progress = TurnProgress(turn: turn.ref, eventID: turn.eventID, conversationID: turn.conversationID, content: text, startedAt: turn.startedAt)
-            bus.publish(.streaming(progress), to: turn.userID)
+            bus.publish(.streaming(turn.progress), to: turn.userID)
         case .final(let text):
             finish(turn, text: text)
         case .failed(let reason):
@@ -54,7 +54,7 @@ extension Turns {
         }
     }
 
-    private func finish(_ turn: Turn, text: String) {
+    func finish(_ turn: Turn, text: String) {
         turn.isFinishing = true
         if let timer = turn.inactivityTimer { loop.cancel(timer) }
         let targets = queue.targets(userID: turn.userID, conversationID: turn.conversationID)
@@ -92,7 +92,10 @@ extension Turns {
                 "conversation": "\(turn.conversationID)", "run": "\(turn.ref.runID)", "device": "\(turn.ref.deviceID)", "cause": "\(cause.rawValue)",
                 "reason": "\(reason)",
             ])
-        record(TurnFailure(turn: turn.ref, conversationID: turn.conversationID, userID: turn.userID, cause: cause, reason: reason, timestampMillis: clock.nowMillis()))
+        record(
+            TurnFailure(
+                turn: turn.ref, conversationID: turn.conversationID, userID: turn.userID, cause: cause, reason: reason, timestampMillis: clock.nowMillis(),
+                answerID: turn.eventID))
         bus.publish(.assistantTyping(conversationID: turn.conversationID, active: false), to: turn.userID)
         runNext(turn.conversationID)
     }
@@ -121,7 +124,10 @@ extension Turns {
         }
         for turn in queued {
             aborted.append(turn.ref.runID)
-            record(TurnFailure(turn: turn.ref, conversationID: conversationID, userID: turn.userID, cause: .aborted, reason: reason, timestampMillis: clock.nowMillis()))
+            record(
+                TurnFailure(
+                    turn: turn.ref, conversationID: conversationID, userID: turn.userID, cause: .aborted, reason: reason, timestampMillis: clock.nowMillis(),
+                    answerID: turn.eventID))
         }
         dropIfIdle(conversationID)
         return aborted
@@ -143,7 +149,7 @@ extension Turns {
             for dropped in lane.queue where dropped.ref.deviceID == deviceID {
                 let failure = TurnFailure(
                     turn: dropped.ref, conversationID: conversationID, userID: dropped.userID, cause: .abandoned, reason: "its device disconnected",
-                    timestampMillis: clock.nowMillis())
+                    timestampMillis: clock.nowMillis(), answerID: dropped.eventID)
                 ended(dropped.ref.runID, .failed(failure))
             }
             lane.queue.removeAll { $0.ref.deviceID == deviceID }

@@ -24,8 +24,8 @@ public enum TurnEnd: Sendable {
 
 /// What became of a submitted message.
 public enum SubmitOutcome: Sendable {
-    /// Stored; its turn is running or queued. Acknowledge it.
-    case accepted(ChatEvent, runID: String)
+    /// Stored; its turn is running or queued, its answer will land in `answer`. Acknowledge it.
+    case accepted(ChatEvent, runID: String, answer: AnswerSlot)
     /// A retry of a stored message: `running` tells whether its turn is active or queued here.
     case duplicate(MessageState, runID: String, running: Bool)
     /// The client id was used before with other content.
@@ -51,8 +51,9 @@ public final class Turns {
         let ref: TurnRef
         let userID: String
         let conversationID: String
-        /// The server id the answer gets.
-        let eventID = Identifiers.newEventID()
+        /// The server id the answer gets, and the seq of its placeholder.
+        let answer: AnswerSlot
+        var eventID: String { answer.id }
         let text: String
         let policy: TurnPolicy
         var startedAt: Int64 = 0
@@ -61,8 +62,9 @@ public final class Turns {
         var cancellation: TurnCancellation?
         var inactivityTimer: TimerID?
 
-        init(ref: TurnRef, userID: String, conversationID: String, text: String, policy: TurnPolicy) {
+        init(ref: TurnRef, userID: String, conversationID: String, text: String, policy: TurnPolicy, answer: AnswerSlot) {
             self.ref = ref
+            self.answer = answer
             self.userID = userID
             self.conversationID = conversationID
             self.text = text
@@ -134,26 +136,27 @@ public final class Turns {
             switch result {
             case .failure(let error):
                 completion(.storeFailed(error))
-            case .success(.fresh(var event, let runID)):
+            case .success(.fresh(var event, let runID, let answer)):
                 let ref = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
                 event.turn = ref
-                completion(.accepted(event, runID: runID))
+                completion(.accepted(event, runID: runID, answer: answer))
                 queue.publish(.message(event), userID: message.userID, queuedFor: targets)
                 if stillWanted {
-                    enqueue(Turn(ref: ref, userID: message.userID, conversationID: message.conversationID, text: message.content, policy: policy))
+                    enqueue(Turn(ref: ref, userID: message.userID, conversationID: message.conversationID, text: message.content, policy: policy, answer: answer))
                 } else {
                     // Stored, but its device was abandoned meanwhile: no turn, and whoever waits hears so.
                     let failure = TurnFailure(
                         turn: ref, conversationID: message.conversationID, userID: message.userID, cause: .abandoned, reason: "its device disconnected",
-                        timestampMillis: clock.nowMillis())
+                        timestampMillis: clock.nowMillis(), answerID: answer.id)
                     ended(runID, .failed(failure))
                 }
-            case .success(.duplicate(let state, let runID)):
+            case .success(.duplicate(let state, let runID, let answer)):
                 let ref = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
                 var running = isKnown(ref, in: lane)
                 if state == .active, !running, stillWanted {
                     // Acknowledged before and never answered (its socket went away): run it now.
-                    enqueue(Turn(ref: ref, userID: message.userID, conversationID: message.conversationID, text: message.content, policy: policy))
+                    let slot = answer ?? AnswerSlot(id: Identifiers.newEventID(), seq: 0)
+                    enqueue(Turn(ref: ref, userID: message.userID, conversationID: message.conversationID, text: message.content, policy: policy, answer: slot))
                     running = true
                 }
                 completion(.duplicate(state, runID: runID, running: running))
@@ -171,7 +174,7 @@ public final class Turns {
     /// The running turn of a conversation, as progress so far.
     public func activeProgress(in conversationID: String) -> TurnProgress? {
         guard let turn = lanes[conversationID]?.active else { return nil }
-        return TurnProgress(turn: turn.ref, eventID: turn.eventID, conversationID: conversationID, content: turn.content, startedAt: turn.startedAt)
+        return turn.progress
     }
 
     /// Calls `handler` once when the run ends, answered or not. Register it before the turn can end
@@ -212,5 +215,20 @@ public final class Turns {
     private func enqueue(_ turn: Turn) {
         lane(turn.conversationID).queue.append(turn)
         runNext(turn.conversationID)
+    }
+}
+
+extension Turns.Turn {
+    /// The answer so far, as the bus carries it.
+    var progress: TurnProgress {
+        TurnProgress(turn: ref, eventID: eventID, conversationID: conversationID, content: content, startedAt: startedAt, seq: answer.seq)
+    }
+}
+
+extension Turns {
+    /// The user's turns that have not ended, running and queued, as progress so far (a queued
+    /// turn has no content yet and `startedAt` 0).
+    public func unfinished(userID: String) -> [TurnProgress] {
+        lanes.values.flatMap { lane in ([lane.active].compactMap { $0 } + lane.queue).filter { $0.userID == userID }.map(\.progress) }
     }
 }

@@ -19,7 +19,7 @@ extension ConfigDecoder {
     static func companion(_ table: ConfigTable, backends: [BackendSettings]) throws(ConfigError) -> CompanionSettings {
         let integers = companionIntegers
         try table.rejectUnknownKeys(
-            ["listen", "allow_public", "tls_cert", "tls_key", "auth_token", "user_id", "backend", "projects_root"] + integers.map(\.key))
+            ["listen", "allow_public", "tls_cert", "tls_key", "auth_token", "user_id", "backend", "projects_root", "routes"] + integers.map(\.key))
         var settings = CompanionSettings()
         let endpoint = try table.endpoint("listen", default: RelayConfig.defaultCompanionEndpoint)
         settings.host = endpoint.host
@@ -43,6 +43,16 @@ extension ConfigDecoder {
             settings.projectsRoot = root
         }
         settings.backend = try table.backendName(among: backends)
+        for entry in try table.entries("routes") {
+            try entry.rejectUnknownKeys(["directory_prefix", "backend"])
+            guard let prefix = try entry.string("directory_prefix"), prefix.hasPrefix("/") else {
+                throw entry.error(.missingKey, key: "directory_prefix", #"every route needs an absolute directory_prefix = "/path""#)
+            }
+            guard let backend = try entry.backendName(among: backends) else {
+                throw entry.error(.missingKey, key: "backend", "every route needs the backend its sessions use")
+            }
+            settings.routes.append(CompanionSettings.Route(directoryPrefix: prefix, backend: backend))
+        }
         return settings
     }
 }

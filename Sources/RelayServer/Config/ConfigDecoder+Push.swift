@@ -73,12 +73,8 @@ extension ConfigDecoder {
 
     /// `[[push.webhooks]]` entries: `url` and `secret`.
     private static func webhooks(_ table: ConfigTable) throws(ConfigError) -> [PushSettings.Webhook] {
-        guard let value = table.table["webhooks"] else { return [] }
-        guard let array = value.array else { throw table.error(.wrongType, key: "webhooks", "expected [[push.webhooks]] entries") }
         var hooks: [PushSettings.Webhook] = []
-        for element in array {
-            guard let inner = element.table else { throw table.error(.wrongType, key: "webhooks", "expected [[push.webhooks]] tables") }
-            let entry = ConfigTable(table: inner, section: ConfigSection(name: "push.webhooks", occurrence: hooks.count), source: table.source)
+        for entry in try table.entries("webhooks") {
             try entry.rejectUnknownKeys(["url", "secret"])
             guard let url = try entry.string("url"), PushTarget.origin(of: url) != nil else {
                 throw entry.error(.missingKey, key: "url", "every webhook needs url = \"https://host/…\"")

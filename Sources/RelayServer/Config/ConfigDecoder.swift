@@ -5,7 +5,7 @@ import TOMLKit
 struct ConfigDecoder {
     let root: ConfigTable
 
-    private static let sections = ["server", "admin", "clawline", "gateway", "companion", "audit", "push", "backends"]
+    private static let sections = ["server", "admin", "clawline", "gateway", "companion", "discoclaw", "audit", "push", "backends"]
 
     func decode() throws(ConfigError) -> RelayConfig {
         try rejectUnknownSections()
@@ -50,6 +50,9 @@ struct ConfigDecoder {
         if let companion = try section("companion") {
             config.companion = try Self.companion(companion, backends: config.backends)
         }
+        if let discoClaw = try section("discoclaw") {
+            config.discoClaw = try Self.discoClaw(discoClaw, backends: config.backends)
+        }
         if let push = try section("push") { config.push = try Self.push(push) }
         try rejectSharedPorts(config)
         return config
@@ -60,6 +63,7 @@ struct ConfigDecoder {
         let listeners: [(String, String, Int)] = [
             config.admin.map { ("admin", $0.host, $0.port) }, config.clawline.map { ("clawline", $0.host, $0.port) },
             config.gateway.map { ("gateway", $0.host, $0.port) }, config.companion.map { ("companion", $0.host, $0.port) },
+            config.discoClaw.map { ("discoclaw", $0.host, $0.port) },
         ].compactMap { $0 }
         let wildcards: Set<String> = ["0.0.0.0", "::", "*", ""]
         for (index, first) in listeners.enumerated() {
@@ -75,7 +79,7 @@ struct ConfigDecoder {
         let unknown = root.table.keys.filter { !Self.sections.contains($0) }
         let lines = unknown.map { root.source.locator.line(of: ConfigSection(name: $0, occurrence: nil)) ?? Int.max }
         guard let first = zip(unknown, lines).min(by: { $0.1 < $1.1 })?.0 else { return }
-        let known = "server, admin, clawline, gateway, companion, audit, push, [[backends]]"
+        let known = "server, admin, clawline, gateway, companion, discoclaw, audit, push, [[backends]]"
         throw root.source.error(.unknownSection, ConfigSection(name: first, occurrence: nil), "unknown section; expected one of: \(known)")
     }
 

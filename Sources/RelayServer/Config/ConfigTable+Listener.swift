@@ -21,3 +21,18 @@ extension ConfigTable {
         return backend
     }
 }
+
+extension ConfigTable {
+    /// The `[[<section>.<key>]]` entries of this table, each as a table of its own (none when absent).
+    func entries(_ key: String) throws(ConfigError) -> [ConfigTable] {
+        guard let value = table[key] else { return [] }
+        let name = "\(section.name).\(key)"
+        guard let array = value.array else { throw error(.wrongType, key: key, "expected [[\(name)]] entries") }
+        var entries: [ConfigTable] = []
+        for element in array {
+            guard let inner = element.table else { throw error(.wrongType, key: key, "expected [[\(name)]] tables") }
+            entries.append(ConfigTable(table: inner, section: ConfigSection(name: name, occurrence: entries.count), source: source))
+        }
+        return entries
+    }
+}

@@ -1,5 +1,6 @@
 import ClawlineBridge
 import CompanionBridge
+import DiscoClawBridge
 import Foundation
 import GatewayBridge
 import RelayPush
@@ -21,6 +22,8 @@ public struct RelayConfig: Sendable {
     public var gateway: GatewaySettings?
     /// `[companion]`: the Claude Companion listener; nil when the section is absent.
     public var companion: CompanionSettings?
+    /// `[discoclaw]`: the DiscoClaw native-client listener; nil when the section is absent.
+    public var discoClaw: DiscoClawSettings?
     public var audit: AuditSettings
     /// `[push]`: APNs, ntfy and webhooks; nil when the section is absent (no pushes).
     public var push: PushSettings?
@@ -36,6 +39,7 @@ public struct RelayConfig: Sendable {
     public static let defaultClawlineEndpoint = ListenEndpoint(host: "127.0.0.1", port: 18800)
     public static let defaultGatewayEndpoint = ListenEndpoint(host: "127.0.0.1", port: 18789)
     public static let defaultCompanionEndpoint = ListenEndpoint(host: "127.0.0.1", port: 3001)
+    public static let defaultDiscoClawEndpoint = ListenEndpoint(host: "127.0.0.1", port: 4242)
 
     public init(
         dataDirectory: String = Self.defaultDataDirectory,

@@ -1,0 +1,79 @@
+import GRDB
+import RelayCore
+
+/// One row of a user's timeline as clients that sync by seq see it: a stored event, the
+/// placeholder of an answer still running, or an answer that failed.
+public struct TimelineEntry: Sendable, Equatable {
+    public enum Status: String, Sendable {
+        case pending, streaming, complete, error
+    }
+
+    public var id: String
+    /// The sender's id for a user message.
+    public var clientID: String?
+    public var conversationID: String
+    public var role: ChatRole
+    public var content: String
+    public var status: Status
+    public var error: String?
+    public var seq: Int64
+    public var createdAt: Int64
+    public var completedAt: Int64?
+}
+
+/// The timeline over `events` and `messages`: every row has a seq of its user's clock.
+public enum TimelineQueries {
+    /// The user's entries after `seq`, oldest first, at most `limit`.
+    public static func after(_ db: Database, userID: String, seq: Int64, limit: Int) throws -> [TimelineEntry] {
+        try db.rows(
+            union(events: "e.user_id = :user AND e.seq > :seq", messages: "m.user_id = :user", seqAbove: ":seq") + " ORDER BY seq LIMIT :limit",
+            ["user": userID, "seq": seq, "limit": limit]
+        ).map(entry(from:))
+    }
+
+    /// The newest `limit` entries of a conversation before `seq` (all when nil), oldest first, and
+    /// whether older ones exist.
+    public static func page(_ db: Database, userID: String, conversationID: String, before seq: Int64?, limit: Int) throws -> (
+        entries: [TimelineEntry], hasMore: Bool
+    ) {
+        let rows = try db.rows(
+            "SELECT * FROM ("
+                + union(events: "e.user_id = :user AND e.conversation = :conversation", messages: "m.user_id = :user AND m.conversation_id = :conversation", seqAbove: "0")
+                + ") WHERE seq < :before ORDER BY seq DESC LIMIT :limit",
+            ["user": userID, "conversation": conversationID, "before": seq ?? Int64.max, "limit": limit + 1])
+        return (rows.prefix(limit).reversed().map(entry(from:)), rows.count > limit)
+    }
+
+    /// The newest stored event of each of the given conversations.
+    public static func lastEvents(_ db: Database, conversationIDs: [String]) throws -> [String: ChatEvent] {
+        var last: [String: ChatEvent] = [:]
+        for id in conversationIDs {
+            if let row = try db.row("SELECT * FROM events WHERE conversation = ? ORDER BY seq DESC LIMIT 1", [id]) {
+                last[id] = EventQueries.event(from: row)
+            }
+        }
+        return last
+    }
+
+    /// Stored events, placeholders of running answers, and failed answers, with one column set.
+    private static func union(events: String, messages: String, seqAbove: String) -> String {
+        """
+        SELECT e.id AS id, m.client_id AS client_id, e.conversation AS conversation_id, e.role AS role, e.content AS content,
+               'complete' AS status, NULL AS error, e.seq AS seq, e.created_at AS created_at, e.created_at AS completed_at
+        FROM events e LEFT JOIN messages m ON m.user_event_id = e.id WHERE \(events)
+        UNION ALL
+        SELECT m.assistant_event_id, NULL, m.conversation_id, 'assistant', '', 'pending', NULL, m.answer_seq, m.created_at, NULL
+        FROM messages m WHERE \(messages) AND m.streaming = 1 AND m.answer_seq > \(seqAbove) AND m.assistant_event_id IS NOT NULL
+        UNION ALL
+        SELECT m.assistant_event_id, NULL, m.conversation_id, 'assistant', '', 'error', m.reason, m.ended_seq, m.created_at, m.ended_at
+        FROM messages m WHERE \(messages) AND m.ended_seq > \(seqAbove) AND m.assistant_event_id IS NOT NULL
+        """
+    }
+
+    private static func entry(from row: Row) -> TimelineEntry {
+        TimelineEntry(
+            id: row["id"], clientID: row["client_id"], conversationID: row["conversation_id"], role: ChatRole(rawValue: row["role"]) ?? .assistant,
+            content: row["content"], status: TimelineEntry.Status(rawValue: row["status"]) ?? .complete, error: row["error"], seq: row["seq"],
+            createdAt: row["created_at"], completedAt: row["completed_at"])
+    }
+}

@@ -1,0 +1,95 @@
+import ArgumentParser
+import Foundation
+import RelayCore
+import RelayStore
+
+struct Conversations: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show conversations across protocols and bind one to a backend.", subcommands: [List.self, Show.self, Bind.self])
+
+    static func json(_ conversation: Conversation, events: Int? = nil) -> JSONValue {
+        var fields: [String: JSONValue] = [
+            "id": .string(conversation.id), "user": .string(conversation.userID), "title": conversation.title.map(JSONValue.string) ?? .null,
+            "backend": conversation.backend.map(JSONValue.string) ?? .null, "keys": .array(conversation.keys.map { .string($0.description) }),
+            "createdAt": .int(conversation.createdAt), "updatedAt": .int(conversation.updatedAt), "archived": .bool(conversation.archived),
+        ]
+        if let events { fields["events"] = .int(Int64(events)) }
+        return .object(fields)
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List conversations, most recent first.")
+        @OptionGroup var options: DataOptions
+        @Option(help: "Only this user's conversations.") var user: String?
+        @Option(help: "At most this many (1-10000).") var limit = 200
+        @Flag(help: "One JSON array instead of a table.") var json = false
+
+        func validate() throws {
+            guard (1...10_000).contains(limit) else { throw ValidationError("--limit must be 1 to 10000") }
+        }
+
+        func run() throws {
+            let store = Devices.openStore(options)
+            let (user, limit) = (self.user, self.limit)
+            let rows = try store.read { db in
+                try (user.map { try ConversationQueries.list(db, userID: $0, limit: limit) } ?? ConversationQueries.all(db, limit: limit))
+                    .map { ($0, try EventQueries.count(db, conversationID: $0.id)) }
+            }
+            if json { return print(JSONValue.array(rows.map { Conversations.json($0.0, events: $0.1) }).encoded()) }
+            if rows.isEmpty { return print("no conversations") }
+            let default_ = options.loadExisting().backends.first?.name ?? "echo"
+            print("ID  USER  BACKEND  EVENTS  UPDATED  TITLE  KEYS")
+            for (conversation, events) in rows {
+                let updated = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(conversation.updatedAt) / 1000))
+                print(
+                    "\(conversation.id)  \(conversation.userID)  \(conversation.backend ?? "(\(default_))")  \(events)  \(updated)  \(conversation.title ?? "-")  \(conversation.keys.map(\.description).joined(separator: ","))"
+                )
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one conversation and its last messages.")
+        @OptionGroup var options: DataOptions
+        @Argument(help: "The conversation id (cv_…).") var id: String
+        @Option(help: "Messages to show (1-1000).") var limit = 20
+        @Flag(help: "JSON instead of text.") var json = false
+
+        func run() throws {
+            guard (1...1_000).contains(limit) else { throw ValidationError("--limit must be 1 to 1000") }
+            let store = Devices.openStore(options)
+            let (id, limit) = (self.id, self.limit)
+            guard let (conversation, events) = try store.read({ db -> (Conversation, [ChatEvent])? in
+                guard let conversation = try ConversationQueries.fetch(db, id: id) else { return nil }
+                return (conversation, try EventQueries.conversation(db, userID: conversation.userID, conversationID: id, limit: limit))
+            }) else { fail("no conversation \(id) (clawrelay conversations list shows them)") }
+            if json {
+                guard case .object(var fields) = Conversations.json(conversation) else { return }
+                fields["messages"] = .array(events.map { .object(["id": .string($0.id), "seq": .int($0.seq), "role": .string($0.role.rawValue), "content": .string($0.content), "at": .int($0.timestampMillis)]) })
+                return print(JSONValue.object(fields).encoded())
+            }
+            print("\(conversation.id)  user \(conversation.userID)  backend \(conversation.backend ?? "(default)")  title \(conversation.title ?? "-")")
+            print("keys: \(conversation.keys.map(\.description).joined(separator: ", "))")
+            for event in events { print("[\(event.seq)] \(event.role.rawValue): \(event.content.prefix(200))") }
+        }
+    }
+
+    struct Bind: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Bind a conversation to a backend (its next turns go there).")
+        @OptionGroup var options: DataOptions
+        @Argument(help: "The conversation id (cv_…).") var id: String
+        @Argument(help: "A [[backends]] name from the configuration.") var backend: String
+
+        func run() throws {
+            let names = options.loadExisting().backends.map(\.name)
+            guard names.contains(backend) else { fail("no backend named \(backend); configured: \(names.joined(separator: ", "))") }
+            let store = Devices.openStore(options)
+            let (id, backend) = (self.id, self.backend)
+            guard try store.write({ db in try ConversationQueries.update(db, id: id, at: SystemClock().nowMillis()) { $0.backend = backend } }) != nil else {
+                fail("no conversation \(id) (clawrelay conversations list shows them)")
+            }
+            let live = Devices.ask(store, .reloadConversation, deviceID: id, userID: nil, timeout: 2)
+            print("\(id) is bound to \(backend)" + (live == nil ? " (the relay is not running; it applies at the next start)" : ""))
+        }
+    }
+}
