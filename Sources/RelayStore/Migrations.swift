@@ -164,6 +164,10 @@ enum Migrations {
                     CREATE INDEX push_attempts_at ON push_attempts (at);
                     """)
         }
+        migrator.registerMigration("v8-backend-session") { db in
+            // A backend's own session id per conversation (Claude Code's --resume), as it last reported it.
+            try db.execute(sql: "ALTER TABLE conversations ADD COLUMN backend_session TEXT")
+        }
         return migrator
     }
 
