@@ -27,7 +27,9 @@ extension CompanionDownstream {
             if !activity.name.isEmpty {
                 let content = activity.label.flatMap { $0.isEmpty ? nil : $0 } ?? activity.name
                 let metadata: [String: JSONValue] = ["toolName": .string(activity.name), "toolId": .string(activity.id)]
-                add("streamChunk", Self.chunk(session, id: view.chunker.nextChunkID(), type: "tool_use", content: content, isFinal: false, metadata: metadata))
+                add(
+                    "streamChunk",
+                    Self.chunk(session, id: view.chunker.nextChunkID(), type: "tool_use", content: content, isFinal: false, metadata: metadata))
             }
             connection.runs[tool.turn.runID] = view
         case .ended:

@@ -79,7 +79,8 @@ public final class Relay {
                 backends.append(
                     ClaudeCodeBackend(
                         name: settings.name, command: claude.command, timeoutSeconds: claude.timeoutSeconds, maxSeconds: claude.maxSeconds,
-                        environment: claude.environment, workingDirectory: claude.workingDirectory, extraArguments: claude.extraArguments, logger: logger))
+                        environment: claude.environment, workingDirectory: claude.workingDirectory, extraArguments: claude.extraArguments,
+                        logger: logger))
             case .openclaw(let url, let sessionKey, let allowSelfSigned, let exposeNodes):
                 let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
                 if exposeNodes { exposed.append(NodePassthrough.Account(name: settings.name, target: target)) }
@@ -236,8 +237,9 @@ public final class Relay {
     /// A child-process backend's program must be there at start-up, not fail every turn later.
     static func requireExecutable(_ command: [String], backend: String) throws(StartupFailure) {
         guard let program = command.first, executable(program) else {
+            let program = command.first ?? ""
             throw StartupFailure(
-                description: "[[backends]] \(backend): the program \(command.first ?? "") is missing or not executable (a bare name is looked up in PATH)")
+                description: "[[backends]] \(backend): the program \(program) is missing or not executable (a bare name is looked up in PATH)")
         }
     }
 

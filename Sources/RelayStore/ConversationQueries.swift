@@ -60,6 +60,7 @@ public enum ConversationQueries {
         let id: String = row["id"]
         return Conversation(
             id: id, userID: row["user_id"], title: row["title"], backend: row["backend"], workingDirectory: row["working_directory"],
-            backendSession: row["backend_session"], createdAt: row["created_at"], updatedAt: row["updated_at"], archived: row["archived"], keys: try keys(db, conversationID: id))
+            backendSession: row["backend_session"], createdAt: row["created_at"], updatedAt: row["updated_at"], archived: row["archived"],
+            keys: try keys(db, conversationID: id))
     }
 }

@@ -15,7 +15,8 @@ import Testing
         let answer = "\(Self.first)\n\nclaude: hello"
         let session = try #require(events.sessions.first ?? nil)
         #expect(session.hasPrefix("fixture-"))
-        let bash = ToolActivity(id: "toolu_01", name: "Bash", label: "pwd", inputJSON: #"{"command":"pwd","description":"Print the working directory"}"#)
+        let bash = ToolActivity(
+            id: "toolu_01", name: "Bash", label: "pwd", inputJSON: #"{"command":"pwd","description":"Print the working directory"}"#)
         let read = ToolActivity(
             id: "toolu_02", name: "Read", label: fixture.directory + "/missing.txt", inputJSON: #"{"file_path":"\#(fixture.directory)/missing.txt"}"#)
         var bashEnded = bash
@@ -30,7 +31,8 @@ import Testing
         let run = try #require(try fixture.runs().first)
         #expect(run.argv == ["-p", "--output-format", "stream-json", "--verbose", "--model", "sonnet", "--", "hello"])
         #expect(run.resume == nil)
-        #expect(URL(fileURLWithPath: run.cwd).resolvingSymlinksInPath().path == URL(fileURLWithPath: fixture.directory).resolvingSymlinksInPath().path)
+        #expect(
+            URL(fileURLWithPath: run.cwd).resolvingSymlinksInPath().path == URL(fileURLWithPath: fixture.directory).resolvingSymlinksInPath().path)
     }
 
     @Test func theNextTurnResumesTheSessionAndReportsTheNewOne() async throws {

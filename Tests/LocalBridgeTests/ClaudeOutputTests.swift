@@ -5,7 +5,8 @@ import Testing
 
 /// Cutting Claude Code's stdout into lines, whatever sizes the reads come in.
 @Suite struct ClaudeOutputTests {
-    static let session = [Stream.initLine, Stream.text("Looking."), Stream.bash, Stream.toolResult("toolu_1", isError: false), Stream.result("Looking.")]
+    static let session =
+        [Stream.initLine, Stream.text("Looking."), Stream.bash, Stream.toolResult("toolu_1", isError: false), Stream.result("Looking.")]
         .joined(separator: "\n") + "\n"
 
     private func read(_ text: String, chunk: Int) throws -> (ClaudeOutput, [ChildOutput]) {

@@ -26,7 +26,8 @@ enum Stream {
 }
 
 @Suite struct ClaudeStreamParserTests {
-    static let bashStarted = ToolActivity(id: "toolu_1", name: "Bash", label: "ls -la", inputJSON: #"{"command":"ls -la\nwc -l","description":"List"}"#)
+    static let bashStarted = ToolActivity(
+        id: "toolu_1", name: "Bash", label: "ls -la", inputJSON: #"{"command":"ls -la\nwc -l","description":"List"}"#)
 
     private func feed(_ parser: inout ClaudeStreamParser, _ line: String) throws -> [ChildOutput] {
         try parser.parse(line: Array(line.utf8))
@@ -38,7 +39,10 @@ enum Stream {
         #expect(try feed(&parser, Stream.text("Looking.")) == [.grew])
         #expect(parser.text == "Looking.")
         #expect(try feed(&parser, Stream.bash) == [.event(.progress("Looking.")), .event(.toolStarted(Self.bashStarted))])
-        #expect(try feed(&parser, Stream.toolResult("toolu_1", isError: false)) == [.event(.toolEnded(ToolActivity(id: "toolu_1", name: "Bash", label: "ls -la", success: true)))])
+        #expect(
+            try feed(&parser, Stream.toolResult("toolu_1", isError: false)) == [
+                .event(.toolEnded(ToolActivity(id: "toolu_1", name: "Bash", label: "ls -la", success: true)))
+            ])
         #expect(try feed(&parser, Stream.text("Done.")) == [.grew])
         #expect(parser.text == "Looking.\n\nDone.")
         #expect(!parser.isComplete)
@@ -50,8 +54,14 @@ enum Stream {
     @Test func aFailedToolAndAnUnknownToolEnd() throws {
         var parser = ClaudeStreamParser()
         _ = try feed(&parser, Stream.bash)
-        #expect(try feed(&parser, Stream.toolResult("toolu_1", isError: true)) == [.event(.toolEnded(ToolActivity(id: "toolu_1", name: "Bash", label: "ls -la", success: false)))])
-        #expect(try feed(&parser, Stream.toolResult("toolu_9", isError: false)) == [.event(.toolEnded(ToolActivity(id: "toolu_9", name: "unknown", success: true)))])
+        #expect(
+            try feed(&parser, Stream.toolResult("toolu_1", isError: true)) == [
+                .event(.toolEnded(ToolActivity(id: "toolu_1", name: "Bash", label: "ls -la", success: false)))
+            ])
+        #expect(
+            try feed(&parser, Stream.toolResult("toolu_9", isError: false)) == [
+                .event(.toolEnded(ToolActivity(id: "toolu_9", name: "unknown", success: true)))
+            ])
     }
 
     @Test func aNewSessionIDInTheResultIsReported() throws {
@@ -121,7 +131,10 @@ enum Stream {
         var parser = ClaudeStreamParser()
         _ = try feed(&parser, Stream.initLine)
         _ = try feed(&parser, Stream.text("half an answer"))
-        #expect(parser.ending(.exited(3), stderr: "fatal: no network") == [.failed("Claude Code exited with status 3 without a result; stderr: fatal: no network")])
+        #expect(
+            parser.ending(.exited(3), stderr: "fatal: no network") == [
+                .failed("Claude Code exited with status 3 without a result; stderr: fatal: no network")
+            ])
         #expect(parser.ending(.signaled(9), stderr: "") == [.failed("Claude Code was killed by signal 9 without a result")])
     }
 

@@ -33,7 +33,12 @@ import Testing
         expected.workingDirectory = directory
         expected.extraArguments = ["--permission-mode", "acceptEdits"]
         #expect(settings?.kind == .claudeCode(expected))
-        #expect(try backend("command = \"/usr/local/bin/claude\"\n")?.kind == .claudeCode({ var one = ClaudeCodeSettings(); one.command = ["/usr/local/bin/claude"]; return one }()))
+        #expect(
+            try backend("command = \"/usr/local/bin/claude\"\n")?.kind
+                == .claudeCode(
+                    {
+                        var one = ClaudeCodeSettings(); one.command = ["/usr/local/bin/claude"]; return one
+                    }()))
     }
 
     @Test func badValuesNameTheFileLineAndKey() {
@@ -44,7 +49,8 @@ import Testing
         expectRejection(head + "timeout_seconds = 0\n", .invalidValue, "relay.toml:4: [[backends]] timeout_seconds:")
         expectRejection(head + "extra_args = \"--verbose\"\n", .wrongType, "relay.toml:4: [[backends]] extra_args: expected an array of strings")
         expectRejection(head + "environment = [\"A=b\"]\n", .wrongType, "relay.toml:4: [[backends]] environment: expected a table of strings")
-        expectRejection(head + "working_directory = \"srv/app\"\n", .invalidValue, "relay.toml:4: [[backends]] working_directory: must be an absolute path")
+        expectRejection(
+            head + "working_directory = \"srv/app\"\n", .invalidValue, "relay.toml:4: [[backends]] working_directory: must be an absolute path")
         expectRejection(
             head + "working_directory = \"/nonexistent/clawrelay\"\n", .invalidValue,
             #"relay.toml:4: [[backends]] working_directory: "/nonexistent/clawrelay" is not a directory"#)

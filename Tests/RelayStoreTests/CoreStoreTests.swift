@@ -24,7 +24,8 @@ import Testing
         #expect(conversation.backendSession == nil)
         try temp.store.write { try ConversationQueries.setBackendSession($0, "sess-1", conversationID: conversation.id) }
         #expect(try temp.store.read { try ConversationQueries.fetch($0, id: conversation.id) }?.backendSession == "sess-1")
-        #expect(try temp.store.write { try ConversationQueries.resolve($0, key: .main, userID: "u", draft: ConversationDraft(), at: 2) }.backendSession == "sess-1")
+        let again = try temp.store.write { try ConversationQueries.resolve($0, key: .main, userID: "u", draft: ConversationDraft(), at: 2) }
+        #expect(again.backendSession == "sess-1", "a resolved conversation carries its backend session")
         try temp.store.write { try ConversationQueries.setBackendSession($0, nil, conversationID: conversation.id) }
         #expect(try temp.store.read { try ConversationQueries.fetch($0, id: conversation.id) }?.backendSession == nil)
     }

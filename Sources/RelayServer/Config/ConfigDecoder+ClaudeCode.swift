@@ -20,7 +20,9 @@ extension ConfigDecoder {
         settings.environment = try entry.stringTable("environment") ?? [:]
         settings.extraArguments = try entry.strings("extra_args") ?? []
         if let directory = try entry.string("working_directory") {
-            guard directory.hasPrefix("/") else { throw entry.error(.invalidValue, key: "working_directory", "must be an absolute path, got \(quoted(directory))") }
+            guard directory.hasPrefix("/") else {
+                throw entry.error(.invalidValue, key: "working_directory", "must be an absolute path, got \(quoted(directory))")
+            }
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw entry.error(.invalidValue, key: "working_directory", "\(quoted(directory)) is not a directory")
