@@ -117,8 +117,12 @@ final class ChildTurn<Reader: ChildOutputReader>: Sendable {
         switch outcome {
         case .cancelled: return
         case .timedOut(let reason), .rejected(let reason): finish([.failed(reason)])
-        case .ended(let ended): finish(pump.reader.ending(ended, stderr: pump.stderr.tailText))
-        case .lingered: finish(pump.reader.ending(termination, stderr: pump.stderr.tailText))
+        case .ended(let ended):
+            flushProgress(&pump)
+            finish(pump.reader.ending(ended, stderr: pump.stderr.tailText))
+        case .lingered:
+            flushProgress(&pump)
+            finish(pump.reader.ending(termination, stderr: pump.stderr.tailText))
         }
     }
 
@@ -140,10 +144,7 @@ final class ChildTurn<Reader: ChildOutputReader>: Sendable {
                 ChildProcess.killGroup(child.pid)
                 termination = child.reap()
             }
-            if let termination, child.stdoutFD < 0, child.stderrFD < 0 {
-                flushProgress(&pump)
-                return .ended(termination)
-            }
+            if let termination, child.stdoutFD < 0, child.stderrFD < 0 { return .ended(termination) }
             let now = clock.now
             let deadline: ContinuousClock.Instant
             if let completedAt = pump.completedAt {
