@@ -185,6 +185,9 @@ public final class ClawlineDownstream: ListenerHandler {
             guard failure.turn.deviceID == session.deviceID, failure.cause != .abandoned else { return }
             let message = failure.cause == .aborted ? "the answer was aborted" : "the assistant failed to answer"
             return session.fail(.serverError, message, messageID: failure.turn.clientID, close: false)
+        case .tool:
+            // Clawline has no tool frames.
+            return
         default:
             break
         }
@@ -202,7 +205,7 @@ public final class ClawlineDownstream: ListenerHandler {
             bytes = FastFrames.streaming(
                 id: progress.eventID, content: progress.content, timestamp: progress.startedAt, channel: channel(of: progress.conversationID))
         case .assistantTyping(let conversationID, let active): bytes = FastFrames.typing(active, channel: channel(of: conversationID))
-        case .turnFailed: bytes = []
+        case .turnFailed, .tool: bytes = []
         }
         lastEncoded = (event, bytes)
         return bytes

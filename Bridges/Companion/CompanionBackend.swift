@@ -87,7 +87,7 @@ final class CompanionRuns {
                 guard let sink = sinks[id] else { continue }
                 switch event {
                 case .final, .failed: sinks[id] = nil
-                case .typing, .progress: break
+                case .typing, .progress, .toolStarted, .toolEnded, .backendSession: break
                 }
                 sink(event)
             }

@@ -7,6 +7,8 @@ final class CompanionConnection: DeviceEndpoint {
     struct RunView {
         var chunker = ParagraphChunker()
         var startedAt: Int64
+        /// The answer so far, as the last progress showed it.
+        var latest = ""
     }
 
     let socket: WebSocketConnection

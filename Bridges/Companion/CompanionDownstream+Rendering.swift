@@ -45,7 +45,10 @@ extension CompanionDownstream {
             for chunk in view.chunker.take(progress.content, final: false) {
                 add("streamChunk", Self.chunk(session, id: chunk.id, type: "text", content: chunk.content, isFinal: false))
             }
+            view.latest = progress.content
             connection.runs[progress.turn.runID] = view
+        case .tool(let tool):
+            renderTool(tool, on: connection, add: { add($0, $1) })
         case .message(let message) where message.role == .user:
             guard message.deviceID != connection.deviceID else { break }
             add(
@@ -113,11 +116,12 @@ extension CompanionDownstream {
         if frames.isEmpty { written?() }
     }
 
-    static func chunk(_ session: String, id: String, type: String, content: String, isFinal: Bool) -> [String: JSONValue] {
-        [
-            "sessionId": .string(session), "isFinal": .bool(isFinal),
-            "chunk": .object(["id": .string(id), "type": .string(type), "content": .string(content), "isFinal": .bool(isFinal)]),
-        ]
+    static func chunk(
+        _ session: String, id: String, type: String, content: String, isFinal: Bool, metadata: [String: JSONValue]? = nil
+    ) -> [String: JSONValue] {
+        var chunk: [String: JSONValue] = ["id": .string(id), "type": .string(type), "content": .string(content), "isFinal": .bool(isFinal)]
+        if let metadata { chunk["metadata"] = .object(metadata) }
+        return ["sessionId": .string(session), "isFinal": .bool(isFinal), "chunk": .object(chunk)]
     }
 
     /// The Claude CLI's JSON result, as `askResponse.response` and `POST /api/ask` carry it.

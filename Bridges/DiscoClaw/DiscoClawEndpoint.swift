@@ -43,6 +43,10 @@ final class DiscoClawEndpoint: DeviceEndpoint {
             guard let answerID = failure.answerID else { return updated(failure.conversationID) }
             sent.removeValue(forKey: answerID)
             send("message.error", ["messageId": .string(answerID), "conversationId": .string(failure.conversationID), "error": .string(failure.reason)], answer: answerID)
+        case .tool(let tool) where tool.phase == .started:
+            send("tool.start", ["messageId": .string(tool.eventID), "tool": .string(tool.activity.name), "label": .string(tool.activity.label ?? tool.activity.name)], answer: tool.eventID)
+        case .tool(let tool):
+            send("tool.end", ["messageId": .string(tool.eventID), "tool": .string(tool.activity.name)], answer: tool.eventID)
         case .assistantTyping:
             break
         }

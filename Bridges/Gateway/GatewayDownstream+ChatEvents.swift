@@ -60,6 +60,9 @@ extension GatewayDownstream {
                 failure.turn.runID, conversationID: failure.conversationID, state: state, errorMessage: state == "error" ? "the assistant failed to answer" : nil)
         case .message, .assistantTyping:
             return nil
+        case .tool:
+            // The protocol docs give no concrete shape for an operator's tool events: none are sent.
+            return nil
         }
     }
 

@@ -11,7 +11,7 @@ import Darwin
 
 /// A child process in its own process group, with non-blocking pipes on stdin, stdout and stderr.
 ///
-/// - Important: Owned by one thread; only `pid` may be shared (see `CommandTurn`).
+/// - Important: Owned by one thread; only `pid` may be shared (see `ChildTurn`).
 struct ChildProcess {
     let pid: pid_t
     /// Parent ends, all non-blocking and close-on-exec.

@@ -43,13 +43,14 @@ public final class CommandBackend: Backend {
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: place, isDirectory: &isDirectory), isDirectory.boolValue { directory = place }
         }
-        let runner = CommandTurn(
+        let runner = ChildTurn(
             arguments: command,
             environment: environment.map { "\($0.key)=\($0.value)" },
             directory: directory,
             input: turn.text,
             timeout: timeout,
             maxDuration: maxDuration,
+            reader: CommandOutput(),
             stderrLine: { [logger, name] text in logger?.debug("command backend stderr", metadata: ["backend": "\(name)", "stderr": "\(text)"]) },
             events: events
         )

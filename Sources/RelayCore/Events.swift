@@ -117,12 +117,14 @@ public enum BusEvent: Sendable, Equatable {
     case assistantTyping(conversationID: String, active: Bool)
     /// A turn ended without an answer (persisted on its message record).
     case turnFailed(TurnFailure)
+    /// A running turn's backend started or finished a tool.
+    case tool(ToolProgress)
 
     /// Durable events are queued for devices that are not in the foreground; the rest is live only.
     public var isDurable: Bool {
         switch self {
         case .message, .turnFailed: true
-        case .streaming, .assistantTyping: false
+        case .streaming, .assistantTyping, .tool: false
         }
     }
 
@@ -132,6 +134,7 @@ public enum BusEvent: Sendable, Equatable {
         case .streaming(let progress): progress.conversationID
         case .assistantTyping(let conversationID, _): conversationID
         case .turnFailed(let failure): failure.conversationID
+        case .tool(let tool): tool.conversationID
         }
     }
 }

@@ -71,13 +71,17 @@ public final class Relay {
             case .echo(let delay):
                 backends.append(EchoBackend(name: settings.name, delayMillis: delay))
             case .command(let command, let timeout, let maxSeconds, let environment):
-                guard let program = command.first, Self.executable(program) else {
-                    throw StartupFailure(
-                        description: "[[backends]] \(settings.name): the program \(command.first ?? "") is missing or not executable (a bare name is looked up in PATH)")
-                }
+                try Self.requireExecutable(command, backend: settings.name)
                 backends.append(
                     CommandBackend(
                         name: settings.name, command: command, timeoutSeconds: timeout, maxSeconds: maxSeconds, environment: environment,
+                        logger: logger))
+            case .claudeCode(let claude):
+                try Self.requireExecutable(claude.command, backend: settings.name)
+                backends.append(
+                    ClaudeCodeBackend(
+                        name: settings.name, command: claude.command, timeoutSeconds: claude.timeoutSeconds, maxSeconds: claude.maxSeconds,
+                        environment: claude.environment, workingDirectory: claude.workingDirectory, extraArguments: claude.extraArguments,
                         logger: logger))
             case .openclaw(let url, let sessionKey, let allowSelfSigned, let exposeNodes):
                 let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
@@ -239,6 +243,15 @@ public final class Relay {
     }
 
     /// True when `program` (a path, or a bare name looked up in PATH) can be run.
+    /// A child-process backend's program must be there at start-up, not fail every turn later.
+    static func requireExecutable(_ command: [String], backend: String) throws(StartupFailure) {
+        guard let program = command.first, executable(program) else {
+            let program = command.first ?? ""
+            throw StartupFailure(
+                description: "[[backends]] \(backend): the program \(program) is missing or not executable (a bare name is looked up in PATH)")
+        }
+    }
+
     static func executable(_ program: String) -> Bool {
         if program.contains("/") { return access(program, X_OK) == 0 }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"

@@ -52,6 +52,11 @@ public enum ConversationQueries {
         try db.rows("SELECT * FROM conversations ORDER BY updated_at DESC, id LIMIT ?", [limit]).map { try conversation(db, from: $0) }
     }
 
+    /// Stores the backend's own session id of a conversation (nil forgets it).
+    public static func setBackendSession(_ db: Database, _ session: String?, conversationID: String) throws {
+        try db.run("UPDATE conversations SET backend_session = ? WHERE id = ?", [session, conversationID])
+    }
+
     /// Moves the conversation's last activity; called once per turn, when it ends, not per event.
     static func touch(_ db: Database, id: String, at millis: Int64) throws {
         try db.run("UPDATE conversations SET updated_at = ? WHERE id = ?", [millis, id])
@@ -96,7 +101,8 @@ public enum ConversationQueries {
         let id: String = row["id"]
         var conversation = Conversation(
             id: id, userID: row["user_id"], title: row["title"], backend: row["backend"], workingDirectory: row["working_directory"],
-            createdAt: row["created_at"], updatedAt: row["updated_at"], archived: row["archived"], keys: try keys(db, conversationID: id))
+            backendSession: row["backend_session"], createdAt: row["created_at"], updatedAt: row["updated_at"], archived: row["archived"],
+            keys: try keys(db, conversationID: id))
         conversation.archivedAt = row["archived_at"]
         conversation.changeSeq = row["change_seq"] ?? 0
         return conversation

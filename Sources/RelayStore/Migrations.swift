@@ -165,6 +165,10 @@ enum Migrations {
                     """)
         }
         migrator.registerMigration("v8-timeline", migrate: timelineTables)
+        migrator.registerMigration("v9-backend-session") { db in
+            // A backend's own session id per conversation (Claude Code's --resume), as it last reported it.
+            try db.execute(sql: "ALTER TABLE conversations ADD COLUMN backend_session TEXT")
+        }
         return migrator
     }
 

@@ -41,6 +41,10 @@ public final class StoreJournal: CoreJournal {
         store.perform({ db in try ConversationQueries.addKey(db, key, conversationID: id, userID: userID) }, completion: completion)
     }
 
+    public func saveBackendSession(_ session: String?, conversationID: String) {
+        background("store a backend session") { db in try ConversationQueries.setBackendSession(db, session, conversationID: conversationID) }
+    }
+
     public func accept(_ message: UserMessage, now: Int64, queue: [QueueTarget], completion: @escaping (Result<Acceptance, any Error>) -> Void) {
         store.perform({ db in try MessageQueries.accept(db, message, at: now, queue: queue) }, completion: completion)
     }

@@ -87,6 +87,10 @@ public final class MemoryJournal: CoreJournal {
         later(.success(()), completion)
     }
 
+    public func saveBackendSession(_ session: String?, conversationID: String) {
+        conversations[conversationID]?.backendSession = session
+    }
+
     private func append(_ event: ChatEvent, queue: [QueueTarget], now: Int64) -> ChatEvent {
         var event = event
         event.seq = (lastSeq[event.userID] ?? 0) + 1

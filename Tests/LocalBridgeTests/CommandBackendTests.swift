@@ -146,9 +146,9 @@ import Testing
 
     @Test func cutMultiByteCharacterWaitsForTheRest() {
         let euro = Array("€".utf8)
-        #expect(CommandTurn.completeUTF8Prefix(Array("a".utf8) + euro.prefix(2)) == 1)
-        #expect(CommandTurn.completeUTF8Prefix(Array("a".utf8) + euro) == 4)
-        #expect(CommandTurn.completeUTF8Prefix([]) == 0)
-        #expect(CommandTurn.text(of: Array("é\r\n".utf8), trimmingNewline: true) == "é")
+        #expect(OutputText.completeUTF8Prefix(Array("a".utf8) + euro.prefix(2)) == 1)
+        #expect(OutputText.completeUTF8Prefix(Array("a".utf8) + euro) == 4)
+        #expect(OutputText.completeUTF8Prefix([]) == 0)
+        #expect(OutputText.text(of: Array("é\r\n".utf8), trimmingNewline: true) == "é")
     }
 }

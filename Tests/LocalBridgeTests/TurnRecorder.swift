@@ -6,22 +6,24 @@ struct TurnRecorder {
     let events: AsyncStream<TurnEvent>
     let cancellation: TurnCancellation
 
-    init(_ backend: any Backend, text: String, workingDirectory: String? = nil) {
+    init(_ backend: any Backend, text: String, workingDirectory: String? = nil, backendSession: String? = nil) {
         let (stream, continuation) = AsyncStream.makeStream(of: TurnEvent.self)
-        let turn = TurnRequest(userID: "user-1", deviceID: "device-1", conversationID: "conv-1", text: text, workingDirectory: workingDirectory)
+        let turn = TurnRequest(
+            userID: "user-1", deviceID: "device-1", conversationID: "conv-1", text: text, workingDirectory: workingDirectory,
+            backendSession: backendSession)
         cancellation = backend.start(turn) { event in
             continuation.yield(event)
             switch event {
             case .final, .failed: continuation.finish()
-            case .typing, .progress: break
+            case .typing, .progress, .toolStarted, .toolEnded, .backendSession: break
             }
         }
         events = stream
     }
 
     /// Every event of the turn, up to and including its end.
-    static func run(_ backend: any Backend, text: String, workingDirectory: String? = nil) async -> [TurnEvent] {
-        let recorder = TurnRecorder(backend, text: text, workingDirectory: workingDirectory)
+    static func run(_ backend: any Backend, text: String, workingDirectory: String? = nil, backendSession: String? = nil) async -> [TurnEvent] {
+        let recorder = TurnRecorder(backend, text: text, workingDirectory: workingDirectory, backendSession: backendSession)
         var all: [TurnEvent] = []
         for await event in recorder.events { all.append(event) }
         return all
@@ -57,7 +59,7 @@ extension TurnEvent {
     var isEnd: Bool {
         switch self {
         case .final, .failed: true
-        case .typing, .progress: false
+        case .typing, .progress, .toolStarted, .toolEnded, .backendSession: false
         }
     }
 }

@@ -18,6 +18,18 @@ import Testing
         #expect(other.id != first.id, "keys are per user")
     }
 
+    @Test func aBackendSessionIsStoredWithItsConversationAndCanBeForgotten() throws {
+        let temp = try TemporaryStore()
+        let conversation = try temp.store.write { try ConversationQueries.resolve($0, key: .main, userID: "u", draft: ConversationDraft(), at: 1) }
+        #expect(conversation.backendSession == nil)
+        try temp.store.write { try ConversationQueries.setBackendSession($0, "sess-1", conversationID: conversation.id) }
+        #expect(try temp.store.read { try ConversationQueries.fetch($0, id: conversation.id) }?.backendSession == "sess-1")
+        let again = try temp.store.write { try ConversationQueries.resolve($0, key: .main, userID: "u", draft: ConversationDraft(), at: 2) }
+        #expect(again.backendSession == "sess-1", "a resolved conversation carries its backend session")
+        try temp.store.write { try ConversationQueries.setBackendSession($0, nil, conversationID: conversation.id) }
+        #expect(try temp.store.read { try ConversationQueries.fetch($0, id: conversation.id) }?.backendSession == nil)
+    }
+
     @Test func theCoreMigrationTurnsStoredNamesIntoConversations() throws {
         let directory = NSTemporaryDirectory() + "clawrelay-migration-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

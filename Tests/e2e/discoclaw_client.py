@@ -82,16 +82,13 @@ EVENTS = {  # WsEvent.parse: `as? String` / `as? Int` on each field
 
 
 def _check(value: Any, spec: Any, where: str, out: list[str]) -> None:
-    if isinstance(spec, list):
-        if not isinstance(value, list):
-            out.append(f"{where} must be an array, got {type(value).__name__}")
-            return
+    """JSONDecoder's rules: a required key may be neither absent nor null; an optional one may be either."""
+    if not isinstance(value, type(spec)):
+        out.append(f"{where} must be {'an array' if isinstance(spec, list) else 'an object'}, got {type(value).__name__}")
+    elif isinstance(spec, list):
         for i, item in enumerate(value):
             _check(item, spec[0], f"{where}[{i}]", out)
-    elif isinstance(spec, dict):
-        if not isinstance(value, dict):
-            out.append(f"{where} must be an object, got {type(value).__name__}")
-            return
+    else:
         for key, (check, required) in spec.items():
             if value.get(key) is None:
                 if required:
@@ -186,20 +183,18 @@ async def ahttp(relay, method: str, path: str, body: Any = MISSING, token: str |
     data = data or b""
     reader, writer = await asyncio.open_connection("127.0.0.1", dport(relay))
     try:
-        head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: {len(data)}\r\n"
-        head += "".join(f"{k}: {v}\r\n" for k, v in hdrs.items())
-        writer.write(head.encode() + b"\r\n" + data)
-        await writer.drain()
-        raw_head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 15)
-        lines = raw_head.decode("latin-1").split("\r\n")
-        status = int(lines[0].split()[1])
-        headers = {k.strip().lower(): v.strip() for k, v in (l.split(":", 1) for l in lines[1:] if ":" in l)}
-        payload = await asyncio.wait_for(reader.readexactly(int(headers.get("content-length", "0"))), 15)
-        return HttpResponse(status, headers, payload), next(ORDER)
+        # asyncio.timeout, not wait_for: no extra task, so this task wakes in the same loop step as the
+        # data's arrival, exactly like a socket's reader; the loop handles sockets in readiness order
+        async with asyncio.timeout(15):
+            head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: {len(data)}\r\n"
+            writer.write(head.encode() + "".join(f"{k}: {v}\r\n" for k, v in hdrs.items()).encode() + b"\r\n" + data)
+            await writer.drain()
+            lines = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+            headers = {k.strip().lower(): v.strip() for k, v in (l.split(":", 1) for l in lines[1:] if ":" in l)}
+            payload = await reader.readexactly(int(headers.get("content-length", "0")))
+        return HttpResponse(int(lines[0].split()[1]), headers, payload), next(ORDER)
     finally:
         writer.close()
-        with contextlib.suppress(Exception):
-            await writer.wait_closed()
 
 
 def expect(resp: HttpResponse, status: int, shape: str | None, what: str) -> Any:
@@ -370,7 +365,7 @@ def of(kind: str, message_id: str | None = None, conversation_id: str | None = N
 @dataclass
 class Turn:
     sent: dict  # the POST 201 body
-    sent_order: int
+    sent_order: int  # ORDER stamp of its arrival
     deltas: list[dict]
     complete: dict
     frames: list[dict]  # everything the socket read up to the complete

@@ -1,5 +1,8 @@
 """DiscoClaw listener: /health, registration, tokens, devices, HTTP errors, the socket's upgrade auth."""
 import re
+import threading
+import time
+from http.client import HTTPConnection, RemoteDisconnected
 
 import pytest
 from websockets.exceptions import InvalidStatus
@@ -11,9 +14,11 @@ from discoclaw_client import (
     add_device,
     app_decodes_everything,  # noqa: F401  (autouse: every event must parse in the app)
     discoclaw_config,
+    dport,
     expect,
     http,
     register,
+    write_config,
 )
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -211,3 +216,34 @@ async def test_socket_accepts_the_query_token_and_the_bearer_header(drelay):
     for sock in (query, bearer):
         event = await sock.recv(5)
         assert event.get("type") == "conversation.updated" and event.get("conversationId") == conv["id"], event
+
+
+def first_answer(port: int, token: str, timeout: float = 20.0) -> tuple[int, bytes]:
+    """Poll until the listener answers `GET /auth/me`; connection refusals (not bound yet) are retried."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        conn = HTTPConnection("127.0.0.1", port, timeout=5)
+        try:
+            conn.request("GET", "/auth/me", headers={"Authorization": f"Bearer {token}"})
+            resp = conn.getresponse()
+            return resp.status, resp.read()
+        except (ConnectionRefusedError, ConnectionResetError, RemoteDisconnected):
+            time.sleep(0.002)  # the port is not bound yet: poll again
+        finally:
+            conn.close()
+    raise AssertionError(f"the listener did not answer within {timeout}s")
+
+
+def test_a_registered_token_works_from_the_first_answer_after_a_restart(drelay):
+    dev = register(drelay)
+    port = dport(drelay)
+    write_config(drelay, discoclaw_config(listen=f"127.0.0.1:{port}"))  # same port, so it can be polled at start-up
+    answers = []
+    for _ in range(3):
+        assert drelay.terminate() == 0
+        starter = threading.Thread(target=drelay.start)
+        starter.start()
+        answers.append(first_answer(port, dev.token))
+        starter.join()
+        assert drelay.running, drelay.stderr_text()[-2000:]
+    assert all(status == 200 for status, _ in answers), f"a valid token refused right after start-up: {answers}"

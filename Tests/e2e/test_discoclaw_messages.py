@@ -91,6 +91,8 @@ async def test_a_retried_post_is_the_same_message_and_no_second_turn(drelay):
     assert [m["content"] for m in messages(dev, conv["id"])["messages"]] == ["only once", "echo: only once"]
     plain = await dev.post_message(conv["id"], "no client id")
     assert plain["clientId"] is None and "clientId" in plain, plain
+    row = next(m for m in messages(dev, conv["id"])["messages"] if m["id"] == plain["id"])
+    assert row.get("clientId") is None, f"the stored row agrees with the POST (no clientId was sent): {row}"
 
 
 async def test_load_earlier_pages_backwards_in_ascending_order(drelay):

@@ -11,14 +11,21 @@ public struct TurnRequest: Sendable {
     public var runID: String
     /// Where a coding backend works for this conversation, if it has a place.
     public var workingDirectory: String?
+    /// The backend's own session id for this conversation, as it last reported it
+    /// (`TurnEvent.backendSession`), so it can carry on where it left off.
+    public var backendSession: String?
 
-    public init(userID: String, deviceID: String, conversationID: String, text: String, runID: String = Identifiers.newUUID(), workingDirectory: String? = nil) {
+    public init(
+        userID: String, deviceID: String, conversationID: String, text: String, runID: String = Identifiers.newUUID(),
+        workingDirectory: String? = nil, backendSession: String? = nil
+    ) {
         self.userID = userID
         self.deviceID = deviceID
         self.conversationID = conversationID
         self.text = text
         self.runID = runID
         self.workingDirectory = workingDirectory
+        self.backendSession = backendSession
     }
 }
 
@@ -28,6 +35,13 @@ public enum TurnEvent: Sendable, Equatable {
     case typing(Bool)
     /// The whole answer so far (not a fragment).
     case progress(String)
+    /// A tool started (`success` nil).
+    case toolStarted(ToolActivity)
+    /// A tool finished (`success` says how, when the backend knows).
+    case toolEnded(ToolActivity)
+    /// The backend's own id for the conversation's session, handed back on the conversation's
+    /// next turn as `TurnRequest.backendSession`; nil forgets the one stored.
+    case backendSession(String?)
     /// The complete answer; the turn is over.
     case final(String)
     /// The turn failed; the reason is for logs, not for clients.

@@ -10,6 +10,8 @@ public struct Conversation: Sendable, Equatable, Codable {
     public var backend: String?
     /// Where a coding backend runs for this conversation (Companion's working directory).
     public var workingDirectory: String?
+    /// The backend's own session id (Claude Code's `--resume`), as it last reported it.
+    public var backendSession: String?
     public var createdAt: Int64
     public var updatedAt: Int64
     public var archived: Bool
@@ -22,14 +24,15 @@ public struct Conversation: Sendable, Equatable, Codable {
     public var keys: [ConversationKey]
 
     public init(
-        id: String, userID: String, title: String? = nil, backend: String? = nil, workingDirectory: String? = nil, createdAt: Int64,
-        updatedAt: Int64, archived: Bool = false, keys: [ConversationKey] = []
+        id: String, userID: String, title: String? = nil, backend: String? = nil, workingDirectory: String? = nil, backendSession: String? = nil,
+        createdAt: Int64, updatedAt: Int64, archived: Bool = false, keys: [ConversationKey] = []
     ) {
         self.id = id
         self.userID = userID
         self.title = title
         self.backend = backend
         self.workingDirectory = workingDirectory
+        self.backendSession = backendSession
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.archived = archived

@@ -85,6 +85,18 @@ public final class Conversations {
         for key in conversation.keys { byKey.removeValue(forKey: UserKey(userID: conversation.userID, key: key)) }
     }
 
+    /// Stores the backend's own session id for a conversation (nil forgets it), so its next turn
+    /// carries on there. An id longer than `backendSessionLimit` bytes is not kept.
+    public func setBackendSession(_ session: String?, of conversationID: String) {
+        let kept = session.flatMap { $0.isEmpty || $0.utf8.count > Self.backendSessionLimit ? nil : $0 }
+        if let cached = byID[conversationID], cached.backendSession == kept { return }
+        byID[conversationID]?.backendSession = kept
+        journal.saveBackendSession(kept, conversationID: conversationID)
+    }
+
+    /// Longest backend session id kept, in UTF-8 bytes.
+    public static let backendSessionLimit = 512
+
     /// A cached conversation's key in `scheme`.
     public func key(of conversationID: String, scheme: String) -> String? { byID[conversationID]?.key(in: scheme) }
 

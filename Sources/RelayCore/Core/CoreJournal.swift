@@ -99,7 +99,7 @@ public enum QueueItem: Sendable, Equatable, Codable {
         switch event {
         case .message(let event): self = .message(event)
         case .turnFailed(let failure): self = .failure(failure)
-        case .streaming, .assistantTyping: return nil
+        case .streaming, .assistantTyping, .tool: return nil
         }
     }
 
@@ -157,6 +157,8 @@ public protocol CoreJournal: AnyObject {
     func rebind(conversationID: String, backend: String?, now: Int64, completion: @escaping (Result<Conversation?, any Error>) -> Void)
     /// Points one more key at a conversation (a Companion session id adopted for a directory).
     func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void)
+    /// Stores the backend's own session id for a conversation (nil forgets it); nobody waits for it.
+    func saveBackendSession(_ session: String?, conversationID: String)
 
     /// Stores the message and its user event unless its client id was seen before; queues the
     /// event for `queue` in the same transaction.

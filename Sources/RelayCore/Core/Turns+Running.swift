@@ -15,7 +15,7 @@ extension Turns {
         armInactivityTimer(turn)
         let request = TurnRequest(
             userID: turn.userID, deviceID: turn.ref.deviceID, conversationID: conversationID, text: turn.text, runID: turn.ref.runID,
-            workingDirectory: conversation?.workingDirectory)
+            workingDirectory: conversation?.workingDirectory, backendSession: conversation?.backendSession)
         let bound = LoopBound((self, turn), loop: loop)
         let loop = self.loop
         turn.cancellation = backend.start(request) { event in
@@ -47,11 +47,24 @@ extension Turns {
             turn.content = text
             armInactivityTimer(turn)
             bus.publish(.streaming(turn.progress), to: turn.userID)
+        case .toolStarted(let activity):
+            publishTool(.started, activity, of: turn)
+        case .toolEnded(let activity):
+            publishTool(.ended, activity, of: turn)
+        case .backendSession(let session):
+            armInactivityTimer(turn)
+            conversations.setBackendSession(session, of: turn.conversationID)
         case .final(let text):
             finish(turn, text: text)
         case .failed(let reason):
             end(turn, .failed, reason: reason)
         }
+    }
+
+    private func publishTool(_ phase: ToolProgress.Phase, _ activity: ToolActivity, of turn: Turn) {
+        armInactivityTimer(turn)
+        let tool = ToolProgress(turn: turn.ref, eventID: turn.eventID, conversationID: turn.conversationID, phase: phase, activity: activity)
+        bus.publish(.tool(tool), to: turn.userID)
     }
 
     func finish(_ turn: Turn, text: String) {

@@ -6,6 +6,9 @@ public struct BackendSettings: Sendable, Equatable {
         /// Runs `command` per turn with the text on stdin and `environment` added; killed after
         /// `timeoutSeconds` without output, or `maxSeconds` in all.
         case command(command: [String], timeoutSeconds: Int, maxSeconds: Int? = nil, environment: [String: String] = [:])
+        /// Runs Claude Code per turn (`command -p --output-format stream-json --verbose`), resuming
+        /// the conversation's session; in the conversation's directory, else `workingDirectory`.
+        case claudeCode(ClaudeCodeSettings)
         /// An operator account on an OpenClaw gateway (another relay, or a real gateway).
         case openclaw(url: WebSocketURL, sessionKey: String?, allowSelfSigned: Bool, exposeNodes: Bool)
         /// A client of a Claude Companion server (a real one, or another relay's `[companion]`).
@@ -25,6 +28,7 @@ public struct BackendSettings: Sendable, Equatable {
         switch kind {
         case .echo: "echo"
         case .command: "command"
+        case .claudeCode: "claude-code"
         case .openclaw: "openclaw"
         case .companion: "companion"
         }
@@ -37,6 +41,24 @@ public struct BackendSettings: Sendable, Equatable {
 
     /// The backend used when a file has no `[[backends]]`: `echo`, answering at once.
     public static let defaultEcho = BackendSettings(name: "echo", kind: .echo(delayMillis: 0))
+}
+
+/// A `kind = "claude-code"` backend's keys.
+public struct ClaudeCodeSettings: Sendable, Equatable {
+    /// The program and its first arguments (`claude`, looked up in PATH).
+    public var command = ["claude"]
+    /// Seconds without any output before Claude Code (and everything it started) is killed.
+    public var timeoutSeconds = 600
+    /// Seconds a whole turn may take; nil = no bound.
+    public var maxSeconds: Int?
+    /// Variables added to the relay's environment.
+    public var environment: [String: String] = [:]
+    /// Where conversations without a working directory of their own run; nil = the relay's.
+    public var workingDirectory: String?
+    /// Arguments added before the prompt (`--model`, `--permission-mode`, `--allowedTools`, ...).
+    public var extraArguments: [String] = []
+
+    public init() {}
 }
 
 /// The `[audit]` section: every frame in and out, redacted, kept for a number of days.

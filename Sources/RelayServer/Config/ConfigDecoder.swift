@@ -126,6 +126,7 @@ struct ConfigDecoder {
         ("command", ["command", "timeout_seconds", "max_seconds", "env"]),
         ("openclaw", ["url", "session_key", "allow_self_signed", "expose_nodes"]),
         ("companion", ["url", "token", "working_directory", "allow_self_signed"]),
+        ("claude-code", claudeCodeKeys),
     ]
 
     private static func backend(_ entry: ConfigTable) throws(ConfigError) -> BackendSettings {
@@ -145,6 +146,8 @@ struct ConfigDecoder {
         switch kind {
         case "echo":
             return BackendSettings(name: name, kind: .echo(delayMillis: try entry.integer("delay_ms", minimum: 0) ?? 0))
+        case "claude-code":
+            return BackendSettings(name: name, kind: .claudeCode(try claudeCode(entry)))
         case "companion":
             guard let url = try entry.string("url") else {
                 throw entry.error(.missingKey, key: "url", #"missing; a companion backend needs url = "ws://host:3001/ws""#)

@@ -118,7 +118,7 @@ public final class Pushes {
         case .turnFailed(let failure):
             guard failure.cause == .failed else { return }
             (seq, failed, text) = (0, true, failure.reason)
-        case .streaming, .assistantTyping:
+        case .streaming, .assistantTyping, .tool:
             return
         }
         let now = clock.nowMillis()

@@ -9,14 +9,13 @@ import Musl
 import Darwin
 #endif
 
-/// One turn of a `CommandBackend`: runs the child on the calling (dedicated) thread.
-final class CommandTurn: Sendable {
-    /// Largest answer accepted; more kills the child.
-    static let outputLimit = 1 << 20
+/// One turn of a child-process backend: runs the child on the calling (dedicated) thread, feeds its
+/// stdout to a `ChildOutputReader`, and enforces the timeouts and cancellation.
+final class ChildTurn<Reader: ChildOutputReader>: Sendable {
     /// Progress events are at most this often; the rest is coalesced.
-    static let progressInterval = Duration.milliseconds(25)
+    static var progressInterval: Duration { .milliseconds(25) }
     /// How often the child is checked for an exit while a grandchild still holds the pipes.
-    static let exitCheckInterval = Duration.milliseconds(100)
+    static var exitCheckInterval: Duration { .milliseconds(100) }
 
     private struct State {
         var cancelled = false
@@ -26,13 +25,22 @@ final class CommandTurn: Sendable {
 
     private enum Outcome {
         case ended(ChildProcess.Termination)
+        /// The output said it was over and the child did not exit within the grace: it was killed.
+        case lingered
         case timedOut(String)
-        case tooLarge
+        case rejected(String)
         case cancelled
     }
 
-    /// stderr bytes per turn handed to `stderrLine` at most; the rest is read and dropped.
-    static let stderrLimit = 4_096
+    /// What `pump` keeps between polls besides the child.
+    private struct Pump {
+        var reader: Reader
+        var stderr = StderrCapture()
+        /// Progress held back by the throttle: the reader's text (`nil`) or one it gave.
+        var pending: String??
+        var lastProgress: ContinuousClock.Instant?
+        var completedAt: ContinuousClock.Instant?
+    }
 
     private let arguments: [String]
     private let environment: [String]
@@ -42,13 +50,17 @@ final class CommandTurn: Sendable {
     private let inactivity: Duration
     /// The longest the whole turn may take, if bounded.
     private let maxDuration: Duration?
+    /// How long a child may run on once its output said the turn is over.
+    private let exitGrace: Duration
+    private let reader: Reader
     private let events: @Sendable (TurnEvent) -> Void
     private let stderrLine: @Sendable (String) -> Void
     private let state = Mutex(State())
 
     init(
-        arguments: [String], environment: [String], directory: String? = nil, input: String, timeout: Duration, maxDuration: Duration? = nil,
-        stderrLine: @escaping @Sendable (String) -> Void = { _ in }, events: @escaping @Sendable (TurnEvent) -> Void
+        arguments: [String], environment: [String], directory: String? = nil, input: String = "", timeout: Duration, maxDuration: Duration? = nil,
+        exitGrace: Duration = .seconds(3), reader: Reader, stderrLine: @escaping @Sendable (String) -> Void = { _ in },
+        events: @escaping @Sendable (TurnEvent) -> Void
     ) {
         self.arguments = arguments
         self.environment = environment
@@ -56,6 +68,8 @@ final class CommandTurn: Sendable {
         self.input = Array(input.utf8)
         self.inactivity = timeout
         self.maxDuration = maxDuration
+        self.exitGrace = exitGrace
+        self.reader = reader
         self.stderrLine = stderrLine
         self.events = events
     }
@@ -83,42 +97,42 @@ final class CommandTurn: Sendable {
         do {
             child = try ChildProcess.spawn(arguments: arguments, environment: environment, directory: directory)
         } catch {
-            finish(.failed("cannot start \(arguments.first ?? "command"): \(error)"))
+            finish([.failed("cannot start \(arguments.first ?? "command"): \(error)")])
             return
         }
         let registered = state.withLock { state in
             state.livePID = state.cancelled ? nil : child.pid
             return !state.cancelled
         }
-        var output: [UInt8] = []
-        let outcome = registered ? pump(&child, output: &output) : .cancelled
+        var pump = Pump(reader: reader)
+        let outcome = registered ? self.pump(&child, &pump) : .cancelled
         closeAll(&child)
+        var termination: ChildProcess.Termination = .signaled(SIGKILL)
         // Still unreaped (or cancelled while starting, before cancel() could reach it): kill, then reap.
         if takeLivePID() != nil || !registered {
             ChildProcess.killGroup(child.pid)
-            _ = child.reap()
+            termination = child.reap()
         }
+        if !pump.stderr.head.isEmpty { stderrLine(OutputText.text(of: pump.stderr.head, trimmingNewline: true)) }
         switch outcome {
         case .cancelled: return
-        case .timedOut(let reason): finish(.failed(reason))
-        case .tooLarge: finish(.failed("output too large"))
-        case .ended(.exited(0)): finish(.final(Self.text(of: output, trimmingNewline: true)))
-        case .ended(.exited(let status)): finish(.failed("exit status \(status)"))
-        case .ended(.signaled(let signal)): finish(.failed("killed by signal \(signal)"))
+        case .timedOut(let reason), .rejected(let reason): finish([.failed(reason)])
+        case .ended(let ended):
+            flushProgress(&pump)
+            finish(pump.reader.ending(ended, stderr: pump.stderr.tailText))
+        case .lingered:
+            flushProgress(&pump)
+            finish(pump.reader.ending(termination, stderr: pump.stderr.tailText))
         }
     }
 
     /// Moves data between the pipes until the child is gone and its output closed, or the turn must stop.
-    private func pump(_ child: inout ChildProcess, output: inout [UInt8]) -> Outcome {
+    private func pump(_ child: inout ChildProcess, _ pump: inout Pump) -> Outcome {
         let clock = ContinuousClock()
         let started = clock.now
         var lastActivity = started
-        var stderrText: [UInt8] = []
-        defer { if !stderrText.isEmpty { stderrLine(Self.text(of: stderrText, trimmingNewline: true)) } }
         var pendingInput = input[...]
         var termination: ChildProcess.Termination?
-        var lastProgress: ContinuousClock.Instant?
-        var progressPending = false
         var buffer = [UInt8](repeating: 0, count: 65_536)
         if pendingInput.isEmpty { closeFD(&child.stdinFD) }
 
@@ -132,19 +146,22 @@ final class CommandTurn: Sendable {
             }
             if let termination, child.stdoutFD < 0, child.stderrFD < 0 { return .ended(termination) }
             let now = clock.now
-            let quietUntil = lastActivity + inactivity
-            let endBy = maxDuration.map { started + $0 }
-            let deadline = endBy.map { min($0, quietUntil) } ?? quietUntil
-            if let endBy, now >= endBy { return .timedOut("ran longer than \(Self.seconds(maxDuration ?? .zero)) s") }
-            if now >= quietUntil { return .timedOut("no output for \(Self.seconds(inactivity)) s") }
-            if progressPending, lastProgress.map({ now - $0 >= Self.progressInterval }) ?? true {
-                emit(.progress(Self.text(of: output, trimmingNewline: false)))
-                lastProgress = now
-                progressPending = false
+            let deadline: ContinuousClock.Instant
+            if let completedAt = pump.completedAt {
+                // The answer is in: only the exit grace applies now.
+                deadline = completedAt + exitGrace
+                if now >= deadline { return .lingered }
+            } else {
+                let quietUntil = lastActivity + inactivity
+                let endBy = maxDuration.map { started + $0 }
+                if let endBy, now >= endBy { return .timedOut("ran longer than \(Self.seconds(maxDuration ?? .zero)) s") }
+                if now >= quietUntil { return .timedOut("no output for \(Self.seconds(inactivity)) s") }
+                deadline = endBy.map { min($0, quietUntil) } ?? quietUntil
             }
+            if pump.pending != nil, pump.lastProgress.map({ now - $0 >= Self.progressInterval }) ?? true { flushProgress(&pump, at: now) }
 
             var wait = min(deadline - now, Self.exitCheckInterval)
-            if progressPending, let lastProgress { wait = min(wait, Self.progressInterval - (now - lastProgress)) }
+            if pump.pending != nil, let lastProgress = pump.lastProgress { wait = min(wait, Self.progressInterval - (now - lastProgress)) }
             var fds: [pollfd] = []
             if child.stdoutFD >= 0 { fds.append(pollfd(fd: child.stdoutFD, events: Int16(POLLIN), revents: 0)) }
             if child.stderrFD >= 0 { fds.append(pollfd(fd: child.stderrFD, events: Int16(POLLIN), revents: 0)) }
@@ -155,19 +172,18 @@ final class CommandTurn: Sendable {
             for entry in fds where entry.revents != 0 {
                 if entry.fd == child.stdoutFD || entry.fd == child.stderrFD { lastActivity = clock.now }
                 if entry.fd == child.stdoutFD {
-                    let before = output.count
-                    let open = drain(&child.stdoutFD, into: &buffer) { output.append(contentsOf: $0) }
-                    if output.count > Self.outputLimit { return .tooLarge }
-                    if output.count > before { progressPending = true }
-                    if !open && progressPending {
-                        // End of output: show the complete text before the final answer.
-                        emit(.progress(Self.text(of: output, trimmingNewline: false)))
-                        progressPending = false
+                    var found: [ChildOutput] = []
+                    var failure: ChildOutputError?
+                    let open = drain(&child.stdoutFD, into: &buffer) { bytes in
+                        do throws(ChildOutputError) { found += try pump.reader.read(bytes) } catch { failure = error }
                     }
+                    deliver(found, &pump)
+                    if let failure { return .rejected(failure.reason) }
+                    if pump.reader.isComplete, pump.completedAt == nil { pump.completedAt = clock.now }
+                    // End of output: show the whole text before the turn's end.
+                    if !open { flushProgress(&pump) }
                 } else if entry.fd == child.stderrFD {
-                    _ = drain(&child.stderrFD, into: &buffer) { bytes in
-                        stderrText.append(contentsOf: bytes.prefix(max(0, Self.stderrLimit - stderrText.count)))
-                    }
+                    _ = drain(&child.stderrFD, into: &buffer) { pump.stderr.append($0) }
                 } else if entry.fd == child.stdinFD {
                     let written = pendingInput.withUnsafeBytes { write(child.stdinFD, $0.baseAddress, min($0.count, 65_536)) }
                     if written > 0 { pendingInput = pendingInput.dropFirst(written) }
@@ -175,6 +191,26 @@ final class CommandTurn: Sendable {
                 }
             }
         }
+    }
+
+    /// Sends what the reader found, holding progress back for the throttle.
+    private func deliver(_ found: [ChildOutput], _ pump: inout Pump) {
+        for output in found {
+            switch output {
+            case .grew: pump.pending = .some(nil)
+            case .event(.progress(let text)): pump.pending = .some(text)
+            case .event(let event):
+                flushProgress(&pump)
+                emit(event)
+            }
+        }
+    }
+
+    private func flushProgress(_ pump: inout Pump, at now: ContinuousClock.Instant = ContinuousClock().now) {
+        guard let pending = pump.pending else { return }
+        emit(.progress(pending ?? pump.reader.progressText()))
+        pump.pending = nil
+        pump.lastProgress = now
     }
 
     /// Reads once (so a fast writer cannot keep this loop from its limits); closes the pipe on end of
@@ -203,9 +239,11 @@ final class CommandTurn: Sendable {
         if !isCancelled { events(event) }
     }
 
-    private func finish(_ event: TurnEvent) {
+    /// Ends the turn: everything but the last event, typing off, then the last one.
+    private func finish(_ ending: [TurnEvent]) {
+        ending.dropLast().forEach(emit)
         emit(.typing(false))
-        emit(event)
+        ending.last.map(emit)
     }
 
     private func closeAll(_ child: inout ChildProcess) {
@@ -219,29 +257,5 @@ final class CommandTurn: Sendable {
         fd = -1
     }
 
-    /// The output as text: a cut multi-byte character at the end is left for the next read.
     static func seconds(_ duration: Duration) -> Int64 { duration.components.seconds }
-
-    static func text(of output: [UInt8], trimmingNewline: Bool) -> String {
-        var end = trimmingNewline ? output.count : completeUTF8Prefix(output)
-        if trimmingNewline, end > 0, output[end - 1] == UInt8(ascii: "\n") {
-            end -= 1
-            if end > 0, output[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-        }
-        return String(decoding: output[..<end], as: UTF8.self)
-    }
-
-    /// The length of `bytes` without a trailing, incomplete UTF-8 sequence.
-    static func completeUTF8Prefix(_ bytes: [UInt8]) -> Int {
-        var index = bytes.count - 1
-        while index >= 0, bytes.count - index <= 4 {
-            let byte = bytes[index]
-            if byte & 0xC0 != 0x80 {
-                let length = byte < 0xC0 ? 1 : byte < 0xE0 ? 2 : byte < 0xF0 ? 3 : 4
-                return bytes.count - index >= length ? bytes.count : index
-            }
-            index -= 1
-        }
-        return bytes.count
-    }
 }
