@@ -66,14 +66,23 @@ final class OperatorDesk {
             for bridge in bridges { bridge.refresh(deviceID: command.deviceID) }
             hub.pushes.reload(deviceID: command.deviceID)
             finish("refreshed")
-        case .reloadConversation:
-            hub.journal.conversation(id: command.deviceID) { [hub] result in
-                switch result {
-                case .success(let conversation?): hub.conversations.updated(conversation)
-                case .success(nil): hub.conversations.forget(id: command.deviceID)
-                case .failure(let error): return finish("could not reload: \(error)")
-                }
-                finish("reloaded")
+        case .bindConversation:
+            bind(conversationID: command.deviceID, to: command.userID ?? "", finish: finish)
+        }
+    }
+
+    /// `clawrelay conversations bind`: checked against the running relay's backends.
+    private func bind(conversationID: String, to backend: String, finish: @escaping (String) -> Void) {
+        guard hub.router.backends[backend] != nil else {
+            return finish("no backend named \(backend); configured: \(hub.router.backends.keys.sorted().joined(separator: ", "))")
+        }
+        hub.journal.rebind(conversationID: conversationID, backend: backend, now: clock.nowMillis()) { [hub] result in
+            switch result {
+            case .success(let conversation?):
+                hub.conversations.updated(conversation)
+                finish("bound")
+            case .success(nil): finish("no conversation \(conversationID) (clawrelay conversations list shows them)")
+            case .failure(let error): finish("the store failed: \(error)")
             }
         }
     }

@@ -8,8 +8,8 @@ public struct OperatorCommand: Sendable, Equatable {
         case revoke
         /// The device's record changed; bridges re-read it.
         case refresh
-        /// A conversation's record changed (`device_id` holds its id); the core re-reads it.
-        case reloadConversation = "reload-conversation"
+        /// Binds a conversation (`device_id` holds its id) to a backend (`user_id` holds its name).
+        case bindConversation = "bind-conversation"
     }
 
     public var id: Int64

@@ -81,15 +81,22 @@ struct Conversations: ParsableCommand {
         @Argument(help: "A [[backends]] name from the configuration.") var backend: String
 
         func run() throws {
+            let store = Devices.openStore(options)
+            // A running relay checks the name against its own backends and applies it at once.
+            if let answer = Devices.ask(store, .bindConversation, deviceID: id, userID: backend, timeout: 3) {
+                guard answer == "bound" else { fail(answer) }
+                return print("\(id) is bound to \(backend)")
+            }
+            guard options.config != nil else {
+                fail("the relay is not running; pass --config with its configuration so the backend name can be checked")
+            }
             let names = options.loadExisting().backends.map(\.name)
             guard names.contains(backend) else { fail("no backend named \(backend); configured: \(names.joined(separator: ", "))") }
-            let store = Devices.openStore(options)
             let (id, backend) = (self.id, self.backend)
             guard try store.write({ db in try ConversationQueries.update(db, id: id, at: SystemClock().nowMillis()) { $0.backend = backend } }) != nil else {
                 fail("no conversation \(id) (clawrelay conversations list shows them)")
             }
-            let live = Devices.ask(store, .reloadConversation, deviceID: id, userID: nil, timeout: 2)
-            print("\(id) is bound to \(backend)" + (live == nil ? " (the relay is not running; it applies at the next start)" : ""))
+            print("\(id) is bound to \(backend) (the relay is not running; it applies at the next start)")
         }
     }
 }

@@ -689,11 +689,11 @@ class Exchange:
 
 
 async def send_and_complete(client: Client, content: str, cid: str | None = None, timeout: float = 10.0,
-                            attachments: Any = MISSING) -> Exchange:
-    """Send a message; read through its ack, user echo and the echo backend's final."""
+                            attachments: Any = MISSING, answer: str | None = None) -> Exchange:
+    """Send a message; read through its ack, user echo and the final (`answer`; default the echo backend's)."""
     frame = message_frame(content, cid, attachments)
     await client.send_json(frame)
-    final, frames = await client.recv_until(is_assistant_final(f"echo: {content}"), timeout)
+    final, frames = await client.recv_until(is_assistant_final(answer if answer is not None else f"echo: {content}"), timeout)
     frames.append(final)
     acks = [f for f in frames if f.get("type") == "ack" and f.get("id") == frame["id"]]
     echoes = [f for f in frames if is_user_echo(content)(f)]

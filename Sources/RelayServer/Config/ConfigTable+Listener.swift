@@ -26,7 +26,7 @@ extension ConfigTable {
     /// The `[[<section>.<key>]]` entries of this table, each as a table of its own (none when absent).
     func entries(_ key: String) throws(ConfigError) -> [ConfigTable] {
         guard let value = table[key] else { return [] }
-        let name = "\(section.name).\(key)"
+        let name = section.name.map { "\($0).\(key)" } ?? key
         guard let array = value.array else { throw error(.wrongType, key: key, "expected [[\(name)]] entries") }
         var entries: [ConfigTable] = []
         for element in array {
