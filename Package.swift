@@ -136,7 +136,7 @@ let package = Package(
         .testTarget(
             name: "GatewayBridgeTests", dependencies: ["GatewayBridge", "RelayCore", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "CompanionBridge"], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "CompanionBridge", "DiscoClawBridge"], swiftSettings: swiftSettings),
         .testTarget(
             name: "CompanionBridgeTests", dependencies: ["CompanionBridge", "RelayCore", "RelayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore"], swiftSettings: swiftSettings),

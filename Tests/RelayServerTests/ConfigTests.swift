@@ -1,5 +1,6 @@
 import ClawlineBridge
 import CompanionBridge
+import DiscoClawBridge
 import Foundation
 import RelayServer
 import Testing
@@ -109,6 +110,7 @@ import Testing
         #expect(config.admin == RelayConfig.defaultAdminEndpoint)
         #expect(config.clawline == ClawlineSettings())
         #expect(config.companion == CompanionSettings())
+        #expect(config.discoClaw == DiscoClawSettings())
         #expect(config.gateway?.maxProtocol == 4 && config.gateway?.handshakeTimeoutMillis == 15_000)
         #expect(config.audit == AuditSettings())
         #expect(config.push == nil, "[push] is commented out: no pushes by default")
@@ -125,7 +127,8 @@ import Testing
             "auth_token", "projects_root", "max_sessions", "idle_seconds",
             "background_idle_seconds", "queue_ttl_seconds", "max_queued_events", "max_queued_commands", "max_protocol", "apns_key_file",
             "apns_key_id", "apns_team_id", "apns_topic", "apns_environment", "apns_endpoint", "apns_ca_file", "ntfy_url", "ntfy_token",
-            "delay_seconds", "quiet_hours", "timezone", "retry_base_ms", "long_run_seconds", "secret",
+            "delay_seconds", "quiet_hours", "timezone", "retry_base_ms", "long_run_seconds", "secret", "directory_prefix", "setup_token",
+            "max_body_bytes", "max_devices_per_user", "registrations_per_minute", "turn_inactivity_seconds", "max_queued_turns",
         ]
         for key in keys { #expect(text.contains("\n\(key) = ") || text.contains("# \(key) = "), "\(key) is documented") }
     }
