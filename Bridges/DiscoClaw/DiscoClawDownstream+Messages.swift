@@ -96,7 +96,7 @@ extension DiscoClawDownstream {
         }
         withConversation(id, of: device, exchange) { [self] conversation in
             let message = UserMessage(
-                conversationID: conversation.id, userID: device.userID, deviceID: device.id, clientID: clientID ?? Identifiers.newUUID(), content: content)
+                conversationID: conversation.id, userID: device.userID, deviceID: device.id, clientID: clientID ?? DiscoClawWire.unnamedClientID(), content: content)
             hub.turns.submit(message, policy: settings.turnPolicy) { [self] outcome in
                 switch outcome {
                 case .accepted(let event, _, let answer):

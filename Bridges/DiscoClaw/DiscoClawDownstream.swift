@@ -56,13 +56,13 @@ public final class DiscoClawDownstream: ListenerHandler {
             pongTimeoutMillis: settings.pingIntervalSeconds * 2000)
     }
 
-    /// Loads the registered devices (their presence starts offline, so answers they miss push). Loop thread.
-    public func start() {
-        store.perform({ db in try DeviceQueries.all(db).filter { $0.protocolName == "discoclaw" && $0.status == .approved && $0.tokenHash != nil } }) {
-            [self] result in
-            guard case .success(let records) = result else { return logger.error("could not load DiscoClaw devices") }
-            for record in records { remember(record) }
+    /// Loads the registered devices before the listener serves (a token must work from the first
+    /// request); their presence starts offline, so answers they miss push. Call before the loop runs.
+    public func loadDevices() throws {
+        let records = try store.read { db in
+            try DeviceQueries.all(db).filter { $0.protocolName == "discoclaw" && $0.status == .approved && $0.tokenHash != nil }
         }
+        for record in records { remember(record) }
     }
 
     func remember(_ record: DeviceRecord) {
@@ -95,8 +95,10 @@ public final class DiscoClawDownstream: ListenerHandler {
 
     // MARK: WebSocket (receive-only)
 
-    public func acceptsWebSocket(_ headers: RequestHeaders) -> Bool {
-        device(presenting: headers.bearerToken ?? headers.queryValue("token")) != nil
+    public func refusal(ofWebSocket headers: RequestHeaders) -> HTTPResponse? {
+        let presented = headers.bearerToken ?? headers.queryValue("token")
+        guard device(presenting: presented) == nil else { return nil }
+        return DiscoClawWire.error(401, presented?.isEmpty == false ? "Invalid token" : "Missing authorization token")
     }
 
     public func webSocketOpened(_ socket: WebSocketConnection) {

@@ -23,11 +23,17 @@ enum DiscoClawWire {
             "id": .string(entry.id), "conversationId": .string(entry.conversationID), "role": .string(entry.role.rawValue),
             "content": .string(entry.content), "status": .string(entry.status.rawValue), "seq": .int(entry.seq), "createdAt": .int(entry.createdAt),
         ]
-        if let clientID = entry.clientID { fields["clientId"] = .string(clientID) }
+        if let clientID = entry.clientID, !clientID.hasPrefix(unnamedPrefix) { fields["clientId"] = .string(clientID) }
         if let error = entry.error { fields["error"] = .string(error) }
         if let completedAt = entry.completedAt { fields["completedAt"] = .int(completedAt) }
         return .object(fields)
     }
+
+    /// A message posted without a `clientId` still needs one inside the relay (idempotency is keyed
+    /// by it); this prefix marks the invented ones, which clients never see.
+    static let unnamedPrefix = "relay-unnamed:"
+
+    static func unnamedClientID() -> String { unnamedPrefix + Identifiers.newUUID() }
 
     static func event(_ type: String, _ fields: [String: JSONValue]) -> String {
         var all = fields

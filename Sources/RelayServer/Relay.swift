@@ -138,6 +138,7 @@ public final class Relay {
         }
         if let settings = config.discoClaw {
             let downstream = DiscoClawDownstream(settings: settings, store: store, hub: hub, loop: loop, clock: SystemClock(), logger: logger)
+            try downstream.loadDevices()
             loop.addListener(DiscoClawDownstream.listenerConfig(settings), handler: downstream)
             discoClaw = downstream
         }
@@ -152,7 +153,6 @@ public final class Relay {
         if let clawline { loop.execute(with: clawline) { $0.start() } }
         if let gateway { loop.execute(with: gateway) { $0.start() } }
         if let companion { loop.execute(with: companion) { $0.start() } }
-        if let discoClaw { loop.execute(with: discoClaw) { $0.start() } }
         for connect in upstreams { loop.execute(with: connect) { $0() } }
         self.desk = desk
         loop.execute(with: desk) { $0.start() }

@@ -43,7 +43,7 @@ public struct ListenerConfig: Sendable {
 
 /// The request line and headers of a WebSocket upgrade or an HTTP request that handlers read.
 public struct RequestHeaders: Sendable, Equatable {
-    /// The query string without `?` (lws joins its arguments with `&`).
+    /// The query string without `?`, its arguments joined with `&`.
     public var query: String
     public var authorization: String?
     public var userAgent: String?
@@ -84,14 +84,14 @@ public protocol ListenerHandler: AnyObject {
     func webSocketClosed(_ connection: WebSocketConnection)
     /// The loop is about to close every socket with 1001 (graceful stop): last words go here.
     func serviceWillStop()
-    /// Whether to upgrade a WebSocket request at all; a refused one is answered 401 and closed
-    /// before any socket exists (cheap for clients that retry every second).
-    func acceptsWebSocket(_ headers: RequestHeaders) -> Bool
+    /// The answer to a WebSocket upgrade refused before any socket exists (e.g. a 401 for a bad
+    /// token: cheap for clients that retry every second); nil upgrades it.
+    func refusal(ofWebSocket headers: RequestHeaders) -> HTTPResponse?
 }
 
 extension ListenerHandler {
     public func serviceWillStop() {}
-    public func acceptsWebSocket(_ headers: RequestHeaders) -> Bool { true }
+    public func refusal(ofWebSocket headers: RequestHeaders) -> HTTPResponse? { nil }
 }
 
 public enum WebSocketMessage: Sendable {

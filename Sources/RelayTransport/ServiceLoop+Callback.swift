@@ -35,8 +35,8 @@ extension ServiceLoop {
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             guard let entry = listenerEntry(for: wsi) else { return 1 }
             guard entry.config.acceptsAnyWebSocketPath || entry.config.webSocketPaths.contains(header(wsi, WSI_TOKEN_GET_URI) ?? "") else { return 1 }
-            guard entry.handler.acceptsWebSocket(requestHeaders(wsi, custom: entry.config.customHeaders)) else {
-                lws_return_http_status(wsi, UInt32(HTTP_STATUS_UNAUTHORIZED.rawValue), nil)
+            if let refusal = entry.handler.refusal(ofWebSocket: requestHeaders(wsi, custom: entry.config.customHeaders)) {
+                writeRefusal(refusal, to: wsi)
                 return 1
             }
             return 0
@@ -121,6 +121,33 @@ extension ServiceLoop {
         return String(cString: buffer)
     }
 
+    /// Writes a whole HTTP/1.1 response with `connection: close` straight to the socket (the
+    /// connection closes right after; lws's own status page would be HTTP/1.0 HTML).
+    private func writeRefusal(_ response: HTTPResponse, to wsi: OpaquePointer) {
+        guard case .bytes(let body) = response.body else { return }
+        let reason = response.status == 401 ? "Unauthorized" : response.status == 403 ? "Forbidden" : "Refused"
+        let head = "HTTP/1.1 \(response.status) \(reason)\r\ncontent-type: \(response.contentType)\r\ncontent-length: \(body.count)\r\nconnection: close\r\n\r\n"
+        var bytes = [UInt8](repeating: 0, count: Int(relay_lws_pre())) + Array(head.utf8) + body
+        let count = bytes.count - Int(relay_lws_pre())
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            _ = lws_write(wsi, buffer.baseAddress!.advanced(by: Int(relay_lws_pre())), count, LWS_WRITE_HTTP_FINAL)
+        }
+    }
+
+    /// The query string: lws keeps each `name=value` argument as a fragment of its own (and
+    /// `lws_hdr_copy` would glue them together), so they are read one by one and joined with `&`.
+    func queryString(_ wsi: OpaquePointer) -> String {
+        var arguments: [String] = []
+        for index in 0..<64 {
+            let length = Int(lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, Int32(index)))
+            guard length > 0 else { break }
+            var buffer = [CChar](repeating: 0, count: length + 1)
+            guard lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, Int32(index)) >= 0 else { break }
+            arguments.append(String(cString: buffer))
+        }
+        return arguments.joined(separator: "&")
+    }
+
     /// The headers a handler of this listener reads.
     func requestHeaders(_ wsi: OpaquePointer, custom names: [String]) -> RequestHeaders {
         var custom: [String: String] = [:]
@@ -133,7 +160,7 @@ extension ServiceLoop {
             custom[name] = String(cString: buffer)
         }
         return RequestHeaders(
-            query: header(wsi, WSI_TOKEN_HTTP_URI_ARGS) ?? "", authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
+            query: queryString(wsi), authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
             userAgent: header(wsi, WSI_TOKEN_HTTP_USER_AGENT), custom: custom)
     }
 

@@ -22,7 +22,7 @@ extension ServiceLoop {
         let lengthHeader = lengthText.flatMap { Int($0) }
         let exchange = HTTPExchange(
             connectionID: newConnectionID(for: wsi), wsi: wsi, listener: entry.config.name, method: method, path: path,
-            query: header(wsi, WSI_TOKEN_HTTP_URI_ARGS) ?? "", authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
+            query: queryString(wsi), authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
             contentType: header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE), contentLength: lengthHeader,
             isWebSocketUpgradePath: entry.config.webSocketPaths.contains(path), loop: self)
         exchange.headers = requestHeaders(wsi, custom: entry.config.customHeaders)

@@ -50,7 +50,7 @@ struct ClaudeFixture {
     }
 
     /// Waits up to `limit` for every process in `pids` to be gone; true if they all went.
-    static func waitGone(_ pids: [Int32], limit: Duration = .seconds(5)) async -> Bool {
+    static func waitGone(_ pids: [Int32], limit: Duration = .seconds(20)) async -> Bool {
         let clock = ContinuousClock()
         let end = clock.now + limit
         while pids.contains(where: isAlive) {

@@ -79,7 +79,9 @@ import Testing
         let elapsed = clock.now - started
         _ = expectTurnShape(events)
         #expect(events.last == .failed("no output for 1 s"))
-        #expect(elapsed >= .seconds(1) && elapsed < .seconds(5))
+        // Far below the child's 30 s: only a group kill ends it this soon (no tighter bound: these
+        // machines are shared, and speed is the benchmark's business).
+        #expect(elapsed >= .seconds(1) && elapsed < .seconds(25))
     }
 
     /// `timeout_seconds` is about silence: a child that keeps writing runs on until `max_seconds`.
@@ -91,7 +93,7 @@ import Testing
         let events = await TurnRecorder.run(backend, text: "")
         let elapsed = clock.now - started
         #expect(events.last == .failed("ran longer than 2 s"))
-        #expect(elapsed >= .seconds(2) && elapsed < .seconds(6))
+        #expect(elapsed >= .seconds(2) && elapsed < .seconds(25))
     }
 
     @Test func backgroundChildDoesNotHoldTheTurn() async {
@@ -99,7 +101,7 @@ import Testing
         let started = clock.now
         let events = await TurnRecorder.run(shell("sleep 30 & printf done"), text: "")
         #expect(events.last == .final("done"))
-        #expect(clock.now - started < .seconds(5))
+        #expect(clock.now - started < .seconds(25), "the background sleep (30 s) does not hold the turn")
     }
 
     @Test func largeOutputFails() async {

@@ -37,8 +37,8 @@ import Testing
     }
 
     @Test func cancelStopsTheTurn() async {
-        // The first step is a full second away, so even a loaded machine cancels before it is due.
-        let recorder = TurnRecorder(EchoBackend(name: "slow", delayMillis: 1_000), text: "never finished")
+        // The first step is ten seconds away, so even a loaded machine cancels before it is due.
+        let recorder = TurnRecorder(EchoBackend(name: "slow", delayMillis: 10_000), text: "never finished")
         var iterator = recorder.events.makeAsyncIterator()
         #expect(await iterator.next() == .typing(true))
         recorder.cancellation.cancel()

@@ -61,21 +61,23 @@ async def test_list_items_carry_the_last_message(drelay):
 async def test_patch_renames_archives_and_tells_every_socket_of_the_user(drelay):
     phone = register(drelay)
     mac = add_device(phone)
+    conv = phone.create_conversation("Old")  # before the sockets: each event below is a PATCH's
     sockets = [await Socket.connect(drelay, phone.token, name="phone-1"), await Socket.connect(drelay, phone.token, name="phone-2"),
                await Socket.connect(drelay, mac.token, name="mac")]
-    conv = phone.create_conversation("Old")
 
     renamed = phone.call("PATCH", f"/conversations/{conv['id']}", {"title": "New"}, shape="conversation")
     assert renamed["id"] == conv["id"] and renamed["title"] == "New" and renamed.get("archivedAt") is None, renamed
     assert renamed["createdAt"] == conv["createdAt"] and renamed["updatedAt"] >= conv["updatedAt"], (conv, renamed)
     for sock in sockets:
-        await sock.recv_until(of("conversation.updated", conversation_id=conv["id"]), 5)
+        event = await sock.recv(5)
+        assert of("conversation.updated", conversation_id=conv["id"])(event), (sock.name, event)
     assert mac.call("GET", f"/conversations/{conv['id']}", shape="conversation")["title"] == "New"
 
     archived = mac.call("PATCH", f"/conversations/{conv['id']}", {"archived": True}, shape="conversation")
     assert isinstance(archived.get("archivedAt"), int) and archived["title"] == "New", archived
     for sock in sockets:
-        await sock.recv_until(of("conversation.updated", conversation_id=conv["id"]), 5)
+        event = await sock.recv(5)
+        assert of("conversation.updated", conversation_id=conv["id"])(event), (sock.name, event)
     assert conv["id"] not in listing(phone) and conv["id"] not in listing(phone, "false"), "archived: hidden by default"
     assert listing(phone, "true")[conv["id"]]["archivedAt"] == archived["archivedAt"], "archived=true includes it"
 
@@ -83,7 +85,8 @@ async def test_patch_renames_archives_and_tells_every_socket_of_the_user(drelay)
     assert restored.get("archivedAt") is None, restored
     assert listing(phone)[conv["id"]].get("archivedAt") is None
     for sock in sockets:
-        await sock.recv_until(of("conversation.updated", conversation_id=conv["id"]), 5)
+        event = await sock.recv(5)
+        assert of("conversation.updated", conversation_id=conv["id"])(event), (sock.name, event)
     got = expect(http(drelay, "PATCH", "/conversations/cv_nope", {"title": "x"}, token=phone.token), 404, "http_error", "x")
     assert got == NOT_FOUND, got
 

@@ -122,6 +122,24 @@ async def test_load_earlier_pages_backwards_in_ascending_order(drelay):
     assert pages == [seqs[0:2], seqs[2:7], seqs[7:12]], f"the newest `limit` before `before`, ascending: {pages}"
 
 
+async def test_turns_queue_in_order_up_to_max_queued_turns(relay_factory):
+    relay = relay_factory(discoclaw_config(echo={"delay_ms": 100}, max_queued_turns=1))
+    dev = register(relay)
+    sock = await Socket.connect(relay, dev.token)
+    conv = dev.create_conversation()
+    first = await dev.post_message(conv["id"], f"first {LONG}")
+    second = await dev.post_message(conv["id"], "second")
+    refused = await dev.acall("POST", f"/conversations/{conv['id']}/messages", {"content": "third"}, 429, "http_error")
+    assert refused["statusCode"] == 429 and refused["message"], refused
+    done = []
+    for _ in range(2):
+        complete, _ = await sock.recv_until(of("message.complete"), 10)
+        done.append((complete["messageId"], complete["content"]))
+    assert done == [(first["assistantMessageId"], f"echo: first {LONG}"), (second["assistantMessageId"], "echo: second")]
+    contents = [m["content"] for m in messages(dev, conv["id"])["messages"]]
+    assert "third" not in contents and len(contents) == 4, f"a refused message is not stored: {contents}"
+
+
 async def test_a_streaming_answer_is_in_sync_and_completes_with_a_higher_seq(slow):
     dev = register(slow)
     sock = await Socket.connect(slow, dev.token)
