@@ -124,7 +124,7 @@ import Testing
             "cancel_on_disconnect", "token", "working_directory", "auth_token", "projects_root", "max_sessions", "idle_seconds",
             "background_idle_seconds", "queue_ttl_seconds", "max_queued_events", "max_queued_commands", "max_protocol", "apns_key_file",
             "apns_key_id", "apns_team_id", "apns_topic", "apns_environment", "apns_endpoint", "apns_ca_file", "ntfy_url", "ntfy_token",
-            "delay_seconds", "quiet_hours", "timezone", "retry_base_ms", "long_run_seconds", "secret",
+            "delay_seconds", "quiet_hours", "timezone", "retry_base_ms", "long_run_seconds", "secret", "device_name",
         ]
         for key in keys { #expect(text.contains("\n\(key) = ") || text.contains("# \(key) = "), "\(key) is documented") }
     }
