@@ -46,7 +46,8 @@ final class CredentialFile: Sendable {
         }
         if let data = FileManager.default.contents(atPath: path) {
             guard let loaded = try? JSONDecoder().decode(ProviderCredentials.self, from: data), Identifiers.isUUIDv4(loaded.deviceId) else {
-                throw CredentialFileError(description: "\(path) is not an account file (JSON with a UUIDv4 deviceId); fix it, or delete it to pair again")
+                throw CredentialFileError(
+                    description: "\(path) is not an account file (JSON with a UUIDv4 deviceId); fix it, or delete it to pair again")
             }
             state = Mutex(State(credentials: loaded))
         } else {

@@ -146,7 +146,9 @@ struct ProviderLinkMachine {
             if state == .awaitingApproval {
                 actions += report(.awaitingApproval, "\(approvalDetail); \(closeReason ?? "the socket closed"), \(next)")
             } else {
-                let why = closeReason ?? error ?? code.map { "\(settings.endpoint) closed the connection (\($0))" } ?? "\(settings.endpoint) closed the connection"
+                let why =
+                    closeReason ?? error ?? code.map { "\(settings.endpoint) closed the connection (\($0))" }
+                    ?? "\(settings.endpoint) closed the connection"
                 actions += report(.retrying, "\(why); \(next)")
             }
             return actions + [.armRetry(afterMillis: delay)]
@@ -170,8 +172,9 @@ struct ProviderLinkMachine {
         }
         switch result.reason {
         case "pair_denied", "pair_rejected":
-            return stop("\(settings.endpoint) refused to pair device \(settings.deviceID) (\(result.reason ?? "")); "
-                + "allow the device there, delete \(settings.accountFile) and restart the relay to ask again")
+            return stop(
+                "\(settings.endpoint) refused to pair device \(settings.deviceID) (\(result.reason ?? "")); "
+                    + "allow the device there, delete \(settings.accountFile) and restart the relay to ask again")
         case "pair_timeout":
             return close(because: "nobody decided within the provider's pending time (pair_timeout)")
         default:
@@ -206,7 +209,8 @@ struct ProviderLinkMachine {
         case ClawlineErrorCode.sessionReplaced.rawValue:
             return stop("another connection authenticated as device \(settings.deviceID) (session_replaced); restart the relay to take it back")
         case ClawlineErrorCode.invalidMessage.rawValue where phase == .pairing:
-            return stop("\(settings.endpoint) refused the pair_request: \(message); delete \(settings.accountFile) and restart the relay to pair again")
+            return stop(
+                "\(settings.endpoint) refused the pair_request: \(message); delete \(settings.accountFile) and restart the relay to pair again")
         case _ where phase == .ready:
             return []
         default:

@@ -164,7 +164,8 @@ struct ProviderTurnBook {
         if isUp, !isLive, now >= replayEndsAt { actions += endReplay(now: now) }
         guard let current = flight else { return actions }
         if !current.acked, now - current.idSince >= limits.ackTimeoutMillis {
-            return actions + end(current, failure: "the provider did not acknowledge the message within \(limits.ackTimeoutMillis / 1000) s", now: now)
+            return actions
+                + end(current, failure: "the provider did not acknowledge the message within \(limits.ackTimeoutMillis / 1000) s", now: now)
         }
         if current.acked, now - current.lastActivityAt >= limits.answerTimeoutMillis {
             return actions + end(current, failure: "no answer from the provider for \(limits.answerTimeoutMillis / 1000) s", now: now)
@@ -291,22 +292,5 @@ struct ProviderTurnBook {
             actions.append(.resync("a turn ended without its answer (\(failure ?? "cancelled"))"))
         }
         return actions + promote(now: now)
-    }
-}
-
-/// The last `capacity` ids seen, to drop an event the provider sends twice.
-struct RecentIDs {
-    let capacity: Int
-    private var members: Set<String> = []
-    private var order: [String] = []
-
-    init(capacity: Int) { self.capacity = capacity }
-
-    /// False when `id` was already seen.
-    mutating func insert(_ id: String) -> Bool {
-        guard members.insert(id).inserted else { return false }
-        order.append(id)
-        if order.count > capacity { members.remove(order.removeFirst()) }
-        return true
     }
 }

@@ -34,15 +34,19 @@ extension Relay {
             case .command(let command, let timeout, let maxSeconds, let environment):
                 guard let program = command.first, executable(program) else {
                     throw StartupFailure(
-                        description: "[[backends]] \(name): the program \(command.first ?? "") is missing or not executable (a bare name is looked up in PATH)")
+                        description:
+                            "[[backends]] \(name): the program \(command.first ?? "") is missing or not executable (a bare name is looked up in PATH)"
+                    )
                 }
                 built.backends.append(
-                    CommandBackend(name: name, command: command, timeoutSeconds: timeout, maxSeconds: maxSeconds, environment: environment, logger: logger))
+                    CommandBackend(
+                        name: name, command: command, timeoutSeconds: timeout, maxSeconds: maxSeconds, environment: environment, logger: logger))
             case .openclaw(let url, let sessionKey, let allowSelfSigned, let exposeNodes):
                 let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
                 if exposeNodes { built.exposed.append(NodePassthrough.Account(name: name, target: target)) }
                 let upstream = try OpenClawBackend(
-                    name: name, target: target, sessionKey: sessionKey, accountsDirectory: accountsDirectory, loop: loop, logger: logger, onState: report)
+                    name: name, target: target, sessionKey: sessionKey, accountsDirectory: accountsDirectory, loop: loop, logger: logger,
+                    onState: report)
                 built.connects.append { upstream.connect() }
                 built.backends.append(upstream)
             case .companion(let url, let token, let workingDirectory, let allowSelfSigned):

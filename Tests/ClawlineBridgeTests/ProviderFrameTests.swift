@@ -12,11 +12,14 @@ import Testing
         #expect(
             decode(#"{"type":"pair_result","success":true,"token":"t","userId":"u"}"#)
                 == .pairResult(.init(success: true, token: "t", userID: "u", reason: nil)))
-        #expect(decode(#"{"type":"pair_result","success":false,"reason":"pair_denied"}"#) == .pairResult(.init(success: false, reason: "pair_denied")))
+        #expect(
+            decode(#"{"type":"pair_result","success":false,"reason":"pair_denied"}"#) == .pairResult(.init(success: false, reason: "pair_denied")))
         let auth = decode(
             #"{"type":"auth_result","success":true,"userId":"u","sessionId":"s","replayCount":3,"replayTruncated":false,"historyReset":true}"#)
         #expect(auth == .authResult(.init(success: true, userID: "u", replayCount: 3, replayTruncated: false, historyReset: true)))
-        #expect(decode(#"{"type":"auth_result","success":false,"reason":"token_revoked"}"#) == .authResult(.init(success: false, reason: "token_revoked")))
+        #expect(
+            decode(#"{"type":"auth_result","success":false,"reason":"token_revoked"}"#) == .authResult(.init(success: false, reason: "token_revoked"))
+        )
         #expect(decode(#"{"type":"auth_result","success":true,"replayCount":-4}"#) == .authResult(.init(success: true)), "a negative count is none")
     }
 
@@ -54,7 +57,9 @@ import Testing
         #expect(request.deviceInfo["platform"] == .string("linux") && request.deviceInfo["model"] == .string("clawrelay"))
         #expect(request.deviceInfo["appVersion"] == .string(RelayVersion.current))
 
-        #expect(ClientFrameDecoder.decode(ProviderRequest.auth(token: token, deviceID: device, lastMessageID: "s_9")) == .success(.auth(token: token, deviceID: device, lastMessageID: "s_9")))
+        #expect(
+            ClientFrameDecoder.decode(ProviderRequest.auth(token: token, deviceID: device, lastMessageID: "s_9"))
+                == .success(.auth(token: token, deviceID: device, lastMessageID: "s_9")))
         let first = ProviderRequest.auth(token: token, deviceID: device, lastMessageID: nil)
         #expect(JSONValue.parse(first)?["lastMessageId"] == nil, "no cursor before the first event")
         #expect(ClientFrameDecoder.decode(first) == .success(.auth(token: token, deviceID: device, lastMessageID: nil)))

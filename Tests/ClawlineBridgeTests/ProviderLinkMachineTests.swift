@@ -8,7 +8,8 @@ import Testing
 
     /// A machine whose jitter is always zero: retries wait 80 % of the backoff step.
     func machine(token: String? = nil) -> Machine {
-        let settings = Machine.Settings(endpoint: "127.0.0.1:18800", deviceID: Self.device, claimedName: "studio", accountFile: "/d/accounts/up.clawline.json")
+        let settings = Machine.Settings(
+            endpoint: "127.0.0.1:18800", deviceID: Self.device, claimedName: "studio", accountFile: "/d/accounts/up.clawline.json")
         return Machine(settings: settings, token: token) { _ in 0 }
     }
 

@@ -24,7 +24,9 @@ import Testing
         }
         #expect(url == WebSocketURL("ws://192.168.1.20:18800/ws") && !url.tls && url.path == "/ws")
         #expect(name == "clawrelay" && !selfSigned)
-        #expect(config.backends.last?.kind == .clawline(url: try #require(WebSocketURL("wss://relay.office:443/ws")), deviceName: "clawrelay in the lab", allowSelfSigned: true))
+        #expect(
+            config.backends.last?.kind
+                == .clawline(url: try #require(WebSocketURL("wss://relay.office:443/ws")), deviceName: "clawrelay in the lab", allowSelfSigned: true))
     }
 
     @Test func clawlineBackendRules() {
