@@ -204,3 +204,26 @@ async def test_a_revoked_device_shows_failed_with_the_reason(relay_factory):
     await asyncio.to_thread(relay_d.restart)
     failed = await asyncio.to_thread(wait_account, relay_d, "failed")
     assert "token_revoked" in failed["detail"] or "auth_failed" in failed["detail"], failed
+
+
+async def test_a_provider_that_takes_the_socket_and_never_answers_is_left_and_retried(relay_factory):
+    """A server that accepts TCP and never answers the upgrade: the attempt ends and the link backs off."""
+    accepted: list[asyncio.StreamWriter] = []
+
+    async def hold(reader, writer):
+        accepted.append(writer)
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        cfg = make_config(clawline={"backend": "up"})
+        cfg["backends"].append({"name": "up", "kind": "clawline", "url": f"ws://127.0.0.1:{port}/ws"})
+        relay_d = relay_factory(cfg)
+        retrying = await asyncio.to_thread(wait_account, relay_d, "retrying", 30)
+        assert "did not complete the WebSocket handshake" in retrying["detail"], retrying
+        await asyncio.to_thread(wait_for, lambda: len(accepted) >= 2, 30, 0.1, "a second attempt")
+    finally:
+        for writer in accepted:
+            writer.close()
+        server.close()
+        await server.wait_closed()
