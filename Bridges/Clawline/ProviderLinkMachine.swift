@@ -171,10 +171,13 @@ struct ProviderLinkMachine {
                 + [.close(code: 1000, reason: "paired")]
         }
         switch result.reason {
-        case "pair_denied", "pair_rejected":
+        case "pair_denied":
+            return stop("the admin of \(settings.endpoint) denied device \(settings.deviceID) (pair_denied); restart the relay to ask again")
+        case "pair_rejected":
             return stop(
-                "\(settings.endpoint) refused to pair device \(settings.deviceID) (\(result.reason ?? "")); "
-                    + "allow the device there, delete \(settings.accountFile) and restart the relay to ask again")
+                "\(settings.endpoint) refuses device \(settings.deviceID) (pair_rejected: it is denylisted there); allow it there "
+                    + "(on a clawrelay: clawrelay devices allow \(settings.deviceID)), or delete \(settings.accountFile) for a new device id, and restart the relay"
+            )
         case "pair_timeout":
             return close(because: "nobody decided within the provider's pending time (pair_timeout)")
         default:

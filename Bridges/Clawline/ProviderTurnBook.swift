@@ -164,8 +164,11 @@ struct ProviderTurnBook {
         if isUp, !isLive, now >= replayEndsAt { actions += endReplay(now: now) }
         guard let current = flight else { return actions }
         if !current.acked, now - current.idSince >= limits.ackTimeoutMillis {
-            return actions
-                + end(current, failure: "the provider did not acknowledge the message within \(limits.ackTimeoutMillis / 1000) s", now: now)
+            let seconds = limits.ackTimeoutMillis / 1000
+            let failure =
+                current.clientID == nil
+                ? "the provider was not reachable for \(seconds) s" : "the provider did not acknowledge the message within \(seconds) s"
+            return actions + end(current, failure: failure, now: now)
         }
         if current.acked, now - current.lastActivityAt >= limits.answerTimeoutMillis {
             return actions + end(current, failure: "no answer from the provider for \(limits.answerTimeoutMillis / 1000) s", now: now)

@@ -73,7 +73,7 @@ import Testing
         _ = link.opened(cursor: nil, now: 0)
         let refused = link.received(.pairResult(.init(success: false, reason: reason)))
         #expect(reports(refused) == [.failed])
-        #expect(detail(refused).contains(reason) && detail(refused).contains("/d/accounts/up.clawline.json"))
+        #expect(detail(refused).contains(reason) && detail(refused).contains("restart the relay"))
         #expect(link.closed(code: 1000, error: nil).isEmpty, "no retry")
         #expect(link.connect().isEmpty)
         #expect(link.phase == .stopped)

@@ -172,6 +172,15 @@ import Testing
         #expect(Fixture.resyncs(expired) == 1)
     }
 
+    @Test func aTurnWhoseLinkNeverComesUpFailsAfterTwoMinutes() {
+        var f = Fixture()
+        _ = f.start("t1")
+        #expect(f.advance(seconds: 119).isEmpty)
+        let expired = f.advance(seconds: 1)
+        #expect(Fixture.events(expired) == ["t1": [.failed("the provider was not reachable for 120 s")]])
+        #expect(Fixture.resyncs(expired) == 0, "nothing was sent: nothing to drop")
+    }
+
     @Test func anAnswerSilentForFiveMinutesFails() {
         var f = running()
         f.echo()

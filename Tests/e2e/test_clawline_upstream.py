@@ -182,7 +182,7 @@ async def test_a_denied_pairing_shows_failed_and_is_not_asked_again(relay_factor
     relay_d = start_d(relay_factory, relay_u)
     await decide_through_admin(admin_client, approve=False)
     failed = await asyncio.to_thread(wait_account, relay_d, "failed")
-    assert "pair_denied" in failed["detail"] and "up.clawline.json" in failed["detail"], failed
+    assert "pair_denied" in failed["detail"] and "restart the relay" in failed["detail"], failed
     assert "token" not in json.loads(account_file(relay_d).read_text())
 
     _, client = await setup_admin(relay_d)
