@@ -176,8 +176,8 @@ struct ProviderLinkMachine {
         case "pair_rejected":
             return stop(
                 "\(settings.endpoint) refuses device \(settings.deviceID) (pair_rejected: it is denylisted there); allow it there "
-                    + "(on a clawrelay: clawrelay devices allow \(settings.deviceID)), or delete \(settings.accountFile) for a new device id, and restart the relay"
-            )
+                    + "(on a clawrelay: clawrelay devices allow \(settings.deviceID)), "
+                    + "or delete \(settings.accountFile) for a new device id, and restart the relay")
         case "pair_timeout":
             return close(because: "nobody decided within the provider's pending time (pair_timeout)")
         default:
