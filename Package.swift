@@ -132,7 +132,9 @@ let package = Package(
             name: "RelayCoreTests", dependencies: ["RelayCore", "RelayTesting", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings),
         .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "ClawlineBridgeTests", dependencies: ["ClawlineBridge", "RelayCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ClawlineBridgeTests", dependencies: ["ClawlineBridge", "RelayCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "GatewayBridgeTests", dependencies: ["GatewayBridge", "RelayCore", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings),

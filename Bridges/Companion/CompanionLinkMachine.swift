@@ -27,8 +27,6 @@ struct CompanionLinkMachine {
         case down
     }
 
-    static let minBackoffMillis = 1_000
-    static let maxBackoffMillis = 30_000
     /// The close code with which Companion servers refuse a token.
     static let policyViolation: UInt16 = 1008
 
@@ -39,14 +37,14 @@ struct CompanionLinkMachine {
     private let random: (Int) -> Int
     private(set) var phase = Phase.idle
     private(set) var state = LinkState.connecting
-    private(set) var backoffMillis = minBackoffMillis
+    private(set) var backoff = Backoff()
     private var heardSinceTick = false
     private var silentTicks = 0
     private var pings = 0
     /// Why this side is closing the socket, for the next report.
     private var closeReason: String?
 
-    init(endpoint: String, pingIntervalMillis: Int = 15_000, random: @escaping (Int) -> Int = { Int.random(in: 0...max(0, $0)) }) {
+    init(endpoint: String, pingIntervalMillis: Int = 15_000, random: @escaping (Int) -> Int = Backoff.systemRandom) {
         self.endpoint = endpoint
         self.pingIntervalMillis = pingIntervalMillis
         self.random = random
@@ -75,7 +73,7 @@ struct CompanionLinkMachine {
         heardSinceTick = true
         guard case .welcome(let version) = frame, phase == .awaitingWelcome else { return [] }
         phase = .ready
-        backoffMillis = Self.minBackoffMillis
+        backoff.reset()
         let server = version.map { ", server \($0)" } ?? ""
         return report(.connected, "\(endpoint)\(server)")
     }
@@ -107,9 +105,8 @@ struct CompanionLinkMachine {
         let wasReady = phase == .ready
         let refused = phase == .awaitingWelcome && code == Self.policyViolation
         phase = .waitingToRetry
-        if refused { backoffMillis = Self.maxBackoffMillis }
-        let delay = backoffMillis - backoffMillis / 5 + random(2 * backoffMillis / 5)
-        backoffMillis = min(backoffMillis * 2, Self.maxBackoffMillis)
+        if refused { backoff.saturate() }
+        let delay = backoff.next(random: random)
         var actions: [Action] = [.cancelTick]
         if wasReady { actions.append(.down) }
         let retry = "next try in \(Self.seconds(delay))"

@@ -64,44 +64,12 @@ public final class Relay {
 
         try store.write { try AccountQueries.clear($0) }
         let accountsDirectory = (dataDirectory as NSString).appendingPathComponent("accounts")
-        var backends: [any Backend] = []
-        var exposed: [NodePassthrough.Account] = []
-        for settings in config.backends {
-            switch settings.kind {
-            case .echo(let delay):
-                backends.append(EchoBackend(name: settings.name, delayMillis: delay))
-            case .command(let command, let timeout, let maxSeconds, let environment):
-                try Self.requireExecutable(command, backend: settings.name)
-                backends.append(
-                    CommandBackend(
-                        name: settings.name, command: command, timeoutSeconds: timeout, maxSeconds: maxSeconds, environment: environment,
-                        logger: logger))
-            case .claudeCode(let claude):
-                try Self.requireExecutable(claude.command, backend: settings.name)
-                backends.append(
-                    ClaudeCodeBackend(
-                        name: settings.name, command: claude.command, timeoutSeconds: claude.timeoutSeconds, maxSeconds: claude.maxSeconds,
-                        environment: claude.environment, workingDirectory: claude.workingDirectory, extraArguments: claude.extraArguments,
-                        logger: logger))
-            case .openclaw(let url, let sessionKey, let allowSelfSigned, let exposeNodes):
-                let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
-                if exposeNodes { exposed.append(NodePassthrough.Account(name: settings.name, target: target)) }
-                let name = settings.name
-                let upstream = try OpenClawBackend(
-                    name: name, target: target, sessionKey: sessionKey, accountsDirectory: accountsDirectory, loop: loop, logger: logger
-                ) { [unowned self] state, detail in self.accountChanged(name, kind: "openclaw", state, detail) }
-                upstreams.append { upstream.connect() }
-                backends.append(upstream)
-            case .companion(let url, let token, let workingDirectory, let allowSelfSigned):
-                let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
-                let name = settings.name
-                let upstream = CompanionBackend(
-                    name: name, target: target, token: token, workingDirectory: workingDirectory, loop: loop, logger: logger
-                ) { [unowned self] state, detail in self.accountChanged(name, kind: "companion", state, detail) }
-                upstreams.append { upstream.connect() }
-                backends.append(upstream)
-            }
+        let built = try Self.makeBackends(config, accountsDirectory: accountsDirectory, loop: loop, logger: logger) {
+            [unowned self] name, kind, state, detail in self.accountChanged(name, kind: kind, state, detail)
         }
+        upstreams = built.connects
+        let backends = built.backends
+        let exposed = built.exposed
         let journal = StoreJournal(store: store) { [logger] what, error in
             logger.error("store write failed", metadata: ["what": "\(what)", "error": "\(error)"])
         }

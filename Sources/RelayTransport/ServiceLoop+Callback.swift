@@ -91,7 +91,7 @@ extension ServiceLoop {
             exchanges.removeValue(forKey: wsi)?.connectionClosed()
         case LWS_CALLBACK_WSI_DESTROY:
             exchanges.removeValue(forKey: wsi)?.connectionClosed()
-            if webSockets[wsi] != nil { webSocketClosed(wsi) }
+            if webSockets[wsi] != nil { webSocketClosed(wsi) } else { clientVanished(wsi) }
             connectionIDs.removeValue(forKey: wsi)
         default:
             break

@@ -75,6 +75,7 @@ extension ServiceLoop {
         if result == nil, let pending = pendingClients.removeValue(forKey: token) {
             pending.handler?.clientClosed(nil, error: "cannot connect to \(target.host):\(target.port)")
         }
+        pendingClients[token]?.wsi = result
     }
 
     func clientEstablished(_ wsi: OpaquePointer) -> Int32 {
@@ -87,6 +88,16 @@ extension ServiceLoop {
         webSockets[wsi] = connection
         handler.clientConnected(connection)
         return 0
+    }
+
+    /// lws dropped a connection before its handshake finished without reporting an error (a server
+    /// that took the TCP connection and never answered, once lws's timeout ran out): its handler
+    /// hears it like any failed connection, or it would wait for ever.
+    func clientVanished(_ wsi: OpaquePointer) {
+        let token = UInt64(UInt(bitPattern: lws_wsi_user(wsi)))
+        guard token != 0, let pending = pendingClients[token], pending.wsi == wsi else { return }
+        pendingClients.removeValue(forKey: token)
+        pending.handler?.clientClosed(nil, error: "\(pending.target.host):\(pending.target.port) did not complete the WebSocket handshake")
     }
 
     func clientFailed(_ wsi: OpaquePointer, reason: String) {
@@ -102,4 +113,6 @@ extension ServiceLoop {
 struct PendingClient {
     let target: ServiceLoop.ClientTarget
     weak var handler: ClientHandler?
+    /// Set once lws has made the connection's wsi.
+    var wsi: OpaquePointer?
 }

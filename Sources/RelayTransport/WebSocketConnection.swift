@@ -107,6 +107,15 @@ public final class WebSocketConnection {
         enqueue(.ping)
     }
 
+    /// Sends a ping from this side (a client watching its link; listeners ping on their own).
+    public func ping() { sendPing() }
+
+    /// Milliseconds since the peer last answered a ping, or since the socket opened.
+    public var millisSinceLastPong: Int {
+        let now = monotonicMicros()
+        return now > lastPongMicros ? Int((now - lastPongMicros) / 1_000) : 0
+    }
+
     private func enqueue(_ frame: Outbound) {
         guard !isClosing, !isClosed else { return }
         appendOutbound(frame)

@@ -4,7 +4,7 @@ import RelayCore
 import RelayStore
 
 struct Accounts: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the upstream accounts' link state (connected, retrying, awaiting approval, bad credentials).")
+    static let configuration = CommandConfiguration(abstract: "Show the upstream accounts' link state (connected, retrying, awaiting approval, bad credentials, failed).")
 
     @OptionGroup var options: DataOptions
     @Flag(help: "One JSON array instead of a table.") var json = false

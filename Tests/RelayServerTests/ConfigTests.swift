@@ -128,7 +128,7 @@ import Testing
             "background_idle_seconds", "queue_ttl_seconds", "max_queued_events", "max_queued_commands", "max_protocol", "apns_key_file",
             "apns_key_id", "apns_team_id", "apns_topic", "apns_environment", "apns_endpoint", "apns_ca_file", "ntfy_url", "ntfy_token",
             "delay_seconds", "quiet_hours", "timezone", "retry_base_ms", "long_run_seconds", "secret", "directory_prefix", "setup_token",
-            "max_body_bytes", "max_devices_per_user", "registrations_per_minute", "turn_inactivity_seconds", "max_queued_turns",
+            "max_body_bytes", "max_devices_per_user", "registrations_per_minute", "turn_inactivity_seconds", "max_queued_turns", "device_name",
         ]
         for key in keys { #expect(text.contains("\n\(key) = ") || text.contains("# \(key) = "), "\(key) is documented") }
     }

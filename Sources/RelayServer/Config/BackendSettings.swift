@@ -13,6 +13,9 @@ public struct BackendSettings: Sendable, Equatable {
         case openclaw(url: WebSocketURL, sessionKey: String?, allowSelfSigned: Bool, exposeNodes: Bool)
         /// A client of a Claude Companion server (a real one, or another relay's `[companion]`).
         case companion(url: WebSocketURL, token: String, workingDirectory: String?, allowSelfSigned: Bool)
+        /// A client device of a Clawline provider (a real one, or another relay's `[clawline]`),
+        /// paired under `deviceName`.
+        case clawline(url: WebSocketURL, deviceName: String, allowSelfSigned: Bool)
     }
 
     public var name: String
@@ -31,6 +34,7 @@ public struct BackendSettings: Sendable, Equatable {
         case .claudeCode: "claude-code"
         case .openclaw: "openclaw"
         case .companion: "companion"
+        case .clawline: "clawline"
         }
     }
 

@@ -127,6 +127,7 @@ struct ConfigDecoder {
         ("openclaw", ["url", "session_key", "allow_self_signed", "expose_nodes"]),
         ("companion", ["url", "token", "working_directory", "allow_self_signed"]),
         ("claude-code", claudeCodeKeys),
+        ("clawline", ["url", "device_name", "allow_self_signed"]),
     ]
 
     private static func backend(_ entry: ConfigTable) throws(ConfigError) -> BackendSettings {
@@ -149,12 +150,7 @@ struct ConfigDecoder {
         case "claude-code":
             return BackendSettings(name: name, kind: .claudeCode(try claudeCode(entry)))
         case "companion":
-            guard let url = try entry.string("url") else {
-                throw entry.error(.missingKey, key: "url", #"missing; a companion backend needs url = "ws://host:3001/ws""#)
-            }
-            guard let target = WebSocketURL(url) else {
-                throw entry.error(.invalidValue, key: "url", "expected ws://host:port[/path] or wss://host:port[/path], got \(quoted(url))")
-            }
+            let target = try upstreamURL(entry, kind: kind, example: "ws://host:3001/ws")
             guard let token = try entry.string("token"), !token.isEmpty else {
                 throw entry.error(.missingKey, key: "token", "missing; the server's auth token (on another clawrelay: clawrelay companion token)")
             }
@@ -163,13 +159,16 @@ struct ConfigDecoder {
                 kind: .companion(
                     url: target, token: token, workingDirectory: try entry.string("working_directory"),
                     allowSelfSigned: try entry.bool("allow_self_signed") ?? false))
+        case "clawline":
+            let target = try upstreamURL(entry, kind: kind, example: "ws://host:18800/ws")
+            let deviceName = try entry.string("device_name") ?? "clawrelay"
+            guard !deviceName.isEmpty, deviceName.utf8.count <= 64 else {
+                throw entry.error(.invalidValue, key: "device_name", "needs 1 to 64 bytes of UTF-8 (the provider's limit for a device name)")
+            }
+            return BackendSettings(
+                name: name, kind: .clawline(url: target, deviceName: deviceName, allowSelfSigned: try entry.bool("allow_self_signed") ?? false))
         case "openclaw":
-            guard let url = try entry.string("url") else {
-                throw entry.error(.missingKey, key: "url", #"missing; an openclaw backend needs url = "ws://host:18789""#)
-            }
-            guard let target = WebSocketURL(url) else {
-                throw entry.error(.invalidValue, key: "url", "expected ws://host:port[/path] or wss://host:port[/path], got \(quoted(url))")
-            }
+            let target = try upstreamURL(entry, kind: kind, example: "ws://host:18789")
             return BackendSettings(
                 name: name,
                 kind: .openclaw(
@@ -188,5 +187,17 @@ struct ConfigDecoder {
                     command: command, timeoutSeconds: try entry.integer("timeout_seconds") ?? 30, maxSeconds: try entry.integer("max_seconds"),
                     environment: try entry.stringTable("env") ?? [:]))
         }
+    }
+
+    /// The `url` of an upstream account: required, `ws://` or `wss://`.
+    private static func upstreamURL(_ entry: ConfigTable, kind: String, example: String) throws(ConfigError) -> WebSocketURL {
+        guard let url = try entry.string("url") else {
+            let article = kind.first.map { "aeiou".contains($0) } == true ? "an" : "a"
+            throw entry.error(.missingKey, key: "url", "missing; \(article) \(kind) backend needs url = \"\(example)\"")
+        }
+        guard let target = WebSocketURL(url) else {
+            throw entry.error(.invalidValue, key: "url", "expected ws://host:port[/path] or wss://host:port[/path], got \(quoted(url))")
+        }
+        return target
     }
 }

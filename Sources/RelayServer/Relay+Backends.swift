@@ -1,0 +1,78 @@
+import ClawlineBridge
+import CompanionBridge
+import Foundation
+import GatewayBridge
+import LocalBridge
+import Logging
+import RelayCore
+import RelayTransport
+
+extension Relay {
+    /// The configured backends, built, with what opens each upstream account's link.
+    struct BuiltBackends {
+        var backends: [any Backend] = []
+        /// Accounts whose gateway mirrors this relay's nodes (`expose_nodes`).
+        var exposed: [NodePassthrough.Account] = []
+        /// Opens each upstream account's link (loop thread).
+        var connects: [() -> Void] = []
+    }
+
+    /// Builds every `[[backends]]` entry; upstream accounts report their link through
+    /// `onState(name, kind, state, detail)` on the loop.
+    static func makeBackends(
+        _ config: RelayConfig, accountsDirectory: String, loop: ServiceLoop, logger: Logger,
+        onState: @escaping (String, String, LinkState, String) -> Void
+    ) throws -> BuiltBackends {
+        var built = BuiltBackends()
+        for settings in config.backends {
+            let name = settings.name
+            let kind = settings.kindName
+            let report: (LinkState, String) -> Void = { state, detail in onState(name, kind, state, detail) }
+            switch settings.kind {
+            case .echo(let delay):
+                built.backends.append(EchoBackend(name: name, delayMillis: delay))
+            case .command(let command, let timeout, let maxSeconds, let environment):
+                try requireExecutable(command, backend: name)
+                built.backends.append(
+                    CommandBackend(
+                        name: name, command: command, timeoutSeconds: timeout, maxSeconds: maxSeconds, environment: environment, logger: logger))
+            case .claudeCode(let claude):
+                try requireExecutable(claude.command, backend: name)
+                built.backends.append(
+                    ClaudeCodeBackend(
+                        name: name, command: claude.command, timeoutSeconds: claude.timeoutSeconds, maxSeconds: claude.maxSeconds,
+                        environment: claude.environment, workingDirectory: claude.workingDirectory, extraArguments: claude.extraArguments,
+                        logger: logger))
+            case .openclaw(let url, let sessionKey, let allowSelfSigned, let exposeNodes):
+                let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
+                if exposeNodes { built.exposed.append(NodePassthrough.Account(name: name, target: target)) }
+                let upstream = try OpenClawBackend(
+                    name: name, target: target, sessionKey: sessionKey, accountsDirectory: accountsDirectory, loop: loop, logger: logger,
+                    onState: report)
+                built.connects.append { upstream.connect() }
+                built.backends.append(upstream)
+            case .companion(let url, let token, let workingDirectory, let allowSelfSigned):
+                let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
+                let upstream = CompanionBackend(
+                    name: name, target: target, token: token, workingDirectory: workingDirectory, loop: loop, logger: logger, onState: report)
+                built.connects.append { upstream.connect() }
+                built.backends.append(upstream)
+            case .clawline(let url, let deviceName, let allowSelfSigned):
+                // A provider's frames are single events; 8 MiB leaves room for long answers and bounds the rest.
+                let target = ServiceLoop.ClientTarget(
+                    host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned, maxMessageBytes: 8 << 20)
+                let upstream: ClawlineBackend
+                do {
+                    upstream = try ClawlineBackend(
+                        name: name, target: target, deviceName: deviceName, accountsDirectory: accountsDirectory, loop: loop, logger: logger,
+                        onState: report)
+                } catch {
+                    throw StartupFailure(description: "[[backends]] \(name): \(error)")
+                }
+                built.connects.append { upstream.connect() }
+                built.backends.append(upstream)
+            }
+        }
+        return built
+    }
+}

@@ -1,0 +1,49 @@
+@testable import ClawlineBridge
+import Foundation
+import Logging
+import RelayCore
+import Testing
+
+@Suite struct CredentialFileTests {
+    let directory: String
+
+    init() {
+        directory = NSTemporaryDirectory() + "clawline-accounts-\(Identifiers.newUUID())/accounts"
+    }
+
+    func mode(_ path: String) throws -> Int {
+        try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+    }
+
+    func load() throws -> CredentialFile {
+        try CredentialFile(directory: directory, account: "up", logger: Logger(label: "test"))
+    }
+
+    @Test func aNewAccountGetsADeviceIdInAPrivateFile() throws {
+        let file = try load()
+        #expect(file.path.hasSuffix("/accounts/up.clawline.json"))
+        #expect(Identifiers.isUUIDv4(file.credentials.deviceId) && !file.credentials.isPaired)
+        #expect(try mode(file.path) == 0o600 && mode(directory) == 0o700)
+        #expect(try load().credentials.deviceId == file.credentials.deviceId, "the same device on the next start")
+    }
+
+    @Test func pairingAndTheCursorSurviveARestart() throws {
+        let file = try load()
+        file.storePairing(token: "jwt", userID: "user-1")
+        file.advanceCursor(to: "s_1")
+        file.advanceCursor(to: "s_2")
+        file.flush()
+        let again = try load().credentials
+        #expect(again == ProviderCredentials(deviceId: file.credentials.deviceId, token: "jwt", userId: "user-1", lastMessageId: "s_2"))
+        #expect(try mode(file.path) == 0o600)
+        #expect(!FileManager.default.fileExists(atPath: file.path + ".tmp"))
+    }
+
+    @Test func aDamagedFileStopsStartUpNamingIt() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/up.clawline.json"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(#"{"deviceId":"not-a-uuid"}"#.utf8)))
+        let error = #expect(throws: CredentialFileError.self) { try load() }
+        #expect(error?.description.contains(path) == true)
+    }
+}
