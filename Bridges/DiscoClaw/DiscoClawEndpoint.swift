@@ -12,8 +12,8 @@ import RelayTransport
 final class DiscoClawEndpoint: DeviceEndpoint {
     let socket: WebSocketConnection
     let deviceID: String
-    /// Per running answer id, the text already sent as deltas.
-    private var sent: [String: String] = [:]
+    /// Per running answer id, the text already sent as deltas and the placeholder's seq.
+    private var sent: [String: (text: String, seq: Int64)] = [:]
     /// Answers whose `POST` reply is not written yet: their events wait (the app ignores events
     /// for rows it does not have).
     private var holding: Set<String> = []
@@ -32,6 +32,13 @@ final class DiscoClawEndpoint: DeviceEndpoint {
         case .message(let message):
             // An assistant message outside a turn (a relay command's reply) has no row yet.
             guard message.turn != nil else { return updated(message.conversationID) }
+            // The last progress may be short of the final: the rest goes as one more delta, so
+            // the deltas a client concatenated are the answer.
+            if let turn = message.turn, let streamed = sent[message.id] {
+                stream(
+                    TurnProgress(
+                        turn: turn, eventID: message.id, conversationID: message.conversationID, content: message.content, startedAt: 0, seq: streamed.seq))
+            }
             sent.removeValue(forKey: message.id)
             send(
                 "message.complete",
@@ -62,10 +69,10 @@ final class DiscoClawEndpoint: DeviceEndpoint {
     /// backend that rewrote its text (not an extension of what was sent) gets no delta:
     /// `message.complete` carries the whole text.
     private func stream(_ progress: TurnProgress, always: Bool = false) {
-        let before = sent[progress.eventID] ?? ""
+        let before = sent[progress.eventID]?.text ?? ""
         let content = progress.content
         guard content.utf8.starts(with: before.utf8), always || content.utf8.count > before.utf8.count else { return }
-        sent[progress.eventID] = content
+        sent[progress.eventID] = (content, progress.seq)
         send(
             "message.delta",
             [
