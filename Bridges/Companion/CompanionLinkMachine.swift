@@ -27,19 +27,15 @@ struct CompanionLinkMachine {
         case down
     }
 
-    static let minBackoffMillis = 1_000
-    static let maxBackoffMillis = 30_000
     /// The close code with which Companion servers refuse a token.
     static let policyViolation: UInt16 = 1008
 
     /// `host:port`, for details; never the path (it carries the token).
     let endpoint: String
     let pingIntervalMillis: Int
-    /// Returns a number in `0...bound`; injected so tests are deterministic.
-    private let random: (Int) -> Int
     private(set) var phase = Phase.idle
     private(set) var state = LinkState.connecting
-    private(set) var backoffMillis = minBackoffMillis
+    private var backoff: ReconnectBackoff
     private var heardSinceTick = false
     private var silentTicks = 0
     private var pings = 0
@@ -49,7 +45,7 @@ struct CompanionLinkMachine {
     init(endpoint: String, pingIntervalMillis: Int = 15_000, random: @escaping (Int) -> Int = { Int.random(in: 0...max(0, $0)) }) {
         self.endpoint = endpoint
         self.pingIntervalMillis = pingIntervalMillis
-        self.random = random
+        backoff = ReconnectBackoff(random: random)
     }
 
     var isReady: Bool { phase == .ready }
@@ -75,7 +71,7 @@ struct CompanionLinkMachine {
         heardSinceTick = true
         guard case .welcome(let version) = frame, phase == .awaitingWelcome else { return [] }
         phase = .ready
-        backoffMillis = Self.minBackoffMillis
+        backoff.reset()
         let server = version.map { ", server \($0)" } ?? ""
         return report(.connected, "\(endpoint)\(server)")
     }
@@ -107,9 +103,8 @@ struct CompanionLinkMachine {
         let wasReady = phase == .ready
         let refused = phase == .awaitingWelcome && code == Self.policyViolation
         phase = .waitingToRetry
-        if refused { backoffMillis = Self.maxBackoffMillis }
-        let delay = backoffMillis - backoffMillis / 5 + random(2 * backoffMillis / 5)
-        backoffMillis = min(backoffMillis * 2, Self.maxBackoffMillis)
+        if refused { backoff.backOffFully() }
+        let delay = backoff.nextDelay()
         var actions: [Action] = [.cancelTick]
         if wasReady { actions.append(.down) }
         let retry = "next try in \(Self.seconds(delay))"
@@ -127,7 +122,5 @@ struct CompanionLinkMachine {
         return [.report(newState, detail)]
     }
 
-    private static func seconds(_ millis: Int) -> String {
-        "\(millis / 1000).\(millis % 1000 / 100) s"
-    }
+    private static func seconds(_ millis: Int) -> String { ReconnectBackoff.seconds(millis) }
 }

@@ -7,6 +7,7 @@ import LocalBridge
 import Logging
 import RelayDiscovery
 import RelayCore
+import RelayHTTP
 import RelayStore
 import RelayTransport
 
@@ -28,6 +29,8 @@ public final class Relay {
     private var advertiser: MDNSAdvertiser?
     private var hub: RelayHub?
     private var push: PushWiring?
+    /// The REST client of the DiscoClaw upstream accounts (one thread for all of them).
+    private var upstreamHTTP: HTTPClient?
     /// Upstream link states by account; read and written on the loop.
     private var linkStates: [String: LinkState] = [:]
     public private(set) var ports: [String: Int] = [:]
@@ -94,6 +97,18 @@ public final class Relay {
                 let upstream = CompanionBackend(
                     name: name, target: target, token: token, workingDirectory: workingDirectory, loop: loop, logger: logger
                 ) { [unowned self] state, detail in self.accountChanged(name, kind: "companion", state, detail) }
+                upstreams.append { upstream.connect() }
+                backends.append(upstream)
+            case .discoclaw(let url, let credential, let allowSelfSigned, let titlePrefix):
+                let target = ServiceLoop.ClientTarget(
+                    host: url.host, port: url.port, path: url.prefix + "/ws", tls: url.tls, allowSelfSigned: allowSelfSigned, maxMessageBytes: 4 << 20)
+                let client = upstreamHTTP ?? HTTPClient(maxOutstanding: 1_000, name: "upstream", logger: logger)
+                upstreamHTTP = client
+                let name = settings.name
+                let upstream = DiscoClawBackend(
+                    name: name, baseURL: url.description, target: target, credential: credential, titlePrefix: titlePrefix,
+                    accountsDirectory: accountsDirectory, client: client, loop: loop, logger: logger
+                ) { [unowned self] state, detail in self.accountChanged(name, kind: "discoclaw", state, detail) }
                 upstreams.append { upstream.connect() }
                 backends.append(upstream)
             }
@@ -217,6 +232,7 @@ public final class Relay {
         }
         loop.stop(graceMillis: 2_000)
         push?.client.shutdown()
+        upstreamHTTP?.shutdown()
         store?.close()
         audit?.close()
     }

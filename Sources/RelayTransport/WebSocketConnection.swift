@@ -107,6 +107,16 @@ public final class WebSocketConnection {
         enqueue(.ping)
     }
 
+    /// Sends a ping: a client socket checks a quiet server this way (the pong is answered by the
+    /// peer's WebSocket layer and moves `millisSinceLastPong` back to zero).
+    public func ping() { sendPing() }
+
+    /// Milliseconds since the peer last answered a ping (or since the socket opened).
+    public var millisSinceLastPong: Int64 {
+        let now = monotonicMicros()
+        return now > lastPongMicros ? Int64((now - lastPongMicros) / 1_000) : 0
+    }
+
     private func enqueue(_ frame: Outbound) {
         guard !isClosing, !isClosed else { return }
         appendOutbound(frame)

@@ -1,3 +1,5 @@
+import DiscoClawBridge
+
 /// One `[[backends]]` entry: a built-in backend that answers turns.
 public struct BackendSettings: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
@@ -10,6 +12,9 @@ public struct BackendSettings: Sendable, Equatable {
         case openclaw(url: WebSocketURL, sessionKey: String?, allowSelfSigned: Bool, exposeNodes: Bool)
         /// A client of a Claude Companion server (a real one, or another relay's `[companion]`).
         case companion(url: WebSocketURL, token: String, workingDirectory: String?, allowSelfSigned: Bool)
+        /// A client of a DiscoClaw server (a real one, or another relay's `[discoclaw]`); each
+        /// conversation's title starts with `titlePrefix`.
+        case discoclaw(url: HTTPURL, credential: DiscoClawCredential, allowSelfSigned: Bool, titlePrefix: String?)
     }
 
     public var name: String
@@ -27,6 +32,7 @@ public struct BackendSettings: Sendable, Equatable {
         case .command: "command"
         case .openclaw: "openclaw"
         case .companion: "companion"
+        case .discoclaw: "discoclaw"
         }
     }
 

@@ -126,6 +126,7 @@ struct ConfigDecoder {
         ("command", ["command", "timeout_seconds", "max_seconds", "env"]),
         ("openclaw", ["url", "session_key", "allow_self_signed", "expose_nodes"]),
         ("companion", ["url", "token", "working_directory", "allow_self_signed"]),
+        ("discoclaw", ["url", "token", "setup_token", "allow_self_signed", "conversation_title_prefix"]),
     ]
 
     private static func backend(_ entry: ConfigTable) throws(ConfigError) -> BackendSettings {
@@ -160,6 +161,8 @@ struct ConfigDecoder {
                 kind: .companion(
                     url: target, token: token, workingDirectory: try entry.string("working_directory"),
                     allowSelfSigned: try entry.bool("allow_self_signed") ?? false))
+        case "discoclaw":
+            return try discoClawBackend(name: name, entry)
         case "openclaw":
             guard let url = try entry.string("url") else {
                 throw entry.error(.missingKey, key: "url", #"missing; an openclaw backend needs url = "ws://host:18789""#)
