@@ -143,7 +143,9 @@ let package = Package(
         .testTarget(
             name: "CompanionBridgeTests", dependencies: ["CompanionBridge", "RelayCore", "RelayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "DiscoClawBridgeTests", dependencies: ["DiscoClawBridge", "RelayCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "DiscoClawBridgeTests", dependencies: ["DiscoClawBridge", "RelayCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "RelayPushTests",
             dependencies: ["RelayPush", "RelayCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
