@@ -39,17 +39,17 @@ extension DiscoClawAccount {
         runNextSync()
     }
 
-    /// A turn's answer may have finished unheard (its `POST` straddled a reconnect): sync now if
-    /// the link is up; otherwise the next socket's catch-up covers it.
+    /// A turn's answer may have finished unheard (its `POST` straddled a reconnect): sync once a
+    /// socket is open (a catch-up already running may have started before the turn was posted).
     func requestSync() {
-        guard link.isReady else { return }
         extraSyncWanted = true
         runNextSync()
     }
 
-    /// One `/sync` round at a time, from the oldest awaited turn's message, page after page.
+    /// One `/sync` round at a time, from the oldest awaited turn's message, page after page; a
+    /// socket's catch-up covers every sync asked for before it.
     private func runNextSync() {
-        guard !syncRunning, linkCatchUpWanted || extraSyncWanted else { return }
+        guard !syncRunning, linkCatchUpWanted || (extraSyncWanted && link.isOpen) else { return }
         let forLink = linkCatchUpWanted
         (linkCatchUpWanted, extraSyncWanted) = (false, false)
         guard let since = book.catchUpSince else {
@@ -63,6 +63,8 @@ extension DiscoClawAccount {
             syncRunning = false
             if forLink, generation == epoch {
                 if let failure { link.catchUpFailed(failure) } else { link.caughtUp() }
+            } else if let failure {
+                logger.info("DiscoClaw catch-up sync failed", metadata: ["account": "\(name)", "reason": "\(failure)"])
             }
             runNextSync()
         }

@@ -43,6 +43,8 @@ final class DiscoClawUpstreamLink: ClientHandler {
     }
 
     var isReady: Bool { machine.isReady }
+    /// A socket is open (catching up or ready).
+    var isOpen: Bool { machine.phase == .catchingUp || machine.phase == .ready }
     var state: LinkState { machine.state }
 
     func connect() { perform(machine.connect()) }

@@ -237,30 +237,6 @@ public final class Relay {
         audit?.close()
     }
 
-    /// An expired TLS certificate stops start-up naming the file (lws would serve it).
-    static func checkCertificates(_ config: RelayConfig) throws {
-        let certificates: [(String, String?)] = [
-            ("clawline", config.clawline?.tlsCertificatePath), ("gateway", config.gateway?.tlsCertificatePath),
-            ("companion", config.companion?.tlsCertificatePath), ("discoclaw", config.discoClaw?.tlsCertificatePath),
-        ]
-        for case (let section, let path?) in certificates {
-            guard let notAfter = CertificateDates.notAfter(pemPath: path) else {
-                throw StartupFailure(description: "[\(section)] tls_cert \(path) holds no PEM certificate (is it the key?)")
-            }
-            if notAfter < Date() {
-                throw StartupFailure(
-                    description: "[\(section)] tls_cert \(path) expired on \(ISO8601DateFormatter().string(from: notAfter)); renew it")
-            }
-        }
-    }
-
-    /// True when `program` (a path, or a bare name looked up in PATH) can be run.
-    static func executable(_ program: String) -> Bool {
-        if program.contains("/") { return access(program, X_OK) == 0 }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").contains { access("\($0)/\(program)", X_OK) == 0 }
-    }
-
     /// Loop thread: an upstream link changed state.
     private func accountChanged(_ name: String, kind: String, _ state: LinkState, _ detail: String) {
         linkStates[name] = state
@@ -316,20 +292,5 @@ public final class Relay {
             metrics.add("clawrelay_store_last_batch_seconds", "gauge", "Duration of the last store transaction.", storeStats.lastBatchSeconds)
         }
         return metrics.text
-    }
-}
-
-/// The HS256 key for Clawline tokens: 32 random bytes in `jwt.key` (0600) under the data directory.
-enum SigningKey {
-    static func loadOrCreate(in dataDirectory: String) throws -> [UInt8] {
-        let path = (dataDirectory as NSString).appendingPathComponent("jwt.key")
-        if let data = FileManager.default.contents(atPath: path), data.count >= 32 { return Array(data) }
-        var key = [UInt8](repeating: 0, count: 32)
-        var generator = SystemRandomNumberGenerator()
-        for index in key.indices { key[index] = generator.next() }
-        guard FileManager.default.createFile(atPath: path, contents: Data(key), attributes: [.posixPermissions: 0o600]) else {
-            throw StoreError("cannot write the signing key \(path)")
-        }
-        return key
     }
 }

@@ -11,7 +11,7 @@ import re
 import stat
 import time
 
-from conftest import auth, is_assistant_final, make_config, message_frame, send_and_complete, setup_admin
+from conftest import auth, is_assistant_final, make_config, message_frame, send_and_complete, setup_admin, wait_for
 from discoclaw_client import SETUP_TOKEN, discoclaw_config, dport, http, write_config
 
 WRONG_TOKEN = "f" * 64
@@ -133,6 +133,8 @@ async def test_turns_stream_continue_one_conversation_and_a_restart_does_not_reg
     d = start_d(relay_factory, dport(u))
     connected = await asyncio.to_thread(wait_account, d, "connected")
     assert connected["kind"] == "discoclaw" and f"127.0.0.1:{dport(u)}" in connected["detail"], connected
+    metrics = d.http("GET", "/metrics", admin=True).body.decode()
+    assert 'clawrelay_upstream_link{account="up",state="connected"} 1' in metrics, metrics
 
     admin, client = await setup_admin(d)
     first = await send_and_complete(client, "hello over two relays")
@@ -162,6 +164,13 @@ async def test_turns_stream_continue_one_conversation_and_a_restart_does_not_reg
     await send_and_complete(client, "after the restart of d")
     assert len(upstream(u, token, "/conversations")) == 1
     assert [m["content"] for m in assistant_rows(u, token, conversations[0]["id"])][-1] == "echo: after the restart of d"
+
+    # The upstream conversation deleted there: the next turn starts a new one and remembers it.
+    assert http(u, "DELETE", f"/conversations/{conversations[0]['id']}", token=token).status == 204
+    await send_and_complete(client, "after a delete upstream")
+    again = upstream(u, token, "/conversations")
+    assert len(again) == 1 and again[0]["id"] != conversations[0]["id"], again
+    wait_for(lambda: list(stored(d)["conversations"].values()) == [again[0]["id"]], what="the new mapping saved")
 
     # The token and the setup token stay out of the log, the audit and the account list; the
     # upstream REST calls are audited with the authorization redacted.
@@ -213,15 +222,15 @@ async def test_d_heals_when_u_restarts_and_a_cut_turn_fails(relay_factory):
     _, client = await setup_admin(d)
     await send_and_complete(client, "before")
 
-    # U stops mid-turn: U fails its running turns, so D's turn ends with an error, not silence.
+    # U dies mid-turn (no goodbye on the socket). Restarted, U marks the turn failed; D learns it
+    # from the catch-up /sync, so the turn ends with an error, not silence.
     await client.send_json(message_frame("cut short by a restart of u"))
     await client.recv_until(lambda f: f.get("type") == "message" and f.get("role") == "assistant" and f.get("streaming"), timeout=10)
-    assert await asyncio.to_thread(u.terminate) == 0
-    error, _ = await client.recv_until(lambda f: f.get("type") == "error", timeout=20)
-    assert error["code"] == "server_error", error
+    await asyncio.to_thread(u.kill)
     await asyncio.to_thread(wait_account, d, {"retrying", "connecting"})
-
     await asyncio.to_thread(u.start)
+    error, _ = await client.recv_until(lambda f: f.get("type") == "error", timeout=40)
+    assert error["code"] == "server_error", error
     await asyncio.to_thread(wait_account, d, "connected", 40)
     await send_and_complete(client, "after u came back", timeout=20)
     token = stored(d)["token"]
