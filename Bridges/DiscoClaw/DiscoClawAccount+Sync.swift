@@ -75,7 +75,9 @@ extension DiscoClawAccount {
             guard let self else { return }
             switch outcome {
             case .answered(200, let body):
-                guard let page = body.flatMap(DiscoClawUpstreamWire.syncPage) else { return done("\(name): /sync answered something else than a sync page") }
+                guard let page = body.flatMap(DiscoClawUpstreamWire.syncPage) else {
+                    return done("\(name): /sync answered something else than a sync page")
+                }
                 perform(book.caughtUp(page))
                 // A full page ends at its cursor: go on while turns still wait and the cursor moves.
                 if !page.messages.isEmpty, let cursor = page.cursor, cursor > since, book.catchUpSince != nil, pageNumber < Self.maxSyncPages {

@@ -159,7 +159,8 @@ final class DiscoClawAccount {
             // Its answer may have run while no socket listened: the catch-up finds it.
             if turns[id] != nil, turn.epoch != epoch || !link.isReady { requestSync() }
         case .answered(404, _) where !turn.remapped:
-            logger.notice("upstream conversation gone; starting a new one", metadata: ["account": "\(name)", "conversation": "\(turn.conversationID)"])
+            logger.notice(
+                "upstream conversation gone; starting a new one", metadata: ["account": "\(name)", "conversation": "\(turn.conversationID)"])
             if stored.conversations[turn.conversationID] == upstream {
                 stored.conversations[turn.conversationID] = nil
                 writer.save(stored)

@@ -90,7 +90,11 @@ final class DiscoClawAccountWriter: Sendable {
         }
         guard wasIdle else { return }
         queue.async { [self] in
-            guard let data = latest.withLock({ pending in defer { pending = nil }; return pending }) else { return }
+            let taken = latest.withLock { pending -> Data? in
+                defer { pending = nil }
+                return pending
+            }
+            guard let data = taken else { return }
             do {
                 try DiscoClawAccountFile.write(data, to: path)
             } catch {

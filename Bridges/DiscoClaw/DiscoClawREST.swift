@@ -58,7 +58,8 @@ final class DiscoClawREST {
             loop.execute {
                 let (rest, completion) = bound.value
                 if case .success(let response) = result {
-                    rest.audit(connectionID, .inbound, "\(response.status)", Array(response.body.prefix(Self.auditedBodyBytes)), size: response.body.count)
+                    rest.audit(
+                        connectionID, .inbound, "\(response.status)", Array(response.body.prefix(Self.auditedBodyBytes)), size: response.body.count)
                 }
                 completion(Self.outcome(result))
             }
@@ -66,7 +67,8 @@ final class DiscoClawREST {
     }
 
     private func audit(_ connectionID: UInt64, _ direction: FrameDirection, _ opcode: String, _ body: [UInt8], size: Int) {
-        loop.observeOutsideHTTP(connectionID: connectionID, listener: Self.auditListener, direction: direction, opcode: opcode, body: body, size: size)
+        loop.observeOutsideHTTP(
+            connectionID: connectionID, listener: Self.auditListener, direction: direction, opcode: opcode, body: body, size: size)
     }
 
     static func outcome(_ result: Result<RelayHTTP.HTTPResponse, HTTPFailure>) -> Outcome {
@@ -82,6 +84,7 @@ final class DiscoClawREST {
 
     /// One path segment (a conversation id from the server), percent-encoded.
     static func segment(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? ""
+        text.addingPercentEncoding(
+            withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? ""
     }
 }

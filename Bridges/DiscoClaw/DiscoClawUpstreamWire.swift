@@ -62,7 +62,8 @@ enum DiscoClawUpstreamWire {
         guard let rows = body["messages"]?.arrayValue else { return nil }
         let messages = rows.compactMap { row -> Message? in
             guard let id = row["id"]?.stringValue, let status = row["status"]?.stringValue else { return nil }
-            return Message(id: id, status: status, content: row["content"]?.stringValue ?? "", error: row["error"]?.stringValue, seq: integer(row["seq"]))
+            return Message(
+                id: id, status: status, content: row["content"]?.stringValue ?? "", error: row["error"]?.stringValue, seq: integer(row["seq"]))
         }
         return SyncPage(messages: messages, cursor: integer(body["cursor"]))
     }

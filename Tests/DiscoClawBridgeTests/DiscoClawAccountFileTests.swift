@@ -1,7 +1,8 @@
-@testable import DiscoClawBridge
 import Foundation
 import Logging
 import Testing
+
+@testable import DiscoClawBridge
 
 @Suite struct DiscoClawAccountFileTests {
     let directory: String

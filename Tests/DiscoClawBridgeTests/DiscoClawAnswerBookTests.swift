@@ -1,6 +1,7 @@
-@testable import DiscoClawBridge
 import RelayCore
 import Testing
+
+@testable import DiscoClawBridge
 
 @Suite struct DiscoClawAnswerBookTests {
     typealias Book = DiscoClawAnswerBook
@@ -104,7 +105,8 @@ import Testing
         _ = book.posted("t1", answerID: "a1", userSeq: nil, now: 0)
         #expect(book.receive(delta("a1", "12345"), now: 0) == [Action(turnID: "t1", event: .progress("12345"))])
         #expect(book.receive(delta("a1", "6789"), now: 0).isEmpty)
-        #expect(book.receive(.complete(messageID: "a1", content: "123456789", seq: nil), now: 0) == [Action(turnID: "t1", event: .final("123456789"))])
+        #expect(
+            book.receive(.complete(messageID: "a1", content: "123456789", seq: nil), now: 0) == [Action(turnID: "t1", event: .final("123456789"))])
     }
 
     @Test func aForgottenTurnHearsNothingMore() {

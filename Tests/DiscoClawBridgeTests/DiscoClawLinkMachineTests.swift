@@ -1,6 +1,7 @@
-@testable import DiscoClawBridge
 import RelayCore
 import Testing
+
+@testable import DiscoClawBridge
 
 @Suite struct DiscoClawLinkMachineTests {
     typealias Machine = DiscoClawLinkMachine

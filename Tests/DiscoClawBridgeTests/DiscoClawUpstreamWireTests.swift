@@ -1,6 +1,7 @@
-@testable import DiscoClawBridge
 import RelayCore
 import Testing
+
+@testable import DiscoClawBridge
 
 @Suite struct DiscoClawUpstreamWireTests {
     typealias Wire = DiscoClawUpstreamWire
@@ -8,12 +9,16 @@ import Testing
     func event(_ json: String) -> Wire.Event? { Wire.event(Array(json.utf8)) }
 
     @Test func answerEventsDecode() {
-        #expect(event(#"{"type":"message.delta","messageId":"a1","conversationId":"c","delta":"He","seq":7}"#) == .delta(messageID: "a1", text: "He", seq: 7))
+        #expect(
+            event(#"{"type":"message.delta","messageId":"a1","conversationId":"c","delta":"He","seq":7}"#)
+                == .delta(messageID: "a1", text: "He", seq: 7))
         #expect(
             event(#"{"type":"message.complete","messageId":"a1","conversationId":"c","content":"Hello","seq":9}"#)
                 == .complete(messageID: "a1", content: "Hello", seq: 9))
         #expect(event(#"{"type":"message.error","messageId":"a1","conversationId":"c","error":"boom"}"#) == .error(messageID: "a1", reason: "boom"))
-        #expect(event(#"{"type":"message.delta","messageId":"a1","delta":"x","seq":1.7e12}"#) == .delta(messageID: "a1", text: "x", seq: 1_700_000_000_000))
+        #expect(
+            event(#"{"type":"message.delta","messageId":"a1","delta":"x","seq":1.7e12}"#)
+                == .delta(messageID: "a1", text: "x", seq: 1_700_000_000_000))
     }
 
     @Test func everythingElseIsOtherOrNothing() {

@@ -39,7 +39,8 @@ import Testing
             "relay.toml:6: [[backends]] setup_token: give token or setup_token, not both")
         expectRejection(backend("token = \"a\"\n"), .missingKey, "relay.toml:1: [[backends]] url: missing")
         expectRejection(backend("url = \"ws://h:1\"\ntoken = \"a\"\n"), .invalidValue, "relay.toml:4: [[backends]] url: expected http://host:port")
-        expectRejection(backend("url = \"http://u:p@h:1\"\ntoken = \"a\"\n"), .invalidValue, "relay.toml:4: [[backends]] url: expected http://host:port")
+        expectRejection(
+            backend("url = \"http://u:p@h:1\"\ntoken = \"a\"\n"), .invalidValue, "relay.toml:4: [[backends]] url: expected http://host:port")
         expectRejection(backend("url = \"http://h:1/?token=x\"\ntoken = \"a\"\n"), .invalidValue, "relay.toml:4: [[backends]] url: expected")
         expectRejection(backend("url = \"http://h:1\"\ntoken = \"\"\n"), .invalidValue, "relay.toml:5: [[backends]] token: must not be empty")
         expectRejection(backend("url = \"http://h:1\"\ntoken = \"a b\"\n"), .invalidValue, "relay.toml:5: [[backends]] token: must not be empty")

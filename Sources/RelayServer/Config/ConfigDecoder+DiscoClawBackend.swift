@@ -9,14 +9,17 @@ extension ConfigDecoder {
         }
         guard let url = HTTPURL(text) else {
             throw entry.error(
-                .invalidValue, key: "url", "expected http://host:port[/prefix] or https://host:port[/prefix] (no user, query or fragment), got \(quoted(text))")
+                .invalidValue, key: "url",
+                "expected http://host:port[/prefix] or https://host:port[/prefix] (no user, query or fragment), got \(quoted(text))")
         }
         let token = try entry.string("token")
         let setupToken = try entry.string("setup_token")
         let credential: DiscoClawCredential
         switch (token, setupToken) {
         case (let token?, nil):
-            guard Self.isHeaderSafe(token) else { throw entry.error(.invalidValue, key: "token", "must not be empty or hold spaces or control characters") }
+            guard Self.isHeaderSafe(token) else {
+                throw entry.error(.invalidValue, key: "token", "must not be empty or hold spaces or control characters")
+            }
             credential = .token(token)
         case (nil, let setupToken?):
             guard Self.isHeaderSafe(setupToken) else {
