@@ -85,7 +85,7 @@ let package = Package(
         ),
         .target(
             name: "DiscoClawBridge",
-            dependencies: ["RelayCore", "RelayStore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RelayCore", "RelayStore", "RelayTransport", "RelayHTTP", .product(name: "Logging", package: "swift-log")],
             path: "Bridges/DiscoClaw",
             swiftSettings: swiftSettings
         ),
@@ -100,6 +100,7 @@ let package = Package(
             dependencies: [
                 "RelayCore", "RelayStore", "RelayTransport", "ClawlineBridge", "CompanionBridge", "DiscoClawBridge", "GatewayBridge", "LocalBridge",
                 "RelayDiscovery",
+                "RelayHTTP",
                 "RelayPush",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -107,8 +108,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "RelayHTTP", dependencies: ["CCurl", "RelayCore", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .target(
             name: "RelayPush",
-            dependencies: ["CCurl", "RelayCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RelayHTTP", "RelayCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -142,6 +145,9 @@ let package = Package(
         .testTarget(
             name: "CompanionBridgeTests", dependencies: ["CompanionBridge", "RelayCore", "RelayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "DiscoClawBridgeTests", dependencies: ["DiscoClawBridge", "RelayCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "RelayPushTests",
             dependencies: ["RelayPush", "RelayCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],

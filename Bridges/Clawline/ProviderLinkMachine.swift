@@ -110,10 +110,10 @@ struct ProviderLinkMachine {
     mutating func tick(now: Int64, silentMillis: Int) -> [Action] {
         switch phase {
         case .authenticating where now - openedAt >= Int64(settings.authTimeoutMillis):
-            return close(because: "\(settings.endpoint) sent no auth_result within \(Self.seconds(settings.authTimeoutMillis))")
+            return close(because: "\(settings.endpoint) sent no auth_result within \(Backoff.seconds(settings.authTimeoutMillis))")
         case .pairing, .authenticating, .ready:
             guard silentMillis < settings.silenceMillis else {
-                return close(because: "\(settings.endpoint) answered no ping within \(Self.seconds(settings.silenceMillis))")
+                return close(because: "\(settings.endpoint) answered no ping within \(Backoff.seconds(settings.silenceMillis))")
             }
             return [.ping, .armTick(afterMillis: settings.tickMillis)]
         case .idle, .connecting, .paired, .waitingToRetry, .stopped:
@@ -142,7 +142,7 @@ struct ProviderLinkMachine {
         case .connecting, .pairing, .authenticating, .ready:
             phase = .waitingToRetry
             let delay = retryAfter ?? backoff.next(random: random)
-            let next = "next try in \(Self.seconds(delay))"
+            let next = "next try in \(Backoff.seconds(delay))"
             if state == .awaitingApproval {
                 actions += report(.awaitingApproval, "\(approvalDetail); \(closeReason ?? "the socket closed"), \(next)")
             } else {
@@ -241,7 +241,4 @@ struct ProviderLinkMachine {
         return [.report(newState, detail)]
     }
 
-    static func seconds(_ millis: Int) -> String {
-        "\(millis / 1000).\(millis % 1000 / 100) s"
-    }
 }

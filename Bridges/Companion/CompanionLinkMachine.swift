@@ -85,10 +85,10 @@ struct CompanionLinkMachine {
         heardSinceTick = false
         switch phase {
         case .awaitingWelcome:
-            closeReason = "\(endpoint) sent no welcome within \(Self.seconds(pingIntervalMillis))"
+            closeReason = "\(endpoint) sent no welcome within \(Backoff.seconds(pingIntervalMillis))"
             return [.close(code: 4000, reason: "no welcome")]
         case .ready where silentTicks >= 2:
-            closeReason = "\(endpoint) answered no ping within \(Self.seconds(2 * pingIntervalMillis))"
+            closeReason = "\(endpoint) answered no ping within \(Backoff.seconds(2 * pingIntervalMillis))"
             return [.close(code: 4000, reason: "no pong")]
         case .ready:
             pings += 1
@@ -109,7 +109,7 @@ struct CompanionLinkMachine {
         let delay = backoff.next(random: random)
         var actions: [Action] = [.cancelTick]
         if wasReady { actions.append(.down) }
-        let retry = "next try in \(Self.seconds(delay))"
+        let retry = "next try in \(Backoff.seconds(delay))"
         if refused {
             actions += report(.badCredentials, "\(endpoint) refused the token (close 1008); \(retry)")
         } else {
@@ -124,7 +124,4 @@ struct CompanionLinkMachine {
         return [.report(newState, detail)]
     }
 
-    private static func seconds(_ millis: Int) -> String {
-        "\(millis / 1000).\(millis % 1000 / 100) s"
-    }
 }

@@ -40,14 +40,3 @@ enum UpstreamRequest {
         ]).encoded()
     }
 }
-
-extension ServiceLoop.ClientTarget {
-    /// The same server with `token` in the query, as the app sends it (`/ws?token=…`).
-    func withToken(_ token: String) -> ServiceLoop.ClientTarget {
-        var target = self
-        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        let encoded = token.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
-        target.path += (path.contains("?") ? "&" : "?") + "token=" + encoded
-        return target
-    }
-}

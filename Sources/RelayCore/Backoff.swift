@@ -26,6 +26,9 @@ public struct Backoff: Sendable, Equatable {
     /// A refusal that will not heal soon: wait the longest step from now on.
     public mutating func saturate() { stepMillis = maxMillis }
 
+    /// `millis` as operators read it in link details: `1.5 s`.
+    public static func seconds(_ millis: Int) -> String { "\(millis / 1000).\(millis % 1000 / 100) s" }
+
     /// Uniform jitter in `0...bound`.
     public static func systemRandom(_ bound: Int) -> Int { Int.random(in: 0...max(0, bound)) }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RelayCore
+import RelayHTTP
 
 /// APNs over HTTP/2 with token auth: `POST /3/device/<token>` per target, one provider token
 /// reused for 50 minutes, Apple's answers turned into retire / retry / configuration error.

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import RelayCore
+import RelayHTTP
 
 /// What the plain-HTTP sinks share: one POST per delivery, 2xx done, 429/5xx and transport
 /// errors retried with back-off, anything else given up.

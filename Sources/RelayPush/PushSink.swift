@@ -1,5 +1,7 @@
 import Foundation
 import RelayCore
+// The sinks speak in `HTTPRequest`s and `HTTPResponse`s: whoever wires them builds the client too.
+@_exported import RelayHTTP
 
 /// Sends one request; `HTTPClient` in the relay.
 public protocol HTTPSending: Sendable {

@@ -1,10 +1,12 @@
 import ClawlineBridge
 import CompanionBridge
+import DiscoClawBridge
 import Foundation
 import GatewayBridge
 import LocalBridge
 import Logging
 import RelayCore
+import RelayHTTP
 import RelayTransport
 
 extension Relay {
@@ -20,7 +22,7 @@ extension Relay {
     /// Builds every `[[backends]]` entry; upstream accounts report their link through
     /// `onState(name, kind, state, detail)` on the loop.
     static func makeBackends(
-        _ config: RelayConfig, accountsDirectory: String, loop: ServiceLoop, logger: Logger,
+        _ config: RelayConfig, accountsDirectory: String, loop: ServiceLoop, logger: Logger, http: () -> HTTPClient,
         onState: @escaping (String, String, LinkState, String) -> Void
     ) throws -> BuiltBackends {
         var built = BuiltBackends()
@@ -69,6 +71,14 @@ extension Relay {
                 } catch {
                     throw StartupFailure(description: "[[backends]] \(name): \(error)")
                 }
+                built.connects.append { upstream.connect() }
+                built.backends.append(upstream)
+            case .discoclaw(let url, let credential, let allowSelfSigned, let titlePrefix):
+                let target = ServiceLoop.ClientTarget(
+                    host: url.host, port: url.port, path: url.prefix + "/ws", tls: url.tls, allowSelfSigned: allowSelfSigned, maxMessageBytes: 4 << 20)
+                let upstream = DiscoClawBackend(
+                    name: name, baseURL: url.description, target: target, credential: credential, titlePrefix: titlePrefix,
+                    accountsDirectory: accountsDirectory, client: http(), loop: loop, logger: logger, onState: report)
                 built.connects.append { upstream.connect() }
                 built.backends.append(upstream)
             }

@@ -7,6 +7,7 @@ import LocalBridge
 import Logging
 import RelayDiscovery
 import RelayCore
+import RelayHTTP
 import RelayStore
 import RelayTransport
 
@@ -28,6 +29,8 @@ public final class Relay {
     private var advertiser: MDNSAdvertiser?
     private var hub: RelayHub?
     private var push: PushWiring?
+    /// The REST client of the DiscoClaw upstream accounts (one thread for all of them).
+    private var upstreamHTTP: HTTPClient?
     /// Upstream link states by account; read and written on the loop.
     private var linkStates: [String: LinkState] = [:]
     public private(set) var ports: [String: Int] = [:]
@@ -64,7 +67,7 @@ public final class Relay {
 
         try store.write { try AccountQueries.clear($0) }
         let accountsDirectory = (dataDirectory as NSString).appendingPathComponent("accounts")
-        let built = try Self.makeBackends(config, accountsDirectory: accountsDirectory, loop: loop, logger: logger) {
+        let built = try Self.makeBackends(config, accountsDirectory: accountsDirectory, loop: loop, logger: logger, http: { [unowned self] in upstreamClient() }) {
             [unowned self] name, kind, state, detail in self.accountChanged(name, kind: kind, state, detail)
         }
         upstreams = built.connects
@@ -189,41 +192,17 @@ public final class Relay {
         }
         loop.stop(graceMillis: 2_000)
         push?.client.shutdown()
+        upstreamHTTP?.shutdown()
         store?.close()
         audit?.close()
     }
 
-    /// An expired TLS certificate stops start-up naming the file (lws would serve it).
-    static func checkCertificates(_ config: RelayConfig) throws {
-        let certificates: [(String, String?)] = [
-            ("clawline", config.clawline?.tlsCertificatePath), ("gateway", config.gateway?.tlsCertificatePath),
-            ("companion", config.companion?.tlsCertificatePath), ("discoclaw", config.discoClaw?.tlsCertificatePath),
-        ]
-        for case (let section, let path?) in certificates {
-            guard let notAfter = CertificateDates.notAfter(pemPath: path) else {
-                throw StartupFailure(description: "[\(section)] tls_cert \(path) holds no PEM certificate (is it the key?)")
-            }
-            if notAfter < Date() {
-                throw StartupFailure(
-                    description: "[\(section)] tls_cert \(path) expired on \(ISO8601DateFormatter().string(from: notAfter)); renew it")
-            }
-        }
-    }
-
-    /// True when `program` (a path, or a bare name looked up in PATH) can be run.
-    /// A child-process backend's program must be there at start-up, not fail every turn later.
-    static func requireExecutable(_ command: [String], backend: String) throws(StartupFailure) {
-        guard let program = command.first, executable(program) else {
-            let program = command.first ?? ""
-            throw StartupFailure(
-                description: "[[backends]] \(backend): the program \(program) is missing or not executable (a bare name is looked up in PATH)")
-        }
-    }
-
-    static func executable(_ program: String) -> Bool {
-        if program.contains("/") { return access(program, X_OK) == 0 }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").contains { access("\($0)/\(program)", X_OK) == 0 }
+    /// The one HTTP client every DiscoClaw account shares (its own thread), made on first use.
+    private func upstreamClient() -> HTTPClient {
+        if let upstreamHTTP { return upstreamHTTP }
+        let client = HTTPClient(maxOutstanding: 1_000, name: "upstream", logger: logger)
+        upstreamHTTP = client
+        return client
     }
 
     /// Loop thread: an upstream link changed state.
@@ -281,20 +260,5 @@ public final class Relay {
             metrics.add("clawrelay_store_last_batch_seconds", "gauge", "Duration of the last store transaction.", storeStats.lastBatchSeconds)
         }
         return metrics.text
-    }
-}
-
-/// The HS256 key for Clawline tokens: 32 random bytes in `jwt.key` (0600) under the data directory.
-enum SigningKey {
-    static func loadOrCreate(in dataDirectory: String) throws -> [UInt8] {
-        let path = (dataDirectory as NSString).appendingPathComponent("jwt.key")
-        if let data = FileManager.default.contents(atPath: path), data.count >= 32 { return Array(data) }
-        var key = [UInt8](repeating: 0, count: 32)
-        var generator = SystemRandomNumberGenerator()
-        for index in key.indices { key[index] = generator.next() }
-        guard FileManager.default.createFile(atPath: path, contents: Data(key), attributes: [.posixPermissions: 0o600]) else {
-            throw StoreError("cannot write the signing key \(path)")
-        }
-        return key
     }
 }

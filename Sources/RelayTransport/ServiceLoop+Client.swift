@@ -110,6 +110,18 @@ extension ServiceLoop {
     }
 }
 
+extension ServiceLoop.ClientTarget {
+    /// The same server with `token` in the query (`/ws?token=…`): how the Companion and DiscoClaw
+    /// apps authenticate their sockets. The path then holds a secret: never log or audit it.
+    public func withToken(_ token: String) -> ServiceLoop.ClientTarget {
+        var target = self
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        let encoded = token.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+        target.path += (path.contains("?") ? "&" : "?") + "token=" + encoded
+        return target
+    }
+}
+
 struct PendingClient {
     let target: ServiceLoop.ClientTarget
     weak var handler: ClientHandler?

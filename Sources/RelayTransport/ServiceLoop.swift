@@ -34,7 +34,7 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
     var webSockets: [OpaquePointer: WebSocketConnection] = [:]
     var exchanges: [OpaquePointer: HTTPExchange] = [:]
     var connectionIDs: [OpaquePointer: UInt64] = [:]
-    private var nextConnectionID: UInt64 = 1
+    var nextConnectionID: UInt64 = 1
     private var timers = TimerQueue()
     private var timerStorage: UnsafeMutablePointer<relay_timer_t>
     private var protocolStorage: UnsafeMutablePointer<lws_protocols>

@@ -28,6 +28,11 @@ import Testing
         defer { untrusting.shutdown() }
         let message = try #require(transportMessage(try await send(request, with: untrusting)))
         #expect(message.contains("certificate"), "\(message)")
+
+        // A request may waive verification (an upstream account's allow_self_signed).
+        var waived = request
+        waived.allowSelfSigned = true
+        #expect(try await send(waived, with: untrusting).get().status == 200)
     }
 
     private func send(_ request: HTTPRequest, with client: HTTPClient) async throws -> Outcome {

@@ -114,6 +114,16 @@ typealias Outcome = Result<HTTPResponse, HTTPFailure>
         #expect(response.status == 200)
         #expect(response.body.count == HTTPResponse.maxBodyBytes && HTTPResponse.maxBodyBytes == 65_536)
         #expect(response.body.allSatisfy { $0 == UInt8(ascii: "x") })
+        #expect(response.isTruncated)
+    }
+
+    @Test func aRequestSetsItsOwnCapAndLearnsOfTheCut() async throws {
+        let client = HTTPClient(logger: logger)
+        defer { client.shutdown() }
+        let whole = try await send(HTTPRequest(url: server.url("/big/200000"), method: "GET", maxResponseBytes: 200_000), with: client).get()
+        #expect(whole.body.count == 200_000 && !whole.isTruncated)
+        let cut = try await send(HTTPRequest(url: server.url("/big/200000"), method: "GET", maxResponseBytes: 1_000), with: client).get()
+        #expect(cut.body.count == 1_000 && cut.isTruncated)
     }
 
     @Test func shutdownFailsEachRequestInFlightOnce() async throws {

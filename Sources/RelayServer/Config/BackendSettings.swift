@@ -1,3 +1,5 @@
+import DiscoClawBridge
+
 /// One `[[backends]]` entry: a built-in backend that answers turns.
 public struct BackendSettings: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
@@ -16,6 +18,9 @@ public struct BackendSettings: Sendable, Equatable {
         /// A client device of a Clawline provider (a real one, or another relay's `[clawline]`),
         /// paired under `deviceName`.
         case clawline(url: WebSocketURL, deviceName: String, allowSelfSigned: Bool)
+        /// A client of a DiscoClaw server (a real one, or another relay's `[discoclaw]`); each
+        /// conversation's title starts with `titlePrefix`.
+        case discoclaw(url: HTTPURL, credential: DiscoClawCredential, allowSelfSigned: Bool, titlePrefix: String?)
     }
 
     public var name: String
@@ -35,6 +40,7 @@ public struct BackendSettings: Sendable, Equatable {
         case .openclaw: "openclaw"
         case .companion: "companion"
         case .clawline: "clawline"
+        case .discoclaw: "discoclaw"
         }
     }
 

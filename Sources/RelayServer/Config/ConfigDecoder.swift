@@ -128,6 +128,7 @@ struct ConfigDecoder {
         ("companion", ["url", "token", "working_directory", "allow_self_signed"]),
         ("claude-code", claudeCodeKeys),
         ("clawline", ["url", "device_name", "allow_self_signed"]),
+        ("discoclaw", ["url", "token", "setup_token", "allow_self_signed", "conversation_title_prefix"]),
     ]
 
     private static func backend(_ entry: ConfigTable) throws(ConfigError) -> BackendSettings {
@@ -167,6 +168,8 @@ struct ConfigDecoder {
             }
             return BackendSettings(
                 name: name, kind: .clawline(url: target, deviceName: deviceName, allowSelfSigned: try entry.bool("allow_self_signed") ?? false))
+        case "discoclaw":
+            return try discoClawBackend(name: name, entry)
         case "openclaw":
             let target = try upstreamURL(entry, kind: kind, example: "ws://host:18789")
             return BackendSettings(

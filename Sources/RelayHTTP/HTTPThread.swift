@@ -6,10 +6,10 @@ import Synchronization
 
 /// The thread behind `HTTPClient`: one curl multi handle, its connection cache and the requests on it.
 ///
-/// `@unchecked Sendable` holds because `transfers` and every easy handle are touched only on the
-/// push thread; other threads reach it through the locked `mailbox` and `curl_multi_wakeup`
+/// `@unchecked Sendable` holds because `transfers` and every easy handle are touched only on this
+/// thread; other threads reach it through the locked `mailbox` and `curl_multi_wakeup`
 /// (which libcurl allows from any thread), called under the lock while the multi handle is open.
-final class PushThread: @unchecked Sendable {
+final class HTTPThread: @unchecked Sendable {
     private struct Submission {
         let request: HTTPRequest
         let completion: @Sendable (Result<HTTPResponse, HTTPFailure>) -> Void
@@ -29,6 +29,7 @@ final class PushThread: @unchecked Sendable {
     private static let shuttingDown = "the HTTP client is shutting down"
 
     private let multi: UnsafeMutableRawPointer?
+    private let name: String
     private let caFile: String?
     private let maxOutstanding: Int
     private let logger: Logger
@@ -38,13 +39,14 @@ final class PushThread: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private var transfers: [UnsafeMutableRawPointer: HTTPTransfer] = [:]
 
-    init(caFile: String?, maxOutstanding: Int, logger: Logger) {
+    init(name: String, caFile: String?, maxOutstanding: Int, logger: Logger) {
+        self.name = name
         self.caFile = caFile
         self.maxOutstanding = max(1, maxOutstanding)
         self.logger = logger
         multi = Self.curlReady ? curl_multi_init() : nil
         guard let multi else {
-            logger.error("libcurl could not start; every push request will fail")
+            logger.error("libcurl could not start; every HTTP request will fail", metadata: ["thread": "\(name)"])
             mailbox.withLock { $0.refusal = "libcurl could not start"; $0.multiClosed = true }
             return
         }
@@ -53,7 +55,7 @@ final class PushThread: @unchecked Sendable {
         _ = relay_curl_multi_set_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 2)
         _ = relay_curl_multi_set_long(multi, CURLMOPT_MAXCONNECTS, 16)
         let thread = Thread { [self] in self.run() }
-        thread.name = "push"
+        thread.name = name
         thread.start()
     }
 
@@ -70,19 +72,19 @@ final class PushThread: @unchecked Sendable {
             if let refusal = box.refusal { return (refusal, false) }
             guard box.outstanding < maxOutstanding else {
                 defer { box.reportedFull = true }
-                return ("\(maxOutstanding) push requests already outstanding", !box.reportedFull)
+                return ("\(maxOutstanding) \(name) requests already outstanding", !box.reportedFull)
             }
             box.outstanding += 1
             box.queued.append(Submission(request: request, completion: completion))
             if box.queued.count == 1, let multi { _ = curl_multi_wakeup(multi) }
             return (nil, false)
         }
-        if reportFull { logger.warning("push requests refused: too many outstanding", metadata: ["limit": "\(maxOutstanding)"]) }
+        if reportFull { logger.warning("HTTP requests refused: too many outstanding", metadata: ["thread": "\(name)", "limit": "\(maxOutstanding)"]) }
         if let refusal { completion(.failure(.transport(refusal))) }
     }
 
-    /// Refuses new requests, fails the queued and in-flight ones, and, unless called on the push
-    /// thread itself, waits for the thread to end.
+    /// Refuses new requests, fails the queued and in-flight ones, and, unless called on the thread
+    /// itself, waits for the thread to end.
     func stop() {
         mailbox.withLock { box in
             if box.refusal == nil { box.refusal = Self.shuttingDown }
@@ -93,12 +95,12 @@ final class PushThread: @unchecked Sendable {
         finished.signal()  // for the next caller
     }
 
-    // MARK: - The push thread
+    // MARK: - The thread
 
     private func run() {
         guard let multi else { return }
         threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .releasing)
-        logger.debug("push thread started")
+        logger.debug("HTTP thread started", metadata: ["thread": "\(name)"])
         while true {
             let (batch, stopping) = mailbox.withLock { box in
                 defer { box.queued.removeAll() }
@@ -124,7 +126,7 @@ final class PushThread: @unchecked Sendable {
         }
         mailbox.withLock { $0.multiClosed = true }
         curl_multi_cleanup(multi)
-        logger.debug("push thread stopped")
+        logger.debug("HTTP thread stopped", metadata: ["thread": "\(name)"])
         finished.signal()
     }
 
@@ -151,7 +153,7 @@ final class PushThread: @unchecked Sendable {
             _ = curl_multi_remove_handle(multi, easy)
             guard let transfer = transfers.removeValue(forKey: easy) else { continue }
             let outcome = transfer.outcome(code)
-            if case .failure(let failure) = outcome { logger.debug("push request failed", metadata: ["error": "\(failure)"]) }
+            if case .failure(let failure) = outcome { logger.debug("HTTP request failed", metadata: ["thread": "\(name)", "error": "\(failure)"]) }
             complete(transfer.completion, outcome)
         }
     }

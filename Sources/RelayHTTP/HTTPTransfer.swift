@@ -1,9 +1,9 @@
 import CCurl
 import Foundation
 
-/// One request on the push thread: its easy handle, and the headers and body libcurl hands back.
+/// One request on the client's thread: its easy handle, and the headers and body libcurl hands back.
 ///
-/// - Important: push thread only. libcurl's callbacks get an unretained pointer to it; the push
+/// - Important: that thread only. libcurl's callbacks get an unretained pointer to it; the
 ///   thread's table of transfers keeps it alive until the handle has left the multi handle.
 final class HTTPTransfer {
     /// Response header bytes kept; past it, further headers are dropped (libcurl caps each line).
@@ -16,6 +16,8 @@ final class HTTPTransfer {
     private var headers: [String: String] = [:]
     private var headerBytes = 0
     private var body: [UInt8] = []
+    private var maxBodyBytes = HTTPResponse.maxBodyBytes
+    private var isTruncated = false
 
     init(easy: UnsafeMutableRawPointer, completion: @escaping @Sendable (Result<HTTPResponse, HTTPFailure>) -> Void) {
         self.easy = easy
@@ -35,6 +37,8 @@ final class HTTPTransfer {
     func configure(_ request: HTTPRequest, caFile: String?, userAgent: String) -> HTTPFailure? {
         if let problem = Self.problem(in: request) { return .invalidRequest(problem) }
         let timeout = max(1, request.timeoutMillis)
+        maxBodyBytes = request.maxResponseBytes
+        let verify = request.allowSelfSigned ? 0 : 1
         let opaque = Unmanaged.passUnretained(self).toOpaque()
         var codes: [CURLcode] = [
             relay_curl_set_str(easy, CURLOPT_URL, request.url),
@@ -49,8 +53,8 @@ final class HTTPTransfer {
             relay_curl_set_long(easy, CURLOPT_PIPEWAIT, request.url.lowercased().hasPrefix("https://") ? 1 : 0),
             relay_curl_set_long(easy, CURLOPT_TIMEOUT_MS, timeout),
             relay_curl_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, min(timeout, 5_000)),
-            relay_curl_set_long(easy, CURLOPT_SSL_VERIFYPEER, 1),
-            relay_curl_set_long(easy, CURLOPT_SSL_VERIFYHOST, 2),
+            relay_curl_set_long(easy, CURLOPT_SSL_VERIFYPEER, verify),
+            relay_curl_set_long(easy, CURLOPT_SSL_VERIFYHOST, 2 * verify),
             relay_curl_set_long(easy, CURLOPT_TCP_KEEPALIVE, 1),
             relay_curl_set_str(easy, CURLOPT_USERAGENT, userAgent),
             relay_curl_set_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer),
@@ -122,8 +126,9 @@ final class HTTPTransfer {
     }
 
     private func receiveBody(_ bytes: UnsafeRawBufferPointer) {
-        let room = HTTPResponse.maxBodyBytes - body.count
+        let room = maxBodyBytes - body.count
         if room > 0 { body.append(contentsOf: bytes.prefix(room)) }
+        if bytes.count > room { isTruncated = true }
     }
 
     private func receiveHeader(_ bytes: UnsafeRawBufferPointer) {
@@ -148,7 +153,7 @@ final class HTTPTransfer {
         _ = relay_curl_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
         _ = relay_curl_get_long(easy, CURLINFO_HTTP_VERSION, &version)
         let major = version == Int(CURL_HTTP_VERSION_2_0) ? 2 : version == Int(CURL_HTTP_VERSION_3) ? 3 : 1
-        return .success(HTTPResponse(status: status, headers: headers, body: body, httpVersion: major))
+        return .success(HTTPResponse(status: status, headers: headers, body: body, httpVersion: major, isTruncated: isTruncated))
     }
 
     /// libcurl's detailed message ("Failed to connect to … port …: Connection refused") when it
