@@ -20,7 +20,9 @@ extension DiscoClawDownstream {
         }
         withConversation(id, of: device, exchange) { [self] conversation in
             let userID = device.userID
-            store.perform({ db in try TimelineQueries.page(db, userID: userID, conversationID: conversation.id, before: before, limit: Int(limit)) }) {
+            store.perform({ db in
+                try TimelineQueries.page(db, userID: userID, conversationID: conversation.id, before: before, limit: Int(limit), byteBudget: Self.responseBudget)
+            }) {
                 [self] result in
                 switch result {
                 case .failure(let error): storeFailed(exchange, error)
@@ -42,20 +44,20 @@ extension DiscoClawDownstream {
         }
         let (userID, limit) = (device.userID, Self.syncLimit)
         store.perform({ db in
-            let entries = try TimelineQueries.after(db, userID: userID, seq: since, limit: limit)
+            let (entries, more) = try TimelineQueries.after(db, userID: userID, seq: since, limit: limit, byteBudget: Self.responseBudget)
             var conversations = try ConversationQueries.changed(db, userID: userID, after: since)
             var included = Set(conversations.map(\.id))
             for id in entries.map(\.conversationID) where included.insert(id).inserted {
                 if let conversation = try ConversationQueries.fetch(db, id: id) { conversations.append(conversation) }
             }
-            return (entries, conversations)
+            return (entries, more, conversations)
         }) { [self] result in
             switch result {
             case .failure(let error): storeFailed(exchange, error)
-            case .success(let (entries, conversations)):
-                // A full page ends at its last message, so the next sync goes on from there.
+            case .success(let (entries, more, conversations)):
+                // A cut answer (by count or size) ends at its last message, so the next sync goes on from there.
                 let changes = conversations.map(\.changeSeq).filter { $0 > since }
-                let cursor = entries.count >= limit ? entries.last!.seq : max(since, entries.last?.seq ?? since, changes.max() ?? since)
+                let cursor = more ? entries.last!.seq : max(since, entries.last?.seq ?? since, changes.max() ?? since)
                 exchange.respond(
                     DiscoClawWire.json(
                         200,

@@ -24,6 +24,9 @@ public final class DiscoClawDownstream: ListenerHandler {
     static let touchMillis: Int64 = 60_000
     /// Rows one `/sync` returns at most; the cursor lets the next call go on.
     static let syncLimit = 1_000
+    /// Message text one `/sync` or page carries at most (always at least one message): a history of
+    /// large messages is answered in parts instead of one huge body.
+    static let responseBudget = 4 << 20
 
     let settings: DiscoClawSettings
     let store: Store

@@ -23,25 +23,53 @@ public struct TimelineEntry: Sendable, Equatable {
 
 /// The timeline over `events` and `messages`: every row has a seq of its user's clock.
 public enum TimelineQueries {
-    /// The user's entries after `seq`, oldest first, at most `limit`.
-    public static func after(_ db: Database, userID: String, seq: Int64, limit: Int) throws -> [TimelineEntry] {
-        try db.rows(
-            union(events: "e.user_id = :user AND e.seq > :seq", messages: "m.user_id = :user", seqAbove: ":seq") + " ORDER BY seq LIMIT :limit",
-            ["user": userID, "seq": seq, "limit": limit]
-        ).map(entry(from:))
+    /// The user's entries after `seq`, oldest first, at most `limit` and about `byteBudget` bytes
+    /// of content (always at least one entry), read a page at a time so a history of large
+    /// messages is never read whole; `more` tells whether entries after these were left out.
+    public static func after(_ db: Database, userID: String, seq: Int64, limit: Int, byteBudget: Int = .max) throws -> (
+        entries: [TimelineEntry], more: Bool
+    ) {
+        var entries: [TimelineEntry] = []
+        var bytes = 0
+        var cursor = seq
+        while true {
+            let page = try db.rows(
+                union(events: "e.user_id = :user AND e.seq > :seq", messages: "m.user_id = :user", seqAbove: ":seq") + " ORDER BY seq LIMIT :limit",
+                ["user": userID, "seq": cursor, "limit": pageSize]
+            ).map(entry(from:))
+            for entry in page {
+                let size = entry.content.utf8.count
+                guard entries.count < limit, entries.isEmpty || bytes + size <= byteBudget else { return (entries, true) }
+                entries.append(entry)
+                bytes += size
+            }
+            guard page.count == pageSize, let last = page.last else { return (entries, false) }
+            cursor = last.seq
+        }
     }
 
-    /// The newest `limit` entries of a conversation before `seq` (all when nil), oldest first, and
-    /// whether older ones exist.
-    public static func page(_ db: Database, userID: String, conversationID: String, before seq: Int64?, limit: Int) throws -> (
-        entries: [TimelineEntry], hasMore: Bool
-    ) {
+    /// Rows read per query while a budget is filled.
+    static let pageSize = 100
+
+    /// The newest `limit` entries of a conversation before `seq` (all when nil) that fit in about
+    /// `byteBudget` bytes of content (at least one), oldest first, and whether older ones exist.
+    public static func page(
+        _ db: Database, userID: String, conversationID: String, before seq: Int64?, limit: Int, byteBudget: Int = .max
+    ) throws -> (entries: [TimelineEntry], hasMore: Bool) {
         let rows = try db.rows(
             "SELECT * FROM ("
                 + union(events: "e.user_id = :user AND e.conversation = :conversation", messages: "m.user_id = :user AND m.conversation_id = :conversation", seqAbove: "0")
                 + ") WHERE seq < :before ORDER BY seq DESC LIMIT :limit",
             ["user": userID, "conversation": conversationID, "before": seq ?? Int64.max, "limit": limit + 1])
-        return (rows.prefix(limit).reversed().map(entry(from:)), rows.count > limit)
+        var newest: [TimelineEntry] = []
+        var bytes = 0
+        for row in rows.prefix(limit) {
+            let entry = entry(from: row)
+            guard newest.isEmpty || bytes + entry.content.utf8.count <= byteBudget else { break }
+            newest.append(entry)
+            bytes += entry.content.utf8.count
+        }
+        return (newest.reversed(), rows.count > newest.count)
     }
 
     /// The newest stored event of each of the given conversations.
