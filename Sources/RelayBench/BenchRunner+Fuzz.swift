@@ -49,8 +49,14 @@ extension BenchRunner {
             ("companion-after-auth", "/ws?token=\(companionToken)", relay.companionPort, .none, Self.companionSeeds),
             ("discoclaw-ws-after-auth", "/ws?token=\(discoClawToken)", relay.discoClawPort, .none, DiscoClawFuzzer.seeds),
         ]
+        var phaseStart = Date()
+        func phaseDone(_ name: String) {
+            progress("fuzz: \(name) done in \(String(format: "%.1f", Date().timeIntervalSince(phaseStart))) s")
+            phaseStart = Date()
+        }
         for run in runs {
             let result = try wireFuzz(port: run.port, path: run.path, login: run.login, seeds: run.seeds, total: total)
+            phaseDone(run.name)
             try requireAlive(relay, after: run.name)
             report.add("fuzz-\(run.name)", "frames_sent", Double(result.sent), "frames")
             report.add("fuzz-\(run.name)", "error_replies", Double(result.errorReplies), "frames")
@@ -67,6 +73,7 @@ extension BenchRunner {
                 report.add("fuzz-discoclaw-rest-\(name)", "answered_\(outcome)", Double(count), "requests")
             }
             try requireAlive(relay, after: "discoclaw-rest-\(name)")
+            phaseDone("discoclaw-rest-\(name)")
         }
 
         // Clawline after auth: 8 devices of the user whose 4 slow readers never read.
@@ -80,6 +87,7 @@ extension BenchRunner {
             }
         }
         try requireAlive(relay, after: "clawline-after-auth")
+        phaseDone("clawline-after-auth")
         report.add("fuzz-clawline-after-auth", "frames_sent", Double(clawline.sent), "frames")
         report.add("fuzz-clawline-after-auth", "error_replies", Double(clawline.errors), "frames")
         report.add("fuzz-clawline-after-auth", "closes_by_relay", Double(clawline.closes), "sockets")
@@ -95,6 +103,7 @@ extension BenchRunner {
                 report.add("fuzz-http-\(name)", "answered_\(outcome)", Double(count), "requests")
             }
             try requireAlive(relay, after: "http-\(name)")
+            phaseDone("http-\(name)")
         }
 
         // A normal turn still works, then everything the clients held must be given back.

@@ -78,6 +78,8 @@ public final class HTTPExchange {
     var bodyCompletion: ((Result<ReceivedBody, BodyError>) -> Void)?
     var bodyFailed = false
     var done: (() -> Void)?
+    /// The request said `Connection: close`.
+    var clientAskedToClose = false
 
     init(
         connectionID: UInt64, wsi: OpaquePointer, listener: String, method: String, path: String, query: String,
@@ -201,5 +203,5 @@ public final class HTTPExchange {
     }
 
     /// The body was not read to its end, so the socket cannot carry another request.
-    var mustCloseAfterResponse: Bool { bodyFailed || isReadingBody || (contentLength ?? 0) > bodyCount }
+    var mustCloseAfterResponse: Bool { clientAskedToClose || bodyFailed || isReadingBody || (contentLength ?? 0) > bodyCount }
 }

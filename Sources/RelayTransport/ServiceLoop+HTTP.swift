@@ -26,6 +26,9 @@ extension ServiceLoop {
             contentType: header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE), contentLength: lengthHeader,
             isWebSocketUpgradePath: entry.config.webSocketPaths.contains(path), loop: self)
         exchange.headers = requestHeaders(wsi, custom: entry.config.customHeaders)
+        // `Connection: close`: the socket ends with this answer instead of idling until the
+        // keep-alive timeout (lws would keep it).
+        exchange.clientAskedToClose = header(wsi, WSI_TOKEN_CONNECTION)?.lowercased().contains("close") ?? false
         exchanges[wsi] = exchange
         if frameObserver != nil {
             let line = "\(method) \(path)" + (exchange.authorization.map { "\nauthorization: \($0)" } ?? "")

@@ -163,3 +163,27 @@ async def test_metrics_count_devices_per_presence_state(relay):
     await client.close()
     counts = wait_for(lambda: (d := devices()).get('state="offline"') == 1 and d, what="the device offline")
     assert counts.get('state="foreground"') == 0 and counts.get('state="background"') == 0, counts
+
+
+def _exchange(port: int, request: bytes) -> tuple[bytes, bool]:
+    """Sends one raw request; returns what came back and whether the relay closed the socket
+    (False: it was still open 3 s after the answer)."""
+    import socket
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.settimeout(3)
+        sock.sendall(request)
+        data = b""
+        try:
+            while chunk := sock.recv(65536):
+                data += chunk
+        except socket.timeout:
+            return data, False
+        return data, True
+
+
+def test_connection_close_ends_the_socket_after_the_answer_and_keep_alive_keeps_it(relay):
+    closing, closed = _exchange(relay.port, b"GET /version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert closing.startswith(b"HTTP/1.1 200") and b"connection: close" in closing.lower(), closing
+    assert closed, "the relay closes a Connection: close request's socket after its answer"
+    kept, closed = _exchange(relay.port, b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert kept.startswith(b"HTTP/1.1 200") and not closed, "HTTP/1.1 keep-alive stays open for the next request"
