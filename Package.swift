@@ -115,6 +115,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "RelayChat",
+            dependencies: ["RelayCore", "RelayTransport", "GatewayBridge", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "RelayBench",
             dependencies: [
                 "RelayCore", "RelayTransport", "GatewayBridge", .product(name: "Logging", package: "swift-log"),
@@ -125,7 +130,7 @@ let package = Package(
         .executableTarget(
             name: "clawrelay",
             dependencies: [
-                "RelayServer", "RelayStore", "RelayCore", "RelayBench", "TerminalQR", "CompanionBridge",
+                "RelayServer", "RelayStore", "RelayCore", "RelayBench", "RelayChat", "GatewayBridge", "TerminalQR", "CompanionBridge",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

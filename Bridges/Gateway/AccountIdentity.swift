@@ -2,15 +2,16 @@ import Crypto
 import Foundation
 import RelayCore
 
-/// An upstream account's Ed25519 identity and device token, kept under the data directory (0600).
-struct AccountIdentity {
+/// An operator identity's Ed25519 key and device token, kept in a private folder (0600 files):
+/// an upstream account's under the data directory, `clawrelay chat`'s under ~/.config/clawrelay.
+public struct AccountIdentity {
     let key: Curve25519.Signing.PrivateKey
-    let deviceID: String
+    public let deviceID: String
     let publicKey: String
     private let tokenPath: String
 
-    /// Loads `accounts/<name>.key`, creating it on first use.
-    init(directory: String, account: String) throws {
+    /// Loads `<directory>/<account>.key`, creating it (and the folder, 0700) on first use.
+    public init(directory: String, account: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let keyPath = (directory as NSString).appendingPathComponent("\(account).key")
         tokenPath = (directory as NSString).appendingPathComponent("\(account).token")
@@ -43,7 +44,7 @@ struct AccountIdentity {
     }
 }
 
-struct AccountError: Error, CustomStringConvertible {
-    let description: String
+public struct AccountError: Error, CustomStringConvertible {
+    public let description: String
     init(_ description: String) { self.description = description }
 }

@@ -4,7 +4,7 @@ import RelayCore
 import RelayTransport
 
 /// Who a link says it is in `connect`: an operator account, or a node the relay passes through.
-struct LinkHello {
+public struct LinkHello {
     var role = "operator"
     var scopes = ["operator.read", "operator.write"]
     var mode = "backend"
@@ -12,6 +12,13 @@ struct LinkHello {
     var caps: [JSONValue] = []
     var commands: [String] = []
     var permissions: JSONValue = .object([:])
+
+    /// An interactive operator client (`clawrelay chat`): mode `cli`.
+    public static func operatorClient(displayName: String) -> LinkHello {
+        var hello = LinkHello(displayName: displayName)
+        hello.mode = "cli"
+        return hello
+    }
 }
 
 /// The live connection of one upstream gateway identity: handshake, pairing wait, reconnects with
@@ -19,9 +26,8 @@ struct LinkHello {
 /// (`OperatorRuns`) and node passthrough sit on top of it.
 ///
 /// - Important: loop thread only.
-final class OpenClawLink: ClientHandler {
+public final class OpenClawLink: ClientHandler {
     static let minBackoffMillis = 1_000
-    static let maxBackoffMillis = 30_000
 
     let name: String
     private let target: ServiceLoop.ClientTarget
@@ -31,13 +37,15 @@ final class OpenClawLink: ClientHandler {
     private let onState: (LinkState, String) -> Void
     private let hello: LinkHello
     /// Events the link itself does not handle (`chat` for operators, `node.invoke.request` for nodes).
-    var onEvent: ((String, JSONValue) -> Void)?
+    public var onEvent: ((String, JSONValue) -> Void)?
     /// The connection dropped; whatever was waiting on it has failed.
-    var onDown: (() -> Void)?
+    public var onDown: (() -> Void)?
+    /// The longest wait between tries (a person waiting on a terminal wants short ones).
+    private let maxBackoffMillis: Int
     private var stopped = false
     private var connection: WebSocketConnection?
-    private(set) var state = LinkState.connecting
-    private(set) var isReady = false
+    public private(set) var state = LinkState.connecting
+    public private(set) var isReady = false
     private var nextRequest = 0
     private var responses: [String: (JSONValue) -> Void] = [:]
     private var backoffMillis = minBackoffMillis
@@ -47,12 +55,13 @@ final class OpenClawLink: ClientHandler {
     /// The gateway refused a v3 signature once: sign v2 from then on.
     private var signV2 = false
     /// The version the gateway agreed to (3 or 4).
-    private(set) var protocolVersion: Int64 = 0
+    public private(set) var protocolVersion: Int64 = 0
 
-    init(
+    public init(
         name: String, target: ServiceLoop.ClientTarget, identity: AccountIdentity, loop: ServiceLoop, logger: Logger,
-        hello: LinkHello? = nil, onState: @escaping (LinkState, String) -> Void
+        hello: LinkHello? = nil, maxBackoffMillis: Int = 30_000, onState: @escaping (LinkState, String) -> Void
     ) {
+        self.maxBackoffMillis = maxBackoffMillis
         self.name = name
         self.hello = hello ?? LinkHello(displayName: "clawrelay \(name)")
         self.target = target
@@ -63,14 +72,14 @@ final class OpenClawLink: ClientHandler {
     }
 
     /// Closes the link for good (the device it stood for went away).
-    func stop() {
+    public func stop() {
         stopped = true
         connection?.close(code: 1000)
     }
 
-    var deviceID: String { identity.deviceID }
+    public var deviceID: String { identity.deviceID }
 
-    func connect() {
+    public func connect() {
         guard !stopped else { return }
         if state != .awaitingApproval && state != .badCredentials { report(.connecting, "\(target.host):\(target.port)") }
         loop.connect(to: target, handler: self)
@@ -83,12 +92,12 @@ final class OpenClawLink: ClientHandler {
 
     // MARK: ClientHandler
 
-    func clientConnected(_ connection: WebSocketConnection) {
+    public func clientConnected(_ connection: WebSocketConnection) {
         self.connection = connection
         lastFrameAt = Date()
     }
 
-    func client(_ connection: WebSocketConnection, received message: WebSocketMessage) {
+    public func client(_ connection: WebSocketConnection, received message: WebSocketMessage) {
         let bytes: [UInt8]
         switch message {
         case .text(let text): bytes = Array(text.utf8)
@@ -106,7 +115,7 @@ final class OpenClawLink: ClientHandler {
         }
     }
 
-    func clientClosed(_ connection: WebSocketConnection?, error: String?) {
+    public func clientClosed(_ connection: WebSocketConnection?, error: String?) {
         if let connection, connection !== self.connection { return }
         self.connection = nil
         isReady = false
@@ -121,7 +130,7 @@ final class OpenClawLink: ClientHandler {
     private func scheduleReconnect(reason: String) {
         let jitter = Int.random(in: 0...(backoffMillis / 4))
         let delay = backoffMillis + jitter
-        backoffMillis = min(backoffMillis * 2, Self.maxBackoffMillis)
+        backoffMillis = min(backoffMillis * 2, maxBackoffMillis)
         if state == .connected || state == .connecting { report(.retrying, "\(reason); next try in \(delay) ms") }
         logger.info("upstream link down", metadata: ["account": "\(name)", "state": "\(state.rawValue)", "retry_ms": "\(delay)"])
         loop.schedule(afterMillis: delay) { [weak self] in self?.connect() }
@@ -129,7 +138,8 @@ final class OpenClawLink: ClientHandler {
 
     // MARK: Protocol
 
-    func request(_ method: String, _ params: JSONValue, response: @escaping (JSONValue) -> Void) {
+    /// Sends a request; `response` gets its `res` frame (not called if the link drops first).
+    public func request(_ method: String, _ params: JSONValue, response: @escaping (JSONValue) -> Void) {
         nextRequest += 1
         let id = "r\(nextRequest)"
         responses[id] = response

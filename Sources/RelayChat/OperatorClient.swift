@@ -1,0 +1,97 @@
+import Foundation
+import GatewayBridge
+import Logging
+import RelayCore
+import RelayTransport
+
+/// `clawrelay chat`'s connection: an operator on a gateway listener (the relay's, or a real
+/// OpenClaw gateway), offering protocol 3..4, with its own Ed25519 identity. Pairing, reconnects
+/// and the device token are `OpenClawLink`'s; this adds the chat calls a client makes.
+///
+/// - Important: loop thread only.
+public final class OperatorClient {
+    /// A chat run's events as the client shows them.
+    public enum RunEvent: Equatable, Sendable {
+        /// The whole answer so far.
+        case progress(String)
+        case final(String)
+        /// The run ended without an answer (error or abort), with the gateway's reason.
+        case failed(String)
+    }
+
+    private let link: OpenClawLink
+    private var runs: [String: (RunEvent) -> Void] = [:]
+    /// Every event that is not a chat run's (`sessions.changed`, `tick`, …), for the screen.
+    public var onEvent: ((String, JSONValue) -> Void)?
+
+    /// Longest wait between tries while the link is down or awaiting approval: a person is waiting.
+    public static let maxRetryMillis = 3_000
+
+    public init(target: ServiceLoop.ClientTarget, identity: AccountIdentity, loop: ServiceLoop, logger: Logger, onState: @escaping (LinkState, String) -> Void) {
+        link = OpenClawLink(
+            name: "chat", target: target, identity: identity, loop: loop, logger: logger,
+            hello: .operatorClient(displayName: "clawrelay chat"), maxBackoffMillis: Self.maxRetryMillis, onState: onState)
+        link.onEvent = { [weak self] name, payload in self?.handle(name, payload) }
+        link.onDown = { [weak self] in self?.dropRuns() }
+    }
+
+    public var deviceID: String { link.deviceID }
+    public var isReady: Bool { link.isReady }
+
+    public func connect() { link.connect() }
+    public func stop() { link.stop() }
+
+    /// Sends a request; `completion` gets `payload` on `ok:true`, else the error's message.
+    public func call(_ method: String, _ params: [String: JSONValue] = [:], completion: @escaping (Result<JSONValue, OperatorError>) -> Void) {
+        link.request(method, .object(params)) { response in
+            if response["ok"]?.boolValue == true { return completion(.success(response["payload"] ?? .null)) }
+            let error = response["error"] ?? .null
+            completion(.failure(OperatorError(code: error["code"]?.stringValue ?? "ERROR", message: error["message"]?.stringValue ?? "\(response)")))
+        }
+    }
+
+    /// `chat.send` to the session `key`; `events` hears the run's progress and its end.
+    public func send(_ text: String, to key: String, events: @escaping (RunEvent) -> Void) {
+        let runID = Identifiers.newUUID()
+        runs[runID] = events
+        call("chat.send", ["sessionKey": .string(key), "message": .string(text), "idempotencyKey": .string(runID)]) { [weak self] result in
+            if case .failure(let error) = result { self?.runs.removeValue(forKey: runID)?(.failed(error.description)) }
+        }
+    }
+
+    private func handle(_ name: String, _ payload: JSONValue) {
+        guard name == "chat", let runID = payload["runId"]?.stringValue, let events = runs[runID] else {
+            onEvent?(name, payload)
+            return
+        }
+        let text = payload["message"]?["content"]?.arrayValue?.compactMap { $0["text"]?.stringValue }.joined() ?? ""
+        switch payload["state"]?.stringValue {
+        case "delta": events(.progress(text))
+        case "final":
+            runs.removeValue(forKey: runID)
+            events(.final(text))
+        case "aborted":
+            runs.removeValue(forKey: runID)
+            events(.failed("the answer was aborted"))
+        default:
+            runs.removeValue(forKey: runID)
+            events(.failed(payload["errorMessage"]?.stringValue ?? "the assistant failed to answer"))
+        }
+        onEvent?(name, payload)
+    }
+
+    /// The link dropped: runs waiting on it will not hear their end on this connection.
+    private func dropRuns() {
+        let waiting = runs
+        runs.removeAll()
+        for events in waiting.values { events(.failed("the connection to the relay dropped")) }
+    }
+}
+
+/// A gateway error answer, readable.
+public struct OperatorError: Error, Sendable, CustomStringConvertible {
+    public var code: String
+    public var message: String
+
+    public var description: String { "\(code): \(message)" }
+}

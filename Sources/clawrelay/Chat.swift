@@ -1,0 +1,60 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import GatewayBridge
+import Logging
+import RelayChat
+import RelayCore
+import RelayServer
+import RelayTransport
+
+struct Chat: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Talk to every backend and conversation behind the relay, as a gateway operator.",
+        discussion: """
+            Scripts: --list prints the conversations, one per line (KEY, unread count, backend, name); \
+            --send TEXT streams the answer to stdout (to --conversation KEY, a new conversation on \
+            --new BACKEND, or the session "main"). The first run asks the relay to pair this terminal \
+            and waits until an operator approves it (clawrelay devices approve <id>).
+            """)
+
+    @Option(help: "The gateway listener (the relay's [gateway], or an OpenClaw gateway).") var url = "ws://127.0.0.1:18789"
+    @Option(help: "This terminal's Ed25519 identity (0600; default ~/.config/clawrelay/chat.key).") var identity: String?
+    @Flag(help: "Print the conversations, one per line, and exit.") var list = false
+    @Option(help: "Send TEXT, print the answer as it streams, and exit (non-zero if it fails).") var send: String?
+    @Option(help: "The conversation (gateway session key) --send goes to.") var conversation: String?
+    @Option(name: .customLong("new"), help: "Send to a new conversation on this backend.") var newBackend: String?
+    @Option(help: "Seconds to wait for pairing, the connection and the answer (1-86400).") var wait = 300
+
+    func validate() throws {
+        guard (1...86_400).contains(wait) else { throw ValidationError("--wait must be 1 to 86400 seconds") }
+        guard conversation == nil || newBackend == nil else { throw ValidationError("--conversation and --new exclude each other") }
+        guard send == nil || !list else { throw ValidationError("--list and --send exclude each other") }
+        if let send, send.isEmpty { throw ValidationError("--send needs a non-empty text") }
+    }
+
+    func run() throws {
+        guard list || send != nil else {
+            fail("the full-screen client is not written yet; use --list or --send TEXT")
+        }
+        guard let parsed = WebSocketURL(url) else { fail("--url \(url) is not a ws:// or wss:// address") }
+        let target = ServiceLoop.ClientTarget(host: parsed.host, port: parsed.port, path: parsed.path, tls: parsed.tls)
+        let accountIdentity: AccountIdentity
+        do { accountIdentity = try Self.identity(at: identity) } catch { fail("\(error)") }
+        var logger = Logger(label: "clawrelay-chat")
+        logger.logLevel = .error
+        let loop = ServiceLoop(logger: logger)
+        do { _ = try loop.start() } catch { fail("\(error)") }
+        let outcome = ChatOnce(list: list, send: send, key: conversation ?? newBackend.map { "backend:\($0):\(Identifiers.newUUID().prefix(8))" } ?? "main")
+        let code = outcome.run(on: loop, target: target, identity: accountIdentity, logger: logger, seconds: wait)
+        loop.stop(graceMillis: 500)
+        if code != 0 { Foundation.exit(code) }
+    }
+
+    /// `--identity FILE` (its folder and name), or ~/.config/clawrelay/chat.key.
+    static func identity(at path: String?) throws -> AccountIdentity {
+        let file = path ?? (NSHomeDirectory() as NSString).appendingPathComponent(".config/clawrelay/chat.key")
+        let name = ((file as NSString).lastPathComponent as NSString).deletingPathExtension
+        return try AccountIdentity(directory: (file as NSString).deletingLastPathComponent, account: name.isEmpty ? "chat" : name)
+    }
+}

@@ -1,0 +1,79 @@
+"""`clawrelay chat` without a screen: --send streams an answer to stdout, --list prints the
+conversations; the first run waits for pairing and says how to approve it."""
+import asyncio
+import os
+import subprocess
+import time
+
+from conftest import make_config, relay_bin
+
+
+def chat_relay(relay_factory, delay_ms: int = 0, **gateway):
+    cfg = make_config(echo={"delay_ms": delay_ms})
+    cfg["gateway"] = {"listen": "127.0.0.1:0", **gateway}
+    return relay_factory(cfg)
+
+
+def chat(relay, tmp_path, *args, timeout: float = 30) -> subprocess.CompletedProcess:
+    url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"
+    return subprocess.run([str(relay_bin()), "chat", "--url", url, "--identity", str(tmp_path / "id" / "chat.key"), "--wait", "20", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def start_chat(relay, tmp_path, *args) -> subprocess.Popen:
+    url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"
+    return subprocess.Popen([str(relay_bin()), "chat", "--url", url, "--identity", str(tmp_path / "id" / "chat.key"), "--wait", "20", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def approve_when_asked(relay, proc: subprocess.Popen) -> str:
+    """Reads the client's stderr until it prints the approve command, then runs it on the relay."""
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if line.strip().startswith("clawrelay devices approve "):
+            device = line.split()[-1]
+            relay.cli("devices", "approve", device)
+            return device
+    raise AssertionError("the client never printed the approve command")
+
+
+def test_first_send_waits_for_approval_then_streams_the_answer(relay_factory, tmp_path):
+    relay = chat_relay(relay_factory, delay_ms=20)
+    proc = start_chat(relay, tmp_path, "--send", "hello from a terminal")
+    device = approve_when_asked(relay, proc)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert out == "echo: hello from a terminal\n", out
+    key = tmp_path / "id" / "chat.key"
+    assert (key.stat().st_mode & 0o777) == 0o600 and ((tmp_path / "id").stat().st_mode & 0o777) == 0o700
+    assert any(d["deviceId"] == device and d["status"] == "approved" for d in relay.devices())
+    again = chat(relay, tmp_path, "--send", "second", "--conversation", "main")
+    assert again.returncode == 0 and again.stdout == "echo: second\n" and "not paired" not in again.stderr, again
+
+
+def test_list_prints_one_conversation_per_line_and_new_opens_one_on_a_backend(relay_factory, tmp_path):
+    relay = chat_relay(relay_factory, auto_approve_loopback=True)
+    sent = chat(relay, tmp_path, "--send", "on cmd", "--new", "echo")
+    assert sent.returncode == 0 and sent.stdout == "echo: on cmd\n", sent
+    listed = chat(relay, tmp_path, "--list")
+    assert listed.returncode == 0, listed
+    keys = [line.split("\t")[0] for line in listed.stdout.splitlines()]
+    assert any(k.startswith("backend:echo:") for k in keys), listed.stdout
+
+
+def test_a_failed_answer_exits_non_zero_with_the_reason(relay_factory, tmp_path):
+    relay = chat_relay(relay_factory, auto_approve_loopback=True)
+    failed = chat(relay, tmp_path, "--send", "boom", "--new", "cmd")
+    assert failed.returncode == 1 and "the answer failed" in failed.stderr, failed
+
+
+def test_bad_arguments_and_an_unreachable_relay_fail_clearly(relay_factory, tmp_path):
+    relay = chat_relay(relay_factory)
+    both = chat(relay, tmp_path, "--send", "x", "--conversation", "a", "--new", "echo")
+    assert both.returncode != 0 and "exclude each other" in both.stderr, both
+    bad_url = subprocess.run([str(relay_bin()), "chat", "--url", "http://x", "--list"], capture_output=True, text=True, timeout=20)
+    assert bad_url.returncode != 0 and "is not a ws:// or wss:// address" in bad_url.stderr, bad_url
+    nobody = subprocess.run([str(relay_bin()), "chat", "--url", "ws://127.0.0.1:1", "--identity", str(tmp_path / "id" / "chat.key"),
+                             "--list", "--wait", "2"], capture_output=True, text=True, timeout=20)
+    assert nobody.returncode == 1 and "gave up after 2 s" in nobody.stderr, nobody
