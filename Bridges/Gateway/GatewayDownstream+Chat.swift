@@ -78,10 +78,16 @@ extension GatewayDownstream {
         }
     }
 
+    /// Message text one `chat.history` answer carries at most (always the newest message): the
+    /// newest that fit come back.
+    static let historyBudget = 8 << 20
+
     private func history(_ request: GatewayRequest, of conversation: Conversation, key: String, on session: GatewaySession) {
         let limit = Int(min(1000, max(1, request.params["limit"]?.intValue ?? 200)))
         let (user, id) = (settings.userID, conversation.id)
-        store.perform({ db in try EventQueries.conversation(db, userID: user, conversationID: id, limit: limit) }) { [hub] result in
+        store.perform({ db in
+            try EventQueries.conversation(db, userID: user, conversationID: id, limit: limit, byteBudget: Self.historyBudget)
+        }) { [hub] result in
             let events = (try? result.get()) ?? []
             // Fetching the history is reading it: pushes for what it shows are no longer needed.
             if let newest = events.map(\.seq).max() { hub.read(deviceID: session.deviceID, conversationID: id, seq: newest) }

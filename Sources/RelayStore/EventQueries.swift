@@ -76,11 +76,22 @@ public enum EventQueries {
             [audience, String(needle)]) ?? false
     }
 
-    /// The last `limit` events of one conversation, oldest first.
-    public static func conversation(_ db: Database, userID: String, conversationID: String, limit: Int) throws -> [ChatEvent] {
-        try db.rows(
-            "SELECT * FROM events WHERE user_id = ? AND conversation = ? ORDER BY seq DESC LIMIT ?", [userID, conversationID, limit]
-        ).reversed().map(event(from:))
+    /// The last `limit` events of one conversation that fit in about `byteBudget` bytes of content
+    /// (always the newest one), oldest first.
+    public static func conversation(_ db: Database, userID: String, conversationID: String, limit: Int, byteBudget: Int = .max) throws
+        -> [ChatEvent]
+    {
+        var newest: [ChatEvent] = []
+        var bytes = 0
+        for row in try db.rows(
+            "SELECT * FROM events WHERE user_id = ? AND conversation = ? ORDER BY seq DESC LIMIT ?", [userID, conversationID, limit])
+        {
+            let event = event(from: row)
+            bytes += event.content.utf8.count + (event.attachmentsJSON?.utf8.count ?? 0)
+            guard newest.isEmpty || bytes <= byteBudget else { break }
+            newest.append(event)
+        }
+        return newest.reversed()
     }
 
     /// How many events a conversation holds.

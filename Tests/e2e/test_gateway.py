@@ -356,3 +356,18 @@ async def test_presence_describe_abort_and_stop(relay_factory):
     await operator.request("chat.send", {"sessionKey": "s2", "message": "another slow one", "idempotencyKey": "stop-me"})
     stop = await operator.request("chat.send", {"sessionKey": "s2", "message": "/stop", "idempotencyKey": "stopper"})
     assert stop["payload"]["status"] == "aborted" and stop["payload"]["runIds"] == ["stop-me"], stop
+
+
+async def test_chat_history_of_large_messages_is_bounded_and_keeps_the_newest(gateway_relay):
+    operator, _ = await paired(gateway_relay, Identity())
+    big = "y" * 700_000
+    for index in range(7):
+        res = await operator.request("chat.send", {"sessionKey": "big", "message": f"{index} {big}", "idempotencyKey": f"big-{index}"}, timeout=20)
+        assert res["ok"], res
+        await operator.event("chat", timeout=20, where=lambda p, i=index: p.get("state") == "final" and p.get("runId") == f"big-{i}")
+    history = await operator.request("chat.history", {"sessionKey": "big", "limit": 1000}, timeout=20)
+    messages = history["payload"]["messages"]
+    texts = [m["content"][0]["text"] for m in messages]
+    assert texts[-1] == f"echo: 6 {big}", "the newest message is always there"
+    assert 0 < len(messages) < 14, f"14 messages of 0.7 MB do not fit one answer's 8 MiB: {len(messages)}"
+    assert sum(len(t) for t in texts) <= 8 << 20
