@@ -144,7 +144,7 @@ let package = Package(
             name: "ClawlineBridgeTests", dependencies: ["ClawlineBridge", "RelayCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "GatewayBridgeTests", dependencies: ["GatewayBridge", "RelayCore", .product(name: "Crypto", package: "swift-crypto")],
+            name: "GatewayBridgeTests", dependencies: ["GatewayBridge", "RelayCore", "RelayStore", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "CompanionBridge", "DiscoClawBridge"], swiftSettings: swiftSettings),
         .testTarget(

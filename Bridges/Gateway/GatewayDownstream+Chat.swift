@@ -10,13 +10,14 @@ extension GatewayDownstream {
         guard session.has(needed) || (needed == "operator.read" && session.has("operator.write")) else {
             return session.fail(request.id, .invalid("missing scope \(needed)"), close: nil)
         }
-        if request.method == "sessions.list" { return listSessions(request, on: session) }
         guard let sessionKey = request.string("sessionKey"), !sessionKey.isEmpty else {
             return session.fail(request.id, .invalid("sessionKey required"), close: nil)
         }
-        conversation(named: sessionKey) { [self] result in
-            guard case .success(let conversation) = result else {
-                return session.fail(request.id, GatewayError(code: .unavailable, message: "the session could not be opened"), close: nil)
+        conversation(named: sessionKey, creating: true) { [self] result in
+            let conversation: Conversation
+            switch result {
+            case .success(let found): conversation = found
+            case .failure(let error): return session.fail(request.id, Self.sessionError(error), close: nil)
             }
             switch request.method {
             case "chat.send": send(request, in: conversation, from: session)
@@ -29,11 +30,28 @@ extension GatewayDownstream {
         }
     }
 
-    /// The conversation a session key names: a key the gateway used before, a conversation id,
-    /// or a new conversation (`backend:<name>:…` keys bind it to that backend).
-    func conversation(named sessionKey: String, completion: @escaping (Result<Conversation, any Error>) -> Void) {
+    /// The conversation a session key names: `cv:<conversation id>` (any conversation of this
+    /// gateway's user, whatever protocol made it), a key the gateway used before, a bare
+    /// conversation id, or, when `creating`, a new conversation (`backend:<name>:…` keys bind it
+    /// to that backend). Fails with `UnknownSession` when nothing matches (a `cv:` key never
+    /// creates; another user's conversation is unknown).
+    func conversation(named sessionKey: String, creating: Bool, completion: @escaping (Result<Conversation, any Error>) -> Void) {
         let user = settings.userID
+        if let id = SessionListing.conversationID(inKey: sessionKey) {
+            return hub.conversations.load(id: id) { result in
+                switch result {
+                case .success(let found?) where found.userID == user: completion(.success(found))
+                case .success: completion(.failure(UnknownSession()))
+                case .failure(let error): completion(.failure(error))
+                }
+            }
+        }
         let byKey = { [hub] in
+            guard creating else {
+                return hub.conversations.find(.session(sessionKey), userID: user) { result in
+                    completion(result.flatMap { $0.map { .success($0) } ?? .failure(UnknownSession()) })
+                }
+            }
             hub.conversations.resolve(.session(sessionKey), userID: user, draft: ConversationDraft(backend: Self.backendName(in: sessionKey)), completion: completion)
         }
         guard sessionKey.hasPrefix("cv_"), hub.conversations.cached(.session(sessionKey), userID: user) == nil else { return byKey() }
@@ -96,29 +114,12 @@ extension GatewayDownstream {
         }
     }
 
-    private func listSessions(_ request: GatewayRequest, on session: GatewaySession) {
-        let limit = Int(min(1000, max(1, request.params["limit"]?.intValue ?? 100)))
-        let (user, now) = (settings.userID, clock.nowMillis())
-        store.perform({ db in
-            try ConversationQueries.list(db, userID: user, limit: limit).map { conversation in
-                (conversation, conversation.key(in: "session"),
-                 try EventQueries.count(db, conversationID: conversation.id))
-            }
-        }) { result in
-            let list = ((try? result.get()) ?? []).map { conversation, key, count in
-                JSONValue.object([
-                    "key": .string(key ?? conversation.id), "kind": .string("direct"), "updatedAt": .int(conversation.updatedAt),
-                    "messageCount": .int(Int64(count)), "displayName": conversation.title.map(JSONValue.string) ?? .null,
-                ])
-            }
-            session.send(GatewayFrame.ok(request.id, .object(["ts": .int(now), "count": .int(Int64(list.count)), "sessions": .array(list)])))
-        }
-    }
-
+    /// A stored message as `chat.history` and final `chat` events show it; `id` and `seq` (its
+    /// place on the user's clock, what `sessions.markRead` takes) are the relay's additions.
     static func chatMessage(_ event: ChatEvent) -> JSONValue {
         .object([
             "role": .string(event.role.rawValue), "content": .array([.object(["type": .string("text"), "text": .string(event.content)])]),
-            "timestamp": .int(event.timestampMillis),
+            "timestamp": .int(event.timestampMillis), "id": .string(event.id), "seq": .int(event.seq),
         ])
     }
 }

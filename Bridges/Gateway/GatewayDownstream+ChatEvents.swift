@@ -29,6 +29,8 @@ extension GatewayDownstream {
         } else {
             payload = chatPayload(for: event)
             lastChat = (event, payload)
+            // A new message changes its conversation's entry (preview, unread count).
+            if case .message(let message) = event { sessionChanged(message.conversationID) }
         }
         if let payload { deliver(session.event("chat", payloadJSON: payload), to: session) }
     }
@@ -64,6 +66,11 @@ extension GatewayDownstream {
             // The protocol docs give no concrete shape for an operator's tool events: none are sent.
             return nil
         }
+    }
+
+    /// The key `sessions.list` shows for a conversation (`cv:<id>` when it has no session key).
+    func sessionKey(of conversationID: String) -> String {
+        hub.conversations.key(of: conversationID, scheme: "session") ?? SessionListing.conversationPrefix + conversationID
     }
 
     private func runView(_ runID: String) -> ChatRunView {
@@ -102,7 +109,7 @@ extension GatewayDownstream {
         }
         view.seq += 1
         var payload: [String: JSONValue] = [
-            "runId": .string(runID), "sessionKey": .string(hub.conversations.key(of: conversationID, scheme: "session") ?? conversationID),
+            "runId": .string(runID), "sessionKey": .string(sessionKey(of: conversationID)),
             "seq": .int(Int64(view.seq)), "state": .string(state),
         ]
         if let message { payload["message"] = message }

@@ -48,10 +48,10 @@ extension GatewayDownstream {
 
     private func status(_ request: GatewayRequest, on session: GatewaySession) {
         let (user, now) = (settings.userID, clock.nowMillis())
-        store.perform({ db in try ConversationQueries.list(db, userID: user, limit: 10) }) { [self] result in
+        store.perform({ db in try ConversationQueries.list(db, userID: user, limit: 10) }) { result in
             let recent = ((try? result.get()) ?? []).map { conversation in
                 JSONValue.object([
-                    "key": .string(conversation.key(in: "session") ?? conversation.id), "kind": .string("direct"), "updatedAt": .int(conversation.updatedAt),
+                    "key": .string(SessionListing.key(of: conversation)), "kind": .string("direct"), "updatedAt": .int(conversation.updatedAt),
                     "age": .int(max(0, now - conversation.updatedAt)),
                 ])
             }

@@ -19,9 +19,11 @@ public final class GatewayDownstream: ListenerHandler {
         "device.pair.list", "device.pair.approve", "device.pair.reject", "device.pair.remove", "device.token.rotate", "device.token.revoke",
         "node.list", "node.describe", "node.invoke", "node.invoke.result", "node.event",
         "chat.send", "chat.history", "chat.abort", "sessions.list", "gateway.discover", "device.pair", "device.unpair",
+        "sessions.markRead", "backends.list",
     ]
     static let events = [
         "connect.challenge", "tick", "presence", "health", "shutdown", "device.pair.requested", "device.pair.resolved", "node.invoke.request", "chat",
+        "sessions.changed",
     ]
 
     let settings: GatewaySettings
@@ -39,6 +41,11 @@ public final class GatewayDownstream: ListenerHandler {
     /// Chat runs as operators are shown them, and the last core event encoded for them.
     var chatRuns: [String: ChatRunView] = [:]
     var lastChat: (event: BusEvent, payload: String?)?
+    /// Conversations whose `sessions.changed` entry is being read; true = read it again after.
+    var summaryReads: [String: Bool] = [:]
+    /// Each backend's state by name (an upstream account's link state, `ready` for a built-in
+    /// backend) for `backends.list`; set before `start`. Loop thread.
+    public var backendStates: (() -> [String: String])?
     /// Mirrors downstream nodes onto upstream gateways; set before `start`.
     public var passthrough: NodePassthrough? {
         didSet { passthrough?.downstream = self }
@@ -68,8 +75,9 @@ public final class GatewayDownstream: ListenerHandler {
         return config
     }
 
-    /// Starts the tick. Loop thread.
+    /// Starts the tick and listens to conversation changes. Loop thread.
     public func start() {
+        hub.changes.observe { [weak self] change in self?.conversationChanged(change) }
         scheduleTick()
         scheduleHealth()
     }
@@ -173,7 +181,8 @@ public final class GatewayDownstream: ListenerHandler {
         case "node.list", "node.describe", "node.invoke": handleNodeRequest(request, on: session)
         case "node.invoke.result": handleInvokeResult(request, on: session)
         case "node.event": handleNodeEvent(request, on: session)
-        case "chat.send", "chat.history", "chat.abort", "sessions.list": handleChat(request, on: session)
+        case "chat.send", "chat.history", "chat.abort": handleChat(request, on: session)
+        case "sessions.list", "sessions.markRead", "backends.list": handleSessions(request, on: session)
         case "health", "status", "models.list", "system-presence", "gateway.identity.get", "last-heartbeat": handleSystem(request, on: session)
         case "gateway.discover": discover(request, on: session)
         case "device.pair": pairBots(request, on: session)

@@ -95,6 +95,7 @@ public final class Relay {
                     [unowned self] name, state, detail in self.accountChanged(name, kind: "openclaw", state, detail)
                 }
             }
+            downstream.backendStates = { [unowned self] in backendStates() }
             loop.addListener(GatewayDownstream.listenerConfig(settings), handler: downstream)
             gateway = downstream
         }
@@ -211,6 +212,16 @@ public final class Relay {
         logger.info("upstream account", metadata: ["account": "\(name)", "kind": "\(kind)", "state": "\(state.rawValue)", "detail": "\(detail)"])
         let status = AccountStatus(name: name, kind: kind, state: state.rawValue, detail: detail, updatedAt: SystemClock().nowMillis())
         store?.perform({ db in try AccountQueries.record(db, status) }) { _ in }
+    }
+
+    /// Loop thread: each backend's state by name, for the gateway's `backends.list`: an upstream
+    /// account's link state (`connecting` until its link reports), `ready` for a built-in backend.
+    private func backendStates() -> [String: String] {
+        var states: [String: String] = [:]
+        for backend in config.backends where states[backend.name] == nil {
+            states[backend.name] = backend.isUpstream ? (linkStates[backend.name] ?? .connecting).rawValue : "ready"
+        }
+        return states
     }
 
     /// Called on the loop by the admin listener.

@@ -84,13 +84,14 @@ public enum ConversationQueries {
     }
 
     /// Deletes the conversation and everything in it: history, message records, keys, queued
-    /// events and pending pushes. Returns false when there was none.
+    /// events, pending pushes and read cursors. Returns false when there was none.
     public static func delete(_ db: Database, id: String) throws -> Bool {
         guard try fetch(db, id: id) != nil else { return false }
         for sql in [
             "DELETE FROM events WHERE conversation = ?", "DELETE FROM messages WHERE conversation_id = ?",
             "DELETE FROM conversation_keys WHERE conversation_id = ?", "DELETE FROM notification_queue WHERE conversation_id = ?",
-            "DELETE FROM push_pending WHERE conversation_id = ?", "DELETE FROM conversations WHERE id = ?",
+            "DELETE FROM push_pending WHERE conversation_id = ?", "DELETE FROM read_cursors WHERE conversation_id = ?",
+            "DELETE FROM conversations WHERE id = ?",
         ] {
             try db.run(sql, [id])
         }

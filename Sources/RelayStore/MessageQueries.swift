@@ -28,8 +28,8 @@ public struct MessageRecord: Sendable, Equatable {
 }
 
 public enum MessageQueries {
-    /// Stores the message and its user event atomically unless its client id was seen before, and
-    /// queues the event for `queue`.
+    /// Stores the message and its user event atomically unless its client id was seen before,
+    /// queues the event for `queue` and moves the sender's read cursor to it.
     public static func accept(_ db: Database, _ message: UserMessage, at millis: Int64, queue: [QueueTarget]) throws -> Acceptance {
         if let existing = try fetch(db, deviceID: message.deviceID, clientID: message.clientID) {
             guard existing.contentHash == message.contentHash, existing.attachmentsHash == message.attachmentsHash else { return .mismatch }
@@ -44,6 +44,7 @@ public enum MessageQueries {
             db, userID: message.userID, conversationID: message.conversationID, role: .user, content: message.content,
             deviceID: message.deviceID, attachmentsJSON: message.attachmentsJSON, at: millis)
         event.turn = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
+        try ReadCursorQueries.advance(db, userID: message.senderID, conversationID: message.conversationID, seq: event.seq, at: millis)
         let answer = AnswerSlot(id: Identifiers.newEventID(), seq: try SeqQueries.next(db, userID: message.userID))
         try db.run(
             """

@@ -169,6 +169,7 @@ enum Migrations {
             // A backend's own session id per conversation (Claude Code's --resume), as it last reported it.
             try db.execute(sql: "ALTER TABLE conversations ADD COLUMN backend_session TEXT")
         }
+        migrator.registerMigration("v10-read-cursors", migrate: readCursorTables)
         return migrator
     }
 

@@ -88,6 +88,11 @@ public final class StoreJournal: CoreJournal {
         background("record presence") { db in try DeviceQueries.setPresence(db, id: deviceID, state.rawValue, at: now) }
     }
 
+    public func markRead(userID: String, conversationID: String, seq: Int64, now: Int64, completion: @escaping (Result<ReadCursor?, any Error>) -> Void) {
+        store.perform(
+            { db in try ReadCursorQueries.markRead(db, userID: userID, conversationID: conversationID, seq: seq, at: now) }, completion: completion)
+    }
+
     func background(_ what: String, _ work: @escaping @Sendable (StoreTransaction) throws -> Void) {
         let onError = onError
         store.perform(work) { result in

@@ -30,6 +30,8 @@ public final class MemoryJournal: CoreJournal {
     public private(set) var events: [ChatEvent] = []
     public private(set) var records: [String: Record] = [:]
     public private(set) var presence: [String: DevicePresence.State] = [:]
+    /// Read cursors by `user|conversation`.
+    public private(set) var cursors: [String: ReadCursor] = [:]
     var queueRows: [QueueRow] = []
     /// Each user's clock (events and answer slots share it).
     private var lastSeq: [String: Int64] = [:]
@@ -119,6 +121,7 @@ public final class MemoryJournal: CoreJournal {
                 turn: TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)),
             queue: queue, now: now)
         lastSeq[message.userID] = event.seq + 1
+        moveCursor(userID: message.senderID, conversationID: message.conversationID, seq: event.seq, now: now)
         let answer = AnswerSlot(id: Identifiers.newEventID(), seq: event.seq + 1)
         records[recordKey] = Record(message: summary, state: .active, runID: runID, answer: answer)
         later(.success(.fresh(event, runID: runID, answer: answer)), completion)
@@ -171,4 +174,22 @@ public final class MemoryJournal: CoreJournal {
     public func purgeQueues(now: Int64) { queueRows.removeAll { $0.expiresAt <= now } }
 
     public func recordPresence(deviceID: String, state: DevicePresence.State, now: Int64) { presence[deviceID] = state }
+
+    public func markRead(userID: String, conversationID: String, seq: Int64, now: Int64, completion: @escaping (Result<ReadCursor?, any Error>) -> Void) {
+        if let error = failWrites { return later(.failure(error), completion) }
+        let newest = events.filter { $0.conversationID == conversationID }.map(\.seq).max() ?? 0
+        later(.success(moveCursor(userID: userID, conversationID: conversationID, seq: min(seq, newest), now: now)), completion)
+    }
+
+    /// The user's cursor in a conversation (0 when there is none).
+    public func cursor(userID: String, conversationID: String) -> Int64 { cursors["\(userID)|\(conversationID)"]?.seq ?? 0 }
+
+    @discardableResult
+    private func moveCursor(userID: String, conversationID: String, seq: Int64, now: Int64) -> ReadCursor? {
+        let key = "\(userID)|\(conversationID)"
+        guard seq > (cursors[key]?.seq ?? 0) else { return nil }
+        let cursor = ReadCursor(userID: userID, conversationID: conversationID, seq: seq, updatedAt: now)
+        cursors[key] = cursor
+        return cursor
+    }
 }

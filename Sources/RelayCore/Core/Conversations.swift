@@ -12,16 +12,19 @@ public final class Conversations {
 
     private let journal: CoreJournal
     private let clock: any Clock
+    private let changes: ConversationChanges
     private var byID: [String: Conversation] = [:]
     private var byKey: [UserKey: String] = [:]
     private var waiting: [UserKey: [(Result<Conversation, any Error>) -> Void]] = [:]
 
-    init(journal: CoreJournal, clock: any Clock) {
+    init(journal: CoreJournal, clock: any Clock, changes: ConversationChanges) {
         self.journal = journal
         self.clock = clock
+        self.changes = changes
     }
 
-    /// The conversation `key` names for `userID`, created from `draft` the first time.
+    /// The conversation `key` names for `userID`, created from `draft` the first time (observers
+    /// of `ConversationChanges` hear a creation).
     public func resolve(
         _ key: ConversationKey, userID: String, draft: ConversationDraft = ConversationDraft(),
         completion: @escaping (Result<Conversation, any Error>) -> Void
@@ -33,9 +36,17 @@ public final class Conversations {
             return
         }
         waiting[userKey] = [completion]
-        journal.resolveConversation(key, userID: userID, draft: draft, now: clock.nowMillis()) { [self] result in
-            if case .success(let conversation) = result { remember(conversation) }
+        let now = clock.nowMillis()
+        journal.resolveConversation(key, userID: userID, draft: draft, now: now) { [self] result in
+            var created: Conversation?
+            if case .success(let conversation) = result {
+                // The journal stamps a conversation it creates with the time passed here; one it
+                // already had was either cached or older.
+                if byID[conversation.id] == nil, conversation.createdAt == now { created = conversation }
+                remember(conversation)
+            }
             for waiter in waiting.removeValue(forKey: userKey) ?? [] { waiter(result) }
+            if let created { changes.publish(.conversation(created)) }
         }
     }
 
@@ -76,8 +87,12 @@ public final class Conversations {
         journal.addKey(key, to: conversation, completion: completion)
     }
 
-    /// The stored conversation changed (renamed, archived, rebound): the cache follows.
-    public func updated(_ conversation: Conversation) { remember(conversation) }
+    /// The stored conversation changed (renamed, archived, rebound): the cache follows and
+    /// observers of `ConversationChanges` hear it.
+    public func updated(_ conversation: Conversation) {
+        remember(conversation)
+        changes.publish(.conversation(conversation))
+    }
 
     /// The conversation was deleted: its cached entry and keys go.
     public func forget(id: String) {

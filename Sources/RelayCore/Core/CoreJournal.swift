@@ -161,7 +161,8 @@ public protocol CoreJournal: AnyObject {
     func saveBackendSession(_ session: String?, conversationID: String)
 
     /// Stores the message and its user event unless its client id was seen before; queues the
-    /// event for `queue` in the same transaction.
+    /// event for `queue` and moves the sender's read cursor to it (one's own message is never
+    /// unread) in the same transaction.
     func accept(_ message: UserMessage, now: Int64, queue: [QueueTarget], completion: @escaping (Result<Acceptance, any Error>) -> Void)
     /// Stores the answer as event `eventID` and finalizes the message, queueing it for `queue`.
     func finish(
@@ -181,4 +182,9 @@ public protocol CoreJournal: AnyObject {
 
     /// Records a device's presence for `clawrelay devices list`.
     func recordPresence(deviceID: String, state: DevicePresence.State, now: Int64)
+
+    /// Moves the user's read cursor in the conversation forward to `seq`, clamped to the
+    /// conversation's newest event; the cursor when it moved, nil when it was there already (or
+    /// the conversation has no event).
+    func markRead(userID: String, conversationID: String, seq: Int64, now: Int64, completion: @escaping (Result<ReadCursor?, any Error>) -> Void)
 }

@@ -14,6 +14,7 @@ public final class NotificationQueue {
     private let conversations: Conversations
     private let clock: any Clock
     private let pushes: Pushes
+    private let cursors: ReadCursors
     /// Devices whose queue is being read.
     private var draining: Set<String> = []
     /// Devices that asked for a drain while one was running.
@@ -25,12 +26,15 @@ public final class NotificationQueue {
     private var deleting: [String: Set<Int64>] = [:]
     public private(set) var drainedEvents = 0
 
-    init(journal: CoreJournal, presence: Presence, bus: Bus, conversations: Conversations, pushes: Pushes, clock: any Clock) {
+    init(
+        journal: CoreJournal, presence: Presence, bus: Bus, conversations: Conversations, pushes: Pushes, cursors: ReadCursors, clock: any Clock
+    ) {
         self.journal = journal
         self.presence = presence
         self.bus = bus
         self.conversations = conversations
         self.pushes = pushes
+        self.cursors = cursors
         self.clock = clock
     }
 
@@ -104,10 +108,14 @@ public final class NotificationQueue {
         return newest
     }
 
-    /// A drained queue was read: pushes it covers on the user's other devices are dropped.
+    /// A drained queue was read: pushes it covers on the user's other devices are dropped and the
+    /// user's read cursors move.
     private func read(_ newest: [String: Int64], deviceID: String) {
         guard let userID = presence.entries[deviceID]?.userID else { return }
-        for (conversationID, seq) in newest { pushes.read(userID: userID, conversationID: conversationID, seq: seq) }
+        for (conversationID, seq) in newest.sorted(by: { $0.key < $1.key }) {
+            pushes.read(userID: userID, conversationID: conversationID, seq: seq)
+            cursors.read(userID: userID, conversationID: conversationID, seq: seq)
+        }
     }
 
     /// An endpoint of the device went away: whatever was handed to it and not written is due again.

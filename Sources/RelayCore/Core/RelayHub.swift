@@ -28,6 +28,9 @@ public final class RelayHub {
     public let pushes: Pushes
     public let conversations: Conversations
     public let turns: Turns
+    /// Conversation creations, changes and read cursor moves, for bridges that list conversations.
+    public let changes = ConversationChanges()
+    public let cursors: ReadCursors
     private let settings: Settings
 
     public init(journal: CoreJournal, router: Router, loop: any LoopScheduler, clock: any Clock, logger: Logger, settings: Settings = Settings()) {
@@ -39,9 +42,11 @@ public final class RelayHub {
         self.settings = settings
         presence = Presence(clock: clock)
         bus = Bus(presence: presence)
-        conversations = Conversations(journal: journal, clock: clock)
+        conversations = Conversations(journal: journal, clock: clock, changes: changes)
+        cursors = ReadCursors(journal: journal, clock: clock, changes: changes)
         pushes = Pushes(presence: presence, bus: bus, conversations: conversations, router: router, loop: loop, clock: clock, logger: logger)
-        queue = NotificationQueue(journal: journal, presence: presence, bus: bus, conversations: conversations, pushes: pushes, clock: clock)
+        queue = NotificationQueue(
+            journal: journal, presence: presence, bus: bus, conversations: conversations, pushes: pushes, cursors: cursors, clock: clock)
         turns = Turns(journal: journal, conversations: conversations, queue: queue, bus: bus, router: router, loop: loop, clock: clock, logger: logger)
         presence.onChange = { [weak self] deviceID, entry, state in self?.presenceChanged(deviceID, entry, state) }
     }
@@ -67,10 +72,18 @@ public final class RelayHub {
     }
 
     /// The device's user read `conversationID` up to `seq` there (history fetched, marked read):
-    /// pending pushes that event covers are dropped.
+    /// see `read(userID:conversationID:seq:completion:)`. A device the core does not know is ignored.
     public func read(deviceID: String, conversationID: String, seq: Int64) {
         guard let userID = presence.entries[deviceID]?.userID else { return }
+        read(userID: userID, conversationID: conversationID, seq: seq)
+    }
+
+    /// The user read `conversationID` up to `seq` on some device: pending pushes that covers are
+    /// dropped and the user's read cursor moves there (never backwards; observers of `changes`
+    /// hear it). `completion` gets the cursor when it moved.
+    public func read(userID: String, conversationID: String, seq: Int64, completion: ((Result<ReadCursor?, any Error>) -> Void)? = nil) {
         pushes.read(userID: userID, conversationID: conversationID, seq: seq)
+        cursors.read(userID: userID, conversationID: conversationID, seq: seq, completion: completion)
     }
 
     /// Registers a live socket of a device: it joins the bus and the device's presence.

@@ -44,6 +44,15 @@ public struct BackendSettings: Sendable, Equatable {
         }
     }
 
+    /// An account on an upstream server, with a link that has a state (`LinkState`); the other
+    /// kinds run here and are always ready.
+    public var isUpstream: Bool {
+        switch kind {
+        case .echo, .command, .claudeCode: false
+        case .openclaw, .companion, .clawline, .discoclaw: true
+        }
+    }
+
     public init(name: String, kind: Kind) {
         self.name = name
         self.kind = kind

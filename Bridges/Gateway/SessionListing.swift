@@ -1,0 +1,61 @@
+import Foundation
+import RelayCore
+import RelayStore
+
+/// How `sessions.list` and `sessions.changed` show a conversation of any protocol: its key, a
+/// readable name, a preview of the newest message and the user's unread count.
+enum SessionListing {
+    /// Keys of conversations that have no gateway session key: `cv:<conversation id>`.
+    static let conversationPrefix = "cv:"
+    /// Characters of the newest message a listing shows.
+    static let previewLength = 120
+    /// Conversations `sessions.list` returns at most.
+    static let maxSessions = 500
+
+    /// The conversation's gateway session key, else `cv:<id>` (which every chat method accepts).
+    static func key(of conversation: Conversation) -> String {
+        conversation.key(in: "session") ?? conversationPrefix + conversation.id
+    }
+
+    /// The conversation id a `cv:` key names, nil for any other key.
+    static func conversationID(inKey key: String) -> String? {
+        guard key.hasPrefix(conversationPrefix) else { return nil }
+        return String(key.dropFirst(conversationPrefix.count))
+    }
+
+    /// Its title; else its session key, its working directory's last part, or a short form of its id.
+    static func displayName(of conversation: Conversation) -> String {
+        if let title = conversation.title?.trimmingCharacters(in: .whitespacesAndNewlines), !title.isEmpty { return title }
+        if let key = conversation.key(in: "session") { return key }
+        if let directory = conversation.workingDirectory?.split(separator: "/").last { return String(directory) }
+        return "conversation " + conversation.id.replacingOccurrences(of: "cv_", with: "").prefix(8)
+    }
+
+    /// The first `previewLength` characters of a message on one line: its lines, trimmed and
+    /// without the blank ones, joined by one space.
+    static func preview(_ text: String) -> String {
+        // A pasted file can be megabytes: only its start can reach the preview.
+        let lines = text.prefix(previewLength * 8).split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        return String(lines.filter { !$0.isEmpty }.joined(separator: " ").prefix(previewLength))
+    }
+
+    /// When the conversation last changed: its own change time or its newest message's.
+    static func updatedAt(_ summary: ConversationSummary) -> Int64 {
+        max(summary.conversation.updatedAt, summary.lastEvent?.timestampMillis ?? 0)
+    }
+
+    /// One entry of `sessions.list`, and the payload of `sessions.changed`.
+    static func json(_ summary: ConversationSummary, backend: String, backendKind: String?) -> JSONValue {
+        let conversation = summary.conversation
+        return .object([
+            "key": .string(key(of: conversation)), "sessionId": .string(conversation.id), "kind": .string("direct"),
+            "displayName": .string(displayName(of: conversation)), "backend": .string(backend),
+            "backendKind": backendKind.map(JSONValue.string) ?? .null, "updatedAt": .int(updatedAt(summary)),
+            "lastMessagePreview": summary.lastEvent.map { .string(preview($0.content)) } ?? .null,
+            "lastMessageRole": summary.lastEvent.map { .string($0.role.rawValue) } ?? .null,
+            "lastSeq": .int(summary.lastEvent?.seq ?? 0), "lastReadSeq": .int(summary.lastReadSeq),
+            "unreadCount": .int(Int64(summary.unreadCount)), "messageCount": .int(Int64(summary.messageCount)),
+            "archived": .bool(conversation.archived),
+        ])
+    }
+}
