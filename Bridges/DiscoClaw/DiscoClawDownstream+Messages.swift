@@ -27,6 +27,7 @@ extension DiscoClawDownstream {
                 switch result {
                 case .failure(let error): storeFailed(exchange, error)
                 case .success(let page):
+                    markRead(page.entries, userID: userID)
                     let messages = live(page.entries, userID: userID).map(DiscoClawWire.message)
                     exchange.respond(DiscoClawWire.json(200, .object(["messages": .array(messages), "hasMore": .bool(page.hasMore)])))
                 }
@@ -55,6 +56,7 @@ extension DiscoClawDownstream {
             switch result {
             case .failure(let error): storeFailed(exchange, error)
             case .success(let (entries, more, conversations)):
+                markRead(entries, userID: userID)
                 // A cut answer (by count or size) ends at its last message, so the next sync goes on from there.
                 let changes = conversations.map(\.changeSeq).filter { $0 > since }
                 let cursor = more ? entries.last!.seq : max(since, entries.last?.seq ?? since, changes.max() ?? since)
@@ -67,6 +69,14 @@ extension DiscoClawDownstream {
                         ])))
             }
         }
+    }
+
+    /// The app has no read receipts: messages it fetched while in use count as read (as the
+    /// gateway's `chat.history` does), which clears unread counts and pushes on the user's other devices.
+    private func markRead(_ entries: [TimelineEntry], userID: String) {
+        var newest: [String: Int64] = [:]
+        for entry in entries where entry.status == .complete { newest[entry.conversationID] = max(newest[entry.conversationID] ?? 0, entry.seq) }
+        for (conversationID, seq) in newest { hub.read(userID: userID, conversationID: conversationID, seq: seq) }
     }
 
     /// Placeholders of answers still running get their text so far.
