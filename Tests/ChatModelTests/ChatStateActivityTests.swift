@@ -61,6 +61,12 @@ import Testing
         fixture.server(.sessionChanged(SessionUpdate(key: "b", unreadCount: 0, lastReadSeq: 9)))
         #expect(fixture.state.hotlist.level(of: "b") == .low, "read on another device: just-read activity")
         #expect(fixture.state.buffers["b"]?.lastReadSeq == 9)
+        fixture.server(.message(key: "b", fixture.message("b", 10)))
+        #expect(fixture.state.buffers["b"]?.showsUnreadMarker == true)
+        fixture.server(.sessionChanged(SessionUpdate(key: "b", unreadCount: 0, lastReadSeq: 10)))
+        #expect(fixture.state.buffers["b"]?.showsUnreadMarker == false, "read elsewhere: no longer new here either")
+        fixture.server(.sessionsListed([SessionSummary(key: "b", displayName: "b", backend: "claude")]))
+        #expect(fixture.state.buffers["b"]?.unreadCount == 0 && fixture.state.hotlist.level(of: "b") == .low, "a list without counts changes nothing")
         fixture.server(.sessionChanged(SessionUpdate(key: "new", displayName: "New one", unreadCount: 1)))
         #expect(fixture.state.buffers["new"]?.displayName == "New one", "an unknown conversation with activity opens")
     }

@@ -46,6 +46,8 @@ import Testing
         #expect(DisplayWidth.of("a\u{1B}b") == 3)
         #expect(DisplayWidth.sanitized("a\tb\u{1B}[31mc\r\nd\re\u{85}") == "a    b\u{FFFD}[31mc\nd\ne\u{FFFD}")
         #expect(DisplayWidth.sanitized("line\u{2028}next") == "line\u{FFFD}next")
+        #expect(DisplayWidth.singleLine("two\nlines\t") == "two lines    ")
+        #expect(DisplayWidth.visible("\t") == " " && DisplayWidth.visible("\u{7}") == "\u{FFFD}" && DisplayWidth.visible("é") == "é")
     }
 
     @Test func theTableIsFromUnicode15AndSortedWithoutOverlaps() {

@@ -99,6 +99,11 @@ import Testing
         #expect(InputView.render(Array("a世b"), cursor: 2, prompt: "", width: 10).cursorColumn == 3)
     }
 
+    @Test func controlsInTheInputAreDrawnVisibly() {
+        let view = InputView.render(Array("a\u{1B}[31m\tb"), cursor: 7, prompt: "> ", width: 20)
+        #expect(view.rows == ["> a\u{FFFD}[31m b"] && view.cursorColumn == 9)
+    }
+
     @Test func newlinesAndHeight() {
         let text = Array("one\ntwo\nthree\nfour")
         let view = InputView.render(text, cursor: 5, prompt: "> ", width: 20)

@@ -39,7 +39,7 @@ public struct ChatBuffer: Sendable, Equatable {
         key = session.key
         displayName = session.displayName ?? session.key
         backend = session.backend
-        unreadCount = session.unreadCount
+        unreadCount = session.unreadCount ?? 0
         lastReadSeq = session.lastReadSeq
         updatedAt = session.updatedAt
         preview = session.preview

@@ -49,20 +49,21 @@ public enum ConnectionState: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A conversation as listed by the server.
+/// A conversation as listed by the server. Leave out (`nil`) what the server does not know, rather
+/// than sending 0: an unread count of 0 means "read elsewhere".
 public struct SessionSummary: Equatable, Sendable {
     /// The session key messages are sent to.
     public var key: String
     public var displayName: String?
     public var backend: String?
-    public var unreadCount: Int
+    public var unreadCount: Int?
     public var lastReadSeq: Int64?
     /// Unix milliseconds.
     public var updatedAt: Int64
     public var preview: String?
 
     public init(
-        key: String, displayName: String? = nil, backend: String? = nil, unreadCount: Int = 0, lastReadSeq: Int64? = nil, updatedAt: Int64 = 0,
+        key: String, displayName: String? = nil, backend: String? = nil, unreadCount: Int? = nil, lastReadSeq: Int64? = nil, updatedAt: Int64 = 0,
         preview: String? = nil
     ) {
         self.key = key

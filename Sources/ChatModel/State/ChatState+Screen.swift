@@ -14,7 +14,8 @@ extension ChatState {
                 SidebarRow.window(SidebarRow.rows(buffers, active: activeKey, hotlist: hotlist, width: $0.width), height: $0.height)
             } ?? []
         return ChatScreen(
-            layout: layout, title: TextWrap.fit(titleText, width: layout.title.width), sidebar: sidebar, conversation: conversation,
+            layout: layout, title: TextWrap.fit(DisplayWidth.singleLine(titleText), width: layout.title.width), sidebar: sidebar,
+            conversation: conversation,
             status: statusSpans(conversation), input: input, cursorRow: layout.input.row + input.cursorRow, cursorColumn: input.cursorColumn)
     }
 
@@ -43,14 +44,14 @@ extension ChatState {
 
     var titleText: String {
         guard let buffer = activeBuffer else { return "clawrelay chat — \(connection)" }
-        return "\(DisplayWidth.sanitized(buffer.displayName)) — \(buffer.backend ?? "?") — \(connection)"
+        return "\(DisplayWidth.singleLine(buffer.displayName)) — \(buffer.backend ?? "?") — \(connection)"
     }
 
     /// `[link] [N:name] [more ↓] [Act: 2:foo(3) 5:bar] notice`
     func statusSpans(_ conversation: ConversationView) -> [StyledSpan] {
-        var spans = [StyledSpan("[\(connection)]", connection == .connected ? .connected : .disconnected)]
+        var spans = [StyledSpan("[\(DisplayWidth.singleLine(connection.description))]", connection == .connected ? .connected : .disconnected)]
         if let key = activeKey, let buffer = activeBuffer, let number = buffers.number(of: key) {
-            spans.append(StyledSpan(" [\(number):\(DisplayWidth.sanitized(buffer.displayName))]"))
+            spans.append(StyledSpan(" [\(number):\(DisplayWidth.singleLine(buffer.displayName))]"))
         }
         if !conversation.isAtBottom { spans.append(StyledSpan(" [more ↓]")) }
         if !hotlist.entries.isEmpty {
@@ -60,12 +61,13 @@ extension ChatState {
                 let unread = buffer.unreadCount > 0 ? "(\(buffer.unreadCount))" : ""
                 spans.append(
                     StyledSpan(
-                        " \(number):\(DisplayWidth.sanitized(buffer.displayName))\(unread)", entry.level == .message ? .activityMessage : .activityLow
+                        " \(number):\(DisplayWidth.singleLine(buffer.displayName))\(unread)",
+                        entry.level == .message ? .activityMessage : .activityLow
                     ))
             }
             spans.append(StyledSpan("]"))
         }
-        if let notice { spans.append(StyledSpan(" " + DisplayWidth.sanitized(notice), .notice)) }
+        if let notice { spans.append(StyledSpan(" " + DisplayWidth.singleLine(notice), .notice)) }
         return spans
     }
 }

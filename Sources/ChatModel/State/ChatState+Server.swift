@@ -1,7 +1,9 @@
 /// Server events. Activity in a buffer that is not active (a new message or the start of an answer)
 /// raises its unread count (not for user messages from other devices), sets its unread marker, puts it
 /// on the hotlist and, for messages not from the user, rings the bell once. A message for a conversation
-/// that has no buffer (new, or closed here) opens one.
+/// that has no buffer (new, or closed here) opens one. A conversation read on another device (its
+/// unread count drops to 0, or its read seq reaches the newest line) stays on the hotlist dimmed
+/// (``ActivityLevel/low``) and loses its unread marker.
 extension ChatState {
     mutating func handleServer(_ event: ServerEvent) {
         if case .streaming = event {} else { needsRedraw = true }
@@ -83,9 +85,14 @@ extension ChatState {
             if let seq = update.lastReadSeq { buffer.lastReadSeq = max(buffer.lastReadSeq ?? seq, seq) }
             if let unread = update.unreadCount { buffer.unreadCount = unread }
         }
-        guard key != activeKey, let unread = update.unreadCount else { return }
-        if unread > before { hotlist.record(key, level: .message) }
-        if unread == 0, before > 0 { hotlist.lower(key, to: .low) }
+        guard key != activeKey, let buffer = buffers[key] else { return }
+        if let unread = update.unreadCount, unread > before { hotlist.record(key, level: .message) }
+        let readUpToNewest = update.lastReadSeq.map { seq in buffer.transcript.newestSeq.map { seq >= $0 } ?? false } ?? false
+        if (update.unreadCount == 0 && before > 0) || readUpToNewest {
+            // Read on another device: the activity stays, dimmed; the marker stops saying "new".
+            hotlist.lower(key, to: .low)
+            buffers.update(key) { $0.moveMarkerToEnd() }
+        }
     }
 
     private mutating func historyArrived(_ messages: [ChatMessage], for key: String) {

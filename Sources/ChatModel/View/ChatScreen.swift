@@ -60,7 +60,7 @@ extension SidebarRow {
             rows.append(SidebarRow(text: TextWrap.fit(group.backend ?? "other", width: width), kind: .header, isActive: false, activity: nil))
             for (number, buffer) in group.buffers {
                 let unread = buffer.unreadCount > 0 && buffer.key != active ? " (\(buffer.unreadCount))" : ""
-                let name = TextWrap.fit("\(number) \(DisplayWidth.sanitized(buffer.displayName))", width: max(1, width - DisplayWidth.of(unread)))
+                let name = TextWrap.fit("\(number) \(DisplayWidth.singleLine(buffer.displayName))", width: max(1, width - DisplayWidth.of(unread)))
                 rows.append(
                     SidebarRow(
                         text: TextWrap.fit(name + unread, width: width), kind: .buffer(number: number, key: buffer.key),

@@ -8,7 +8,8 @@ public struct InputView: Equatable, Sendable {
     /// All rows of the text, before cutting to the area's height.
     public var totalRows: Int
 
-    /// Lays out `characters` (newlines start new rows; long lines wrap between graphemes) after a
+    /// Lays out `characters` (newlines start new rows; long lines wrap between graphemes; controls are
+    /// drawn as ``DisplayWidth/visible(_:)`` says) after a
     /// prompt, with continuation rows indented as far as the prompt. With `height`, keeps the rows
     /// round the cursor. The cursor never sits past the last column: at the end of a full row it goes
     /// to the start of the next.
@@ -28,7 +29,7 @@ public struct InputView: Equatable, Sendable {
             let firstRow = rows.count
             for range in ranges {
                 let prefix = rows.isEmpty ? TextWrap.fit(prompt, width: promptWidth) : indent
-                rows.append(prefix + String(line[range]))
+                rows.append(prefix + String(line[range].map(DisplayWidth.visible)))
             }
             if lineIndex == cursorLine {
                 let local = cursor - lineStart
