@@ -46,6 +46,7 @@ let package = Package(
             name: "RelayDiscovery", dependencies: ["CAvahi", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .target(name: "CSpawn", path: "Sources/CSpawn"),
         .target(name: "RelayTesting", dependencies: ["RelayCore"], swiftSettings: swiftSettings),
+        .target(name: "ChatModel", swiftSettings: swiftSettings),
         .target(name: "TerminalQR", dependencies: ["CQREncode"], swiftSettings: swiftSettings),
         .target(
             name: "RelayTransport",
@@ -150,6 +151,7 @@ let package = Package(
         .testTarget(
             name: "CompanionBridgeTests", dependencies: ["CompanionBridge", "RelayCore", "RelayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "ChatModelTests", dependencies: ["ChatModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "DiscoClawBridgeTests", dependencies: ["DiscoClawBridge", "RelayCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings),
