@@ -37,6 +37,12 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         .systemLibrary(
+            name: "CNcurses",
+            path: "Sources/CNcurses",
+            pkgConfig: "ncursesw",
+            providers: [.apt(["libncurses-dev"])]
+        ),
+        .systemLibrary(
             name: "CAvahi",
             path: "Sources/CAvahi",
             pkgConfig: "avahi-client",
@@ -117,7 +123,7 @@ let package = Package(
         ),
         .target(
             name: "RelayChat",
-            dependencies: ["RelayCore", "RelayTransport", "GatewayBridge", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CNcurses", "RelayCore", "RelayTransport", "GatewayBridge", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(
