@@ -360,6 +360,35 @@ def relay_factory(tmp_path):
         pytest.fail("\n".join(problems))
 
 
+# --------------------------------------------------------------------------------------------
+# upstream accounts (`clawrelay accounts` is a CLI view: polled, there is no event to await)
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now (for a relay that must come back on the same one)."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def accounts(relay) -> list[dict]:
+    return json.loads(relay.cli("accounts", "--json").stdout)
+
+
+def wait_account(relay, states, timeout: float = 25.0, name: str | None = None) -> dict:
+    """Polls until the account (the first, or `name`) is in one of `states`; returns it."""
+    states = {states} if isinstance(states, str) else set(states)
+    deadline = time.monotonic() + timeout
+    while True:
+        current = accounts(relay)
+        match = next((a for a in current if name is None or a["name"] == name), None)
+        if match and match["state"] in states:
+            return match
+        assert time.monotonic() < deadline, f"account {name or ''} never reached {sorted(states)}: {current}"
+        time.sleep(0.1)
+
+
 @pytest.fixture
 def relay(relay_factory) -> Relay:
     return relay_factory()

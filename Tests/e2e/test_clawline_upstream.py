@@ -8,30 +8,12 @@ import json
 import socket
 import time
 
-from conftest import Client, auth, is_assistant_final, make_config, message_frame, pair_first_admin, setup_admin, wait_for
+from conftest import Client, accounts, auth, free_port, is_assistant_final, make_config, message_frame, pair_first_admin, setup_admin, wait_account, wait_for
 
 DEVICE_NAME = "relay-d"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
-
-def accounts(relay) -> list[dict]:
-    return json.loads(relay.cli("accounts", "--json").stdout)
-
-
-def wait_account(relay, states, timeout=20.0) -> dict:
-    states = {states} if isinstance(states, str) else set(states)
-    deadline = time.monotonic() + timeout
-    while True:
-        current = accounts(relay)
-        if current and current[0]["state"] in states:
-            return current[0]
-        assert time.monotonic() < deadline, f"account never reached {sorted(states)}: {current}"
-        time.sleep(0.1)
 
 
 def start_u(relay_factory, delay_ms: int = 0):

@@ -12,24 +12,11 @@ from urllib.parse import parse_qs, urlparse
 
 from websockets.asyncio.server import serve
 
-from conftest import make_config, message_frame, render_toml, send_and_complete, setup_admin, is_assistant_final
+from conftest import accounts, is_assistant_final, make_config, message_frame, render_toml, send_and_complete, setup_admin, wait_account
 
 TOKEN = "e2eCompanionToken_0123456789abcd"  # 32 characters from the app's URL-safe alphabet
 
 
-def accounts(relay) -> list[dict]:
-    return json.loads(relay.cli("accounts", "--json").stdout)
-
-
-def wait_account(relay, states, timeout=20.0) -> dict:
-    states = {states} if isinstance(states, str) else set(states)
-    deadline = time.monotonic() + timeout
-    while True:
-        current = accounts(relay)
-        if current and current[0]["state"] in states:
-            return current[0]
-        assert time.monotonic() < deadline, f"account never reached {sorted(states)}: {current}"
-        time.sleep(0.1)
 
 
 def relay_a_config(url: str, token: str, working_directory: str | None) -> dict:

@@ -11,25 +11,12 @@ import re
 import stat
 import time
 
-from conftest import auth, is_assistant_final, make_config, message_frame, send_and_complete, setup_admin, wait_for
+from conftest import accounts, auth, is_assistant_final, make_config, message_frame, send_and_complete, setup_admin, wait_account, wait_for
 from discoclaw_client import SETUP_TOKEN, discoclaw_config, dport, http, write_config
 
 WRONG_TOKEN = "f" * 64
 
 
-def accounts(relay) -> list[dict]:
-    return json.loads(relay.cli("accounts", "--json").stdout)
-
-
-def wait_account(relay, states, timeout=25.0) -> dict:
-    states = {states} if isinstance(states, str) else set(states)
-    deadline = time.monotonic() + timeout
-    while True:
-        current = accounts(relay)
-        if current and current[0]["state"] in states:
-            return current[0]
-        assert time.monotonic() < deadline, f"account never reached {sorted(states)}: {current}"
-        time.sleep(0.1)
 
 
 def start_u(relay_factory, delay_ms: int = 0):

@@ -10,7 +10,6 @@ with `POST /conversations {backend}`. README's "client protocol × backend" tabl
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
 from pathlib import Path
@@ -19,7 +18,7 @@ import pytest
 
 import discoclaw_client as dc
 from companion_client import TOKEN as COMPANION_TOKEN, CompanionClient, claude_command
-from conftest import Relay, auth, is_assistant_final, message_frame, pair_first_admin, render_toml
+from conftest import Relay, auth, is_assistant_final, message_frame, pair_first_admin, wait_account
 from gateway_client import Identity, paired
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude-code" / "claude"
@@ -33,17 +32,6 @@ ANSWER = {
 
 def prefixing(name: str) -> dict:
     return {"name": name, "kind": "command", "command": ["/bin/sh", "-c", f"printf '{name}: '; cat"], "timeout_seconds": 30}
-
-
-def wait_accounts(relay: Relay, names: set[str], timeout: float = 30.0) -> None:
-    """Polls `clawrelay accounts` (a CLI view; no event to await) until every account is connected."""
-    deadline = time.monotonic() + timeout
-    while True:
-        states = {a["name"]: a for a in json.loads(relay.cli("accounts", "--json").stdout)}
-        if all(states.get(name, {}).get("state") == "connected" for name in names):
-            return
-        assert time.monotonic() < deadline, f"accounts never all connected: {states}"
-        time.sleep(0.2)
 
 
 class Matrix:
@@ -90,7 +78,8 @@ class Matrix:
             assert time.monotonic() < deadline, "D's openclaw account never asked U to pair"
             time.sleep(0.1)
         self.upstream.cli("devices", "approve", pending[0]["deviceId"])
-        wait_accounts(self.relay, {"openclaw", "clawline", "companion", "discoclaw"})
+        for name in ("openclaw", "clawline", "companion", "discoclaw"):
+            wait_account(self.relay, "connected", timeout=30, name=name)
         self.clawline_device = None
         self.clawline_cursor = None
         self.gateway_identity = Identity()

@@ -4,27 +4,10 @@ import json
 import socket
 import time
 
-from conftest import make_config, message_frame, setup_admin, is_assistant_final
+from conftest import accounts, free_port, is_assistant_final, make_config, message_frame, setup_admin, wait_account
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
-
-def accounts(relay) -> list[dict]:
-    return json.loads(relay.cli("accounts", "--json").stdout)
-
-
-def wait_account(relay, state, timeout=20.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        current = accounts(relay)
-        if current and current[0]["state"] == state:
-            return current[0]
-        assert time.monotonic() < deadline, f"account never reached {state}: {current}"
-        time.sleep(0.1)
 
 
 def start_pair(relay_factory):
