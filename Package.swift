@@ -123,7 +123,7 @@ let package = Package(
         ),
         .target(
             name: "RelayChat",
-            dependencies: ["CNcurses", "RelayCore", "RelayTransport", "GatewayBridge", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CNcurses", "ChatModel", "RelayCore", "RelayTransport", "GatewayBridge", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(

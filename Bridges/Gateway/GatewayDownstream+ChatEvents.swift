@@ -83,9 +83,10 @@ extension GatewayDownstream {
     private func delta(_ view: ChatRunView) -> String? {
         guard let progress = view.latest else { return nil }
         view.lastDeltaAt = clock.nowMillis()
+        // `id` is the one the final message will have, so a client updates one line in place.
         let message: JSONValue = .object([
-            "role": .string("assistant"), "content": .array([.object(["type": .string("text"), "text": .string(progress.content)])]),
-            "timestamp": .int(view.lastDeltaAt),
+            "id": .string(progress.eventID), "role": .string("assistant"),
+            "content": .array([.object(["type": .string("text"), "text": .string(progress.content)])]), "timestamp": .int(view.lastDeltaAt),
         ])
         // v4 clients append `deltaText` (or replace their buffer with it); `message` stays the whole text.
         var extra: [String: JSONValue] = [:]

@@ -50,9 +50,9 @@ public final class OperatorClient {
         }
     }
 
-    /// `chat.send` to the session `key`; `events` hears the run's progress and its end.
-    public func send(_ text: String, to key: String, events: @escaping (RunEvent) -> Void) {
-        let runID = Identifiers.newUUID()
+    /// `chat.send` to the session `key` (`runID` is the idempotency key: a retry with it is the
+    /// same run); `events` hears the run's progress and its end.
+    public func send(_ text: String, to key: String, runID: String = Identifiers.newUUID(), events: @escaping (RunEvent) -> Void) {
         runs[runID] = events
         call("chat.send", ["sessionKey": .string(key), "message": .string(text), "idempotencyKey": .string(runID)]) { [weak self] result in
             if case .failure(let error) = result { self?.runs.removeValue(forKey: runID)?(.failed(error.description)) }

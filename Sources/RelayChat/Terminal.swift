@@ -79,11 +79,25 @@ public final class Terminal {
         return .byte(UInt8(value))
     }
 
-    /// Redraws the whole screen from `lines` (one list of spans per row) and puts the cursor at `cursor`.
-    public func draw(_ lines: [[Span]], cursor: (row: Int, column: Int)) {
+    /// Spans drawn from a screen position on.
+    public struct Placement: Equatable, Sendable {
+        public var row: Int
+        public var column: Int
+        public var spans: [Span]
+
+        public init(row: Int, column: Int, spans: [Span]) {
+            self.row = row
+            self.column = column
+            self.spans = spans
+        }
+    }
+
+    /// Redraws the whole screen from `placements` and puts the cursor at `cursor`.
+    public func draw(_ placements: [Placement], cursor: (row: Int, column: Int)) {
         erase()
-        for (row, spans) in lines.prefix(rows).enumerated() {
-            relay_curses_move(Int32(row), 0)
+        for placement in placements where placement.row < rows && placement.column < columns {
+            let spans = placement.spans
+            relay_curses_move(Int32(placement.row), Int32(placement.column))
             for span in spans {
                 let attributes = Self.attributes(span.style)
                 relay_curses_attr_on(attributes)

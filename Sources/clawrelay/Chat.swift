@@ -34,9 +34,6 @@ struct Chat: ParsableCommand {
     }
 
     func run() throws {
-        guard list || send != nil else {
-            fail("the full-screen client is not written yet; use --list or --send TEXT")
-        }
         guard let parsed = WebSocketURL(url) else { fail("--url \(url) is not a ws:// or wss:// address") }
         let target = ServiceLoop.ClientTarget(host: parsed.host, port: parsed.port, path: parsed.path, tls: parsed.tls)
         let accountIdentity: AccountIdentity
@@ -45,6 +42,11 @@ struct Chat: ParsableCommand {
         logger.logLevel = .error
         let loop = ServiceLoop(logger: logger)
         do { _ = try loop.start() } catch { fail("\(error)") }
+        guard list || send != nil else {
+            ChatApp(target: target, identity: accountIdentity, loop: loop, logger: logger).run()
+            loop.stop(graceMillis: 500)
+            return
+        }
         let outcome = ChatOnce(list: list, send: send, key: conversation ?? newBackend.map { "backend:\($0):\(Identifiers.newUUID().prefix(8))" } ?? "main")
         let code = outcome.run(on: loop, target: target, identity: accountIdentity, logger: logger, seconds: wait)
         loop.stop(graceMillis: 500)

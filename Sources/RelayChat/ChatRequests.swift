@@ -1,0 +1,67 @@
+import ChatModel
+import Foundation
+import RelayCore
+
+/// The chat model's effects as gateway requests (loop thread); results come back through `post`.
+enum ChatRequests {
+    static func perform(_ effect: ChatEffect, on client: OperatorClient, post: @escaping @Sendable (ServerEvent) -> Void) {
+        switch effect {
+        case .send(let key, let text, let clientID):
+            client.send(text, to: key, runID: clientID) { event in
+                switch event {
+                case .failed(let reason): post(.error(key: key, message: reason))
+                // The gateway sends no event for the user's own message: the history after the
+                // answer confirms it (with its seq) in place of the local echo.
+                case .final: fetchHistory(key: key, limit: 20, on: client, post: post)
+                case .progress: break
+                }
+            }
+        case .createConversation(let backend, let title):
+            // A `backend:NAME:` key opens a conversation on that backend with its first message.
+            let key = "backend:\(backend):\(title.map(slug) ?? String(Identifiers.newUUID().prefix(8)))"
+            post(.sessionCreated(SessionSummary(key: key, displayName: title ?? backend, backend: backend, unreadCount: 0, updatedAt: SystemClock().nowMillis())))
+        case .markRead(let key, let seq):
+            client.call("sessions.markRead", ["key": .string(key), "seq": .int(seq)]) { _ in }
+        case .fetchHistory(let key, let limit):
+            fetchHistory(key: key, limit: limit, on: client, post: post)
+        case .abort(let key):
+            client.call("chat.abort", ["sessionKey": .string(key)]) { _ in }
+        case .rename(let key, _):
+            post(.error(key: key, message: "renaming is not supported by the gateway protocol"))
+        case .listSessions:
+            client.call("sessions.list") { result in
+                guard case .success(let payload) = result else { return }
+                post(.sessionsListed((payload["sessions"]?.arrayValue ?? []).compactMap(GatewayEvents.summary)))
+            }
+        case .listBackends:
+            client.call("backends.list") { result in
+                guard case .success(let payload) = result else { return }
+                let names = (payload["backends"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+                post(.backendsListed(names: names, defaultBackend: payload["default"]?.stringValue))
+            }
+        case .redraw, .bell, .quit:
+            break
+        }
+    }
+
+    static func fetchHistory(key: String, limit: Int, on client: OperatorClient, post: @escaping @Sendable (ServerEvent) -> Void) {
+        client.call("chat.history", ["sessionKey": .string(key), "limit": .int(Int64(limit))]) { result in
+            switch result {
+            case .success(let payload):
+                let now = SystemClock().nowMillis()
+                let messages = (payload["messages"]?.arrayValue ?? []).enumerated().map { index, value in
+                    GatewayEvents.message(value, fallbackID: "h\(index)", now: now)
+                }
+                post(.history(key: key, messages: messages))
+            case .failure(let error):
+                post(.error(key: key, message: error.description))
+            }
+        }
+    }
+
+    /// A title as a session-key part: letters, digits and dashes.
+    private static func slug(_ title: String) -> String {
+        let kept = title.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" }
+        return String(String(kept).prefix(32))
+    }
+}

@@ -1,0 +1,90 @@
+"""`clawrelay chat` full screen, driven through tmux like a person at a terminal (send-keys,
+capture-pane): a first conversation opens on the default backend, an answer streams into it,
+a resize redraws, Ctrl-D on an empty line quits."""
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from conftest import make_config, relay_bin
+
+
+class Tmux:
+    def __init__(self, command: list[str], columns: int = 120, rows: int = 40):
+        self.socket = f"clawrelay-{uuid.uuid4().hex[:8]}"
+        self.run("new-session", "-d", "-s", "chat", "-x", str(columns), "-y", str(rows), "env", "TERM=xterm-256color", *command)
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10).stdout
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "chat")
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", "-t", "chat", *keys)
+
+    def wait_for(self, text: str, timeout: float = 15) -> str:
+        """Polls the pane (a terminal has no event to await) until `text` is on it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            assert time.monotonic() < deadline, f"{text!r} never appeared on the screen:\n{screen}"
+            time.sleep(0.1)
+
+    def alive(self) -> bool:
+        return subprocess.run(["tmux", "-L", self.socket, "has-session", "-t", "chat"], capture_output=True, timeout=10).returncode == 0
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
+
+
+@pytest.fixture
+def tui(relay_factory, tmp_path):
+    cfg = make_config(echo={"delay_ms": 30})
+    cfg["gateway"] = {"listen": "127.0.0.1:0", "auto_approve_loopback": True}
+    relay = relay_factory(cfg)
+    url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"
+    session = Tmux([str(relay_bin()), "chat", "--url", url, "--identity", str(tmp_path / "id" / "chat.key")])
+    yield relay, session
+    session.close()
+
+
+def test_a_message_streams_its_answer_and_a_resize_redraws(tui):
+    relay, tmux = tui
+    # No conversation yet: the client opens one on the default backend, named after it.
+    tmux.wait_for("[1:echo]")
+    tmux.keys("hello from tmux", "Enter")
+    screen = tmux.wait_for("echo: hello from tmux")
+    assert screen.count("echo: hello from tmux") == 1, f"the streamed answer is one line, not one per delta:\n{screen}"
+    lines = screen.splitlines()
+    mine = next(i for i, line in enumerate(lines) if line.rstrip().endswith("│ hello from tmux"))
+    answer = next(i for i, line in enumerate(lines) if "echo: hello from tmux" in line)
+    assert mine < answer, f"the message comes before its answer:\n{screen}"
+    tmux.run("resize-window", "-t", "chat", "-x", "70", "-y", "20")
+    small = tmux.wait_for("echo: hello from tmux")
+    assert all(len(line) <= 70 for line in small.splitlines()), small
+
+
+def test_ctrl_d_on_an_empty_line_quits(tui):
+    relay, tmux = tui
+    tmux.wait_for("connected")
+    tmux.keys("C-d")
+    deadline = time.monotonic() + 10
+    while tmux.alive():
+        assert time.monotonic() < deadline, "Ctrl-D on an empty line did not quit"
+        time.sleep(0.1)
+
+
+def test_new_opens_a_second_buffer_and_the_list_shows_both(tui):
+    relay, tmux = tui
+    tmux.wait_for("[1:echo]")
+    tmux.keys("/new echo notes", "Enter")
+    tmux.wait_for("[2:notes]")
+    tmux.keys("in the notes", "Enter")
+    screen = tmux.wait_for("echo: in the notes")
+    assert "1 echo" in screen and "2 notes" in screen, screen
+    listed = relay.cli("conversations", "list", "--json").stdout
+    assert "backend:echo:notes" in listed, listed
