@@ -88,3 +88,45 @@ def test_new_opens_a_second_buffer_and_the_list_shows_both(tui):
     assert "1 echo" in screen and "2 notes" in screen, screen
     listed = relay.cli("conversations", "list", "--json").stdout
     assert "backend:echo:notes" in listed, listed
+
+
+def test_the_screen_waits_for_pairing_and_shows_the_approve_command(relay_factory, tmp_path):
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0"}
+    relay = relay_factory(cfg)
+    url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"
+    tmux = Tmux([str(relay_bin()), "chat", "--url", url, "--identity", str(tmp_path / "id" / "chat.key")])
+    try:
+        tmux.wait_for("clawrelay devices approve")
+        pending = [d for d in relay.devices() if d["status"] == "pending" and d["protocol"] == "gateway"]
+        assert len(pending) == 1, pending
+        device = pending[0]["deviceId"]
+        screen = tmux.wait_for(f"clawrelay devices approve {device[:16]}")
+        relay.cli("devices", "approve", device)
+        tmux.wait_for("[1:echo]")
+        tmux.keys("paired now", "Enter")
+        tmux.wait_for("echo: paired now")
+    finally:
+        tmux.close()
+
+
+def test_after_a_relay_restart_the_screen_reconnects_without_duplicating_lines(relay_factory, tmp_path):
+    from conftest import free_port
+    cfg = make_config()
+    cfg["gateway"] = {"listen": f"127.0.0.1:{free_port()}", "auto_approve_loopback": True}
+    relay = relay_factory(cfg)
+    url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"
+    tmux = Tmux([str(relay_bin()), "chat", "--url", url, "--identity", str(tmp_path / "id" / "chat.key")])
+    try:
+        tmux.wait_for("[1:echo]")
+        tmux.keys("before the restart", "Enter")
+        tmux.wait_for("echo: before the restart")
+        relay.terminate()
+        tmux.wait_for("disconnected")
+        relay.start()
+        tmux.wait_for("[connected]")
+        tmux.keys("after the restart", "Enter")
+        screen = tmux.wait_for("echo: after the restart")
+        assert screen.count("echo: before the restart") == 1 and screen.count("│ before the restart") == 1, screen
+    finally:
+        tmux.close()
