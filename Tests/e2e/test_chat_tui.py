@@ -130,3 +130,32 @@ def test_after_a_relay_restart_the_screen_reconnects_without_duplicating_lines(r
         assert screen.count("echo: before the restart") == 1 and screen.count("│ before the restart") == 1, screen
     finally:
         tmux.close()
+
+
+async def test_alt_a_goes_to_the_buffer_a_clawline_device_made_active(relay_factory, tmp_path):
+    import asyncio
+    from conftest import auth, pair_first_admin, render_toml, send_and_complete
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0", "auto_approve_loopback": True}
+    relay = relay_factory(cfg)
+    admin = await pair_first_admin(relay)
+    relay.terminate()
+    cfg["gateway"]["user_id"] = admin.user_id  # the terminal and the phone are one user
+    relay.config_path.write_text(render_toml(cfg))
+    relay.start()
+    phone, _ = await auth(relay, admin)
+    await send_and_complete(phone, "first from the phone")
+    url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"
+    tmux = Tmux([str(relay_bin()), "chat", "--url", url, "--identity", str(tmp_path / "id" / "chat.key")])
+    try:
+        await asyncio.to_thread(tmux.wait_for, "1 Clawline")
+        tmux.keys("/new echo side", "Enter")
+        await asyncio.to_thread(tmux.wait_for, "[2:side]")
+        await send_and_complete(phone, "news from the phone")
+        await asyncio.to_thread(tmux.wait_for, "1 Clawline")
+        hot = await asyncio.to_thread(tmux.wait_for, "[2:side] [")  # the hotlist lists buffer 1's activity
+        tmux.keys("M-a")
+        screen = await asyncio.to_thread(tmux.wait_for, "echo: news from the phone")
+        assert screen.splitlines()[0].startswith("Clawline"), f"Alt-A made the phone's buffer active:\n{hot}\n---\n{screen}"
+    finally:
+        tmux.close()
