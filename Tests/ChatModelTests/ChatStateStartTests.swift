@@ -12,6 +12,17 @@ import Testing
         #expect(created.fetches == [.fetchHistory(key: "backend:claude:1", limit: 200)])
     }
 
+    @Test func textTypedBeforeTheFirstBufferOpensGoesWithIt() {
+        var fixture = ChatFixture()
+        fixture.server(.connection(.connected))
+        fixture.server(.sessionsListed([]))
+        fixture.type("hel")
+        fixture.server(.sessionCreated(SessionSummary(key: "backend:claude:1", displayName: "claude", backend: "claude")))
+        #expect(fixture.state.editor.text == "hel", "the draft is not lost when the first buffer opens")
+        fixture.type("lo")
+        #expect(fixture.state.editor.text == "hello")
+    }
+
     @Test func withoutAConfiguredBackendItWaitsForTheServersDefault() {
         var fixture = ChatFixture(defaultBackend: nil)
         #expect(fixture.server(.sessionsListed([])) == [.redraw])

@@ -117,6 +117,12 @@ public struct ChatState: Sendable {
         if !keepingHotlistOrigin { hotlistOrigin = nil }
         guard let key, key != activeKey, buffers[key] != nil else { return }
         if let current = activeKey { buffers.update(current) { $0.moveMarkerToEnd() } }
+        // Text typed while no buffer was open (the first one is still being made) goes with it.
+        if activeKey == nil, !detachedEditor.isEmpty, buffers[key]?.editor.isEmpty == true {
+            let draft = detachedEditor
+            buffers.update(key) { $0.editor = draft }
+            detachedEditor = LineEditor()
+        }
         search = nil
         activeKey = key
         hotlist.remove(key)
