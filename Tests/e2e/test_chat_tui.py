@@ -159,3 +159,28 @@ async def test_alt_a_goes_to_the_buffer_a_clawline_device_made_active(relay_fact
         assert screen.splitlines()[0].startswith("Clawline"), f"Alt-A made the phone's buffer active:\n{hot}\n---\n{screen}"
     finally:
         tmux.close()
+
+
+async def test_reading_on_a_discoclaw_app_clears_the_terminals_unread_count(relay_factory, tmp_path):
+    import asyncio
+    import discoclaw_client as dc
+    cfg = dc.discoclaw_config(user_id="alice")
+    cfg["gateway"] = {"listen": "127.0.0.1:0", "user_id": "alice", "auto_approve_loopback": True}
+    relay = relay_factory(cfg)
+    phone = dc.register(relay)
+    url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"
+    tmux = Tmux([str(relay_bin()), "chat", "--url", url, "--identity", str(tmp_path / "id" / "chat.key")])
+    try:
+        await asyncio.to_thread(tmux.wait_for, "[1:echo]")
+        conversation = phone.create_conversation("shared")
+        sock = await dc.Socket.connect(relay, phone.token)
+        await dc.turn(phone, sock, conversation["id"], "from the phone", dc.new_client_id())
+        await asyncio.to_thread(tmux.wait_for, "shared (1)")  # one unread answer, in another buffer
+        phone.sync(0)  # the phone's app fetches it: read
+        deadline = asyncio.get_running_loop().time() + 10
+        while "shared (1)" in tmux.screen():
+            assert asyncio.get_running_loop().time() < deadline, f"the unread count stayed:\n{tmux.screen()}"
+            await asyncio.sleep(0.1)  # polling the pane: a terminal has no event to await
+        assert "shared" in tmux.screen()
+    finally:
+        tmux.close()
