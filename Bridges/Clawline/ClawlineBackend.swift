@@ -29,14 +29,7 @@ public final class ClawlineBackend: Backend {
     public func connect() { runs.value.link.connect() }
 
     public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
-        let id = Identifiers.newUUID()
-        let runs = self.runs
-        if loop.isOnLoop {
-            runs.value.start(turn, id: id, events: events)
-        } else {
-            loop.execute { runs.value.start(turn, id: id, events: events) }
-        }
-        return TurnCancellation { [loop] in loop.execute { runs.value.cancel(id) } }
+        runs.startTurn(turn, events: events)
     }
 }
 
@@ -44,7 +37,7 @@ public final class ClawlineBackend: Backend {
 /// one-second tick while any turn is held.
 ///
 /// - Important: loop thread only.
-final class ProviderRuns {
+final class ProviderRuns: UpstreamTurns {
     let link: ProviderLink
     private let loop: any LoopScheduler
     private let clock: any Clock

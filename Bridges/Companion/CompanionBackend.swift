@@ -26,21 +26,14 @@ public final class CompanionBackend: Backend {
     public func connect() { runs.value.link.connect() }
 
     public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
-        let id = Identifiers.newUUID()
-        let runs = self.runs
-        if loop.isOnLoop {
-            runs.value.start(turn, id: id, events: events)
-        } else {
-            loop.execute { runs.value.start(turn, id: id, events: events) }
-        }
-        return TurnCancellation { [loop] in loop.execute { runs.value.cancel(id) } }
+        runs.startTurn(turn, events: events)
     }
 }
 
 /// The turns of one Companion account: `UpstreamTurnBook`'s actions performed on its link.
 ///
 /// - Important: loop thread only.
-final class CompanionRuns {
+final class CompanionRuns: UpstreamTurns {
     let link: CompanionLink
     private let workingDirectory: String?
     private let clock: any Clock

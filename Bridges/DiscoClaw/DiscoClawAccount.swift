@@ -8,7 +8,7 @@ import RelayCore
 /// handed to the turns. Registration and the catch-up `/sync` are in `DiscoClawAccount+Sync`.
 ///
 /// - Important: loop thread only.
-final class DiscoClawAccount {
+final class DiscoClawAccount: UpstreamTurns {
     struct Turn {
         let conversationID: String
         let text: String

@@ -59,13 +59,6 @@ public final class DiscoClawBackend: Backend {
     public func connect() { account.value.link.connect() }
 
     public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
-        let id = Identifiers.newUUID()
-        let account = self.account
-        if loop.isOnLoop {
-            account.value.start(turn, id: id, events: events)
-        } else {
-            loop.execute { account.value.start(turn, id: id, events: events) }
-        }
-        return TurnCancellation { [loop] in loop.execute { account.value.cancel(id) } }
+        account.startTurn(turn, events: events)
     }
 }

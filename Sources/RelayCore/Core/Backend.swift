@@ -88,3 +88,23 @@ public struct Router: Sendable {
         backends[name ?? defaultBackend]
     }
 }
+
+/// An upstream account's turns, owned by its loop and known by an id of the backend's making.
+public protocol UpstreamTurns: AnyObject {
+    func start(_ turn: TurnRequest, id: String, events: @escaping @Sendable (TurnEvent) -> Void)
+    func cancel(_ id: String)
+}
+
+extension LoopBound where Value: UpstreamTurns {
+    /// A `Backend.start` for an account: the turn starts on the loop (at once when called there)
+    /// and its cancellation goes back to the loop.
+    public func startTurn(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
+        let id = Identifiers.newUUID()
+        if loop.isOnLoop {
+            value.start(turn, id: id, events: events)
+        } else {
+            loop.execute { self.value.start(turn, id: id, events: events) }
+        }
+        return TurnCancellation { [loop] in loop.execute { self.value.cancel(id) } }
+    }
+}
