@@ -109,6 +109,9 @@ extension ClawlineDownstream {
                 historyReset: window.historyReset))
         session.send(ServerFrame.UserInfo(userId: device.userID, isAdmin: device.isAdmin))
         for frame in frames.reversed() { session.connection.send(utf8: frame) }
+        if let newest = window.events.last(where: { $0.userID == device.userID }) {
+            hub.shown(deviceID: device.id, conversationID: newest.conversationID, seq: newest.seq)
+        }
         session.highWater = window.highWater
         session.phase = .live
         let buffered = session.buffered

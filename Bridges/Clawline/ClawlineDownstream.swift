@@ -193,6 +193,10 @@ public final class ClawlineDownstream: ListenerHandler {
         }
         session.connection.send(utf8: encoded(event))
         stats.framesOut += 1
+        // The app shows what it receives while connected: the user has read it.
+        if case .message(let chatEvent) = event, chatEvent.userID == session.userID {
+            hub.shown(deviceID: session.deviceID, conversationID: chatEvent.conversationID, seq: chatEvent.seq)
+        }
     }
 
     /// The wire bytes of a bus event, encoded once per event however many devices receive it.

@@ -92,6 +92,38 @@ import Testing
         #expect(heard.reads.map(\.seq) == [answer.seq])
     }
 
+    @Test func messagesShownOnAForegroundDeviceAreReadTogetherAfterTheInterval() {
+        let core = CoreFixture()
+        core.connect("phone")
+        let (_, first) = turn(core, "one", device: "phone")
+        let (_, second) = turn(core, "two", device: "phone")
+        let heard = listening(core)
+
+        core.hub.shown(deviceID: "phone", conversationID: core.conversation.id, seq: second.seq)
+        core.hub.shown(deviceID: "phone", conversationID: core.conversation.id, seq: first.seq)
+        core.loop.runUntilIdle()
+        #expect(heard.reads.isEmpty, "gathered, not written per message")
+        core.loop.advance(millis: 250)
+        #expect(heard.reads.map(\.seq) == [second.seq], "one read, of the newest shown")
+        #expect(core.journal.cursor(userID: core.user, conversationID: core.conversation.id) == second.seq)
+    }
+
+    @Test func aDeviceNotInTheForegroundReadsNothingByBeingSent() {
+        let core = CoreFixture()
+        core.connect("phone")
+        let (_, tabletSocket) = core.connect("tablet")
+        core.hub.presence.signal(.backgrounded, deviceID: "phone")
+        let (_, answer) = turn(core, "one", device: "tablet")
+        core.hub.detach(RecordingEndpoint(deviceID: "tablet"), socket: tabletSocket, userID: core.user)
+        let heard = listening(core)
+
+        core.hub.shown(deviceID: "phone", conversationID: core.conversation.id, seq: answer.seq)
+        core.hub.shown(deviceID: "tablet", conversationID: core.conversation.id, seq: answer.seq)
+        core.hub.shown(deviceID: "unknown", conversationID: core.conversation.id, seq: answer.seq)
+        core.loop.advance(millis: 1_000)
+        #expect(heard.reads.isEmpty, "background, offline and unknown devices do not show anything to the user")
+    }
+
     @Test func observersHearAConversationCreatedOnceAndEveryChange() {
         let core = CoreFixture()
         let heard = listening(core)

@@ -47,15 +47,17 @@ def changed(key: str, **fields):
 
 async def test_sessions_list_shows_every_protocols_conversations_and_cv_keys_reach_them(relay_factory):
     relay, admin = await shared_user_relay(relay_factory)
+    operator, hello = await paired(relay, Identity())
     clawline, _ = await auth(relay, admin)
     await send_and_complete(clawline, "hello from clawline")
+    # The Clawline app showed its answer as it arrived: read on every device.
+    await operator.event("sessions.changed", where=changed("main", unreadCount=0, lastMessagePreview="echo: hello from clawline"))
     phone = await asyncio.to_thread(dc.register, relay)
     assert phone.user_id == admin.user_id
     sock = await dc.Socket.connect(relay, phone.token)
     disco = await asyncio.to_thread(phone.create_conversation, "Disco chat")
     done = await dc.turn(phone, sock, disco["id"], "line one\n\n  line two")
 
-    operator, hello = await paired(relay, Identity())
     features = hello["payload"]["features"]
     assert {"sessions.list", "sessions.markRead", "backends.list"} <= set(features["methods"]), features
     assert "sessions.changed" in features["events"], features
@@ -64,17 +66,18 @@ async def test_sessions_list_shows_every_protocols_conversations_and_cv_keys_rea
     keys = [s["key"] for s in listing["payload"]["sessions"]]
     main = entry(listing, key="main")
     assert main["displayName"] == "Clawline" and main["lastMessagePreview"] == "echo: hello from clawline", main
-    assert main["backend"] == "echo" and main["backendKind"] == "echo" and main["unreadCount"] == 1, main
-    assert main["lastSeq"] > main["lastReadSeq"] > 0, "the user's own message is read, the answer after it is not"
+    assert main["backend"] == "echo" and main["backendKind"] == "echo" and main["unreadCount"] == 0, main
+    assert main["lastSeq"] == main["lastReadSeq"], main
     chat = entry(listing, displayName="Disco chat")
     assert chat["key"] == "cv:" + chat["sessionId"] and keys.index(chat["key"]) < keys.index("main"), "newest first"
     assert chat["lastMessagePreview"] == "echo: line one line two" and chat["lastMessageRole"] == "assistant", chat
-    assert chat["unreadCount"] == 1 and chat["lastSeq"] == done.complete["seq"], (chat, done.complete)
+    # A DiscoClaw socket is not a screen: the user's own message is read, the answer after it is not.
+    assert chat["unreadCount"] == 1 and chat["lastSeq"] == done.complete["seq"] > chat["lastReadSeq"] > 0, (chat, done.complete)
     assert len(chat["lastMessagePreview"]) <= 120 and isinstance(chat["updatedAt"], int)
 
     sent = await operator.request("chat.send", {"sessionKey": chat["key"], "message": "via the gateway", "idempotencyKey": "cv-1"})
     assert sent["ok"] and sent["payload"]["status"] == "started", sent
-    final = await operator.event("chat", where=lambda p: p.get("state") == "final")
+    final = await operator.event("chat", where=lambda p: p.get("state") == "final" and p.get("runId") == sent["payload"]["runId"])
     assert final["payload"]["sessionKey"] == chat["key"], final
     await sock.recv_until(lambda f: f.get("type") == "message.complete" and f.get("conversationId") == disco["id"]
                           and f.get("content") == "echo: via the gateway")
@@ -97,15 +100,21 @@ async def test_sessions_list_shows_every_protocols_conversations_and_cv_keys_rea
     assert len(after["payload"]["messages"]) == 4, "nothing was sent through a refused key"
 
 
+async def answered(operator, text: str) -> None:
+    """Sends `text` to the main conversation from `operator` and waits for its echo."""
+    sent = await operator.request("chat.send", {"sessionKey": "main", "message": text, "idempotencyKey": f"k-{text}"})
+    assert sent["ok"], sent
+    await operator.event("chat", where=lambda p: p.get("state") == "final" and p.get("runId") == sent["payload"]["runId"])
+
+
 async def test_mark_read_and_reads_elsewhere_reach_every_operator_and_survive_a_restart(relay_factory):
-    relay, admin = await shared_user_relay(relay_factory)
-    clawline, _ = await auth(relay, admin)
+    relay, _ = await shared_user_relay(relay_factory)  # no Clawline app online: nobody reads on their own
     reader, _ = await paired(relay, Identity())
     watcher, _ = await paired(relay, Identity())
 
-    await send_and_complete(clawline, "first")
+    await answered(watcher, "first")
     unread = await watcher.event("sessions.changed", where=changed("main", unreadCount=1, lastMessagePreview="echo: first"))
-    assert unread["payload"]["displayName"] == "Clawline" and unread["payload"]["lastReadSeq"] > 0, unread
+    assert unread["payload"]["displayName"] == "main" and unread["payload"]["lastReadSeq"] > 0, unread
     await reader.event("sessions.changed", where=changed("main", unreadCount=1))
     newest = unread["payload"]["lastSeq"]
 
@@ -118,7 +127,7 @@ async def test_mark_read_and_reads_elsewhere_reach_every_operator_and_survive_a_
     past = await reader.request("sessions.markRead", {"key": "main", "seq": newest + 1000})
     assert past["payload"]["lastReadSeq"] == newest, "a seq past the newest message is clamped"
 
-    await send_and_complete(clawline, "second")
+    await answered(watcher, "second")
     again = await watcher.event("sessions.changed", where=changed("main", unreadCount=1, lastMessagePreview="echo: second"))
     # Reading on another device (the reader's chat.history) clears it for everyone.
     history = await reader.request("chat.history", {"sessionKey": "main"})
@@ -168,3 +177,37 @@ async def test_backends_list_and_bad_params(relay_factory):
     for method, params in (("sessions.list", {}), ("sessions.markRead", {"key": "main", "seq": 1}), ("backends.list", {})):
         refused = await pairing_only.request(method, params)
         assert refused["error"]["code"] == "INVALID_REQUEST" and "operator.read" in refused["error"]["message"], refused
+
+
+async def test_sessions_patch_renames_a_conversation_for_every_protocol(relay_factory):
+    relay, _ = await shared_user_relay(relay_factory)
+    operator, _ = await paired(relay, Identity())
+    watcher, _ = await paired(relay, Identity())
+    phone = await asyncio.to_thread(dc.register, relay)
+    conversation = await asyncio.to_thread(phone.create_conversation, "before")
+    key = "cv:" + conversation["id"]
+    since = phone.cursor
+
+    renamed = await operator.request("sessions.patch", {"key": key, "label": "Trip plans ✈️"})
+    assert renamed["ok"] and renamed["payload"]["ok"] is True and renamed["payload"]["key"] == key, renamed
+    assert renamed["payload"]["entry"]["displayName"] == "Trip plans ✈️", renamed
+    await watcher.event("sessions.changed", where=changed(key, displayName="Trip plans ✈️"))
+    synced = await asyncio.to_thread(phone.sync, since)
+    assert [c["title"] for c in synced["conversations"] if c["id"] == conversation["id"]] == ["Trip plans ✈️"], synced
+
+    cleared = await operator.request("sessions.patch", {"key": key, "label": None})
+    assert cleared["payload"]["entry"]["displayName"].startswith("conversation "), "no title: the short id shows"
+
+    for params, message in (
+        ({"key": key, "label": "x" * 513}, "label is longer than 512 bytes"),
+        ({"key": key, "label": 7}, "label must be a string or null"),
+        ({"key": key, "model": "gpt"}, "unsupported property 'model': this relay patches label only"),
+        ({"label": "x"}, "key required"),
+        ({"key": "cv:cv_no_such_conversation", "label": "x"}, "unknown session"),
+    ):
+        refused = await operator.request("sessions.patch", params)
+        assert refused["ok"] is False and refused["error"]["code"] == "INVALID_REQUEST", (params, refused)
+        assert refused["error"]["message"] == message, (params, refused)
+    reader, _ = await paired(relay, Identity(), scopes=("operator.read",))
+    refused = await reader.request("sessions.patch", {"key": key, "label": "x"})
+    assert refused["ok"] is False and refused["error"]["message"] == "missing scope operator.write", refused

@@ -44,3 +44,36 @@ async def test_marking_read_on_the_gateway_is_what_every_device_sees(relay_facto
     assert marked["ok"] and marked["payload"]["unreadCount"] == 0, marked
     second, _ = await paired(relay, Identity())
     assert entry(await second.request("sessions.list"), key)["unreadCount"] == 0, "another operator device sees it read"
+
+
+async def test_a_clawline_app_online_reads_what_it_shows_and_catches_up_on_reconnect(relay_factory):
+    """The Clawline app shows every message it receives while connected (iOS keeps the socket only
+    in the foreground), so what reaches it live or in its replay is read everywhere."""
+    from conftest import auth, pair_first_admin, render_toml, send_and_complete
+    cfg = dc.discoclaw_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0"}
+    relay = relay_factory(cfg)
+    admin = await pair_first_admin(relay)
+    relay.terminate()
+    cfg["gateway"]["user_id"] = admin.user_id
+    relay.config_path.write_text(render_toml(cfg))
+    relay.start()
+    operator, _ = await paired(relay, Identity())
+
+    phone, _ = await auth(relay, admin)
+    online = await send_and_complete(phone, "while on screen")
+    shown = await operator.event("sessions.changed", timeout=5, where=lambda p: p.get("key") == "main" and p.get("unreadCount") == 0
+                                 and p.get("lastMessagePreview") == "echo: while on screen")
+    assert shown["payload"]["lastReadSeq"] == shown["payload"]["lastSeq"], shown
+    await phone.close()
+
+    sent = await operator.request("chat.send", {"sessionKey": "main", "message": "while away", "idempotencyKey": "away-1"})
+    await operator.event("chat", where=lambda p: p.get("state") == "final" and p.get("runId") == sent["payload"]["runId"])
+    away = entry(await operator.request("sessions.list"), "main")
+    assert away["unreadCount"] == 1, f"nobody has seen the answer: {away}"
+
+    back, _ = await auth(relay, admin, last_message_id=online.final["id"])
+    replayed = await back.recv_until(lambda f: f.get("type") == "message" and f.get("content") == "echo: while away")
+    caught_up = await operator.event("sessions.changed", timeout=5,
+                                     where=lambda p: p.get("key") == "main" and p.get("lastReadSeq") == away["lastSeq"])
+    assert caught_up["payload"]["unreadCount"] == 0, (caught_up, replayed)

@@ -10,10 +10,13 @@ public final class RelayHub {
         public var sweepMillis: Int
         /// A background device with no socket for this long counts as offline.
         public var backgroundTTLMillis: Int64
+        /// How long reads of messages shown live (`shown`) are gathered before they move cursors.
+        public var shownReadMillis: Int
 
-        public init(sweepMillis: Int = 60_000, backgroundTTLMillis: Int64 = 4 * 3_600_000) {
+        public init(sweepMillis: Int = 60_000, backgroundTTLMillis: Int64 = 4 * 3_600_000, shownReadMillis: Int = 250) {
             self.sweepMillis = sweepMillis
             self.backgroundTTLMillis = backgroundTTLMillis
+            self.shownReadMillis = shownReadMillis
         }
     }
 
@@ -32,6 +35,8 @@ public final class RelayHub {
     public let changes = ConversationChanges()
     public let cursors: ReadCursors
     private let settings: Settings
+    /// Reads of messages shown live, newest seq per user and conversation, until the next flush.
+    private var shownReads: [ShownRead: Int64] = [:]
 
     public init(journal: CoreJournal, router: Router, loop: any LoopScheduler, clock: any Clock, logger: Logger, settings: Settings = Settings()) {
         self.journal = journal
@@ -86,6 +91,26 @@ public final class RelayHub {
         cursors.read(userID: userID, conversationID: conversationID, seq: seq, completion: completion)
     }
 
+    /// A foreground device showed the user's event `seq` of `conversationID` as it arrived (a chat
+    /// app on screen shows every message it receives): it counts as read, as if fetched. Such
+    /// reads are gathered for `shownReadMillis` and applied as one `read` per conversation, so a
+    /// device that shows every message costs one cursor write per conversation and interval, not
+    /// one per message. A device that is not in the foreground reads nothing.
+    public func shown(deviceID: String, conversationID: String, seq: Int64) {
+        guard let entry = presence.entries[deviceID], entry.presence.state == .foreground else { return }
+        let key = ShownRead(userID: entry.userID, conversationID: conversationID)
+        if shownReads.isEmpty {
+            loop.schedule(afterMillis: settings.shownReadMillis) { [weak self] in self?.flushShownReads() }
+        }
+        if seq > shownReads[key] ?? 0 { shownReads[key] = seq }
+    }
+
+    private func flushShownReads() {
+        let reads = shownReads
+        shownReads = [:]
+        for (key, seq) in reads { read(userID: key.userID, conversationID: key.conversationID, seq: seq) }
+    }
+
     /// Registers a live socket of a device: it joins the bus and the device's presence.
     public func attach(_ endpoint: DeviceEndpoint, socket: UInt64, userID: String, protocolName: String, delivery: MissedDelivery) {
         presence.register(deviceID: endpoint.deviceID, userID: userID, protocolName: protocolName, delivery: delivery)
@@ -108,4 +133,9 @@ public final class RelayHub {
         presence.signal(.disconnected(socket: socket), deviceID: endpoint.deviceID)
         return presence.entries[endpoint.deviceID]?.presence.sockets.isEmpty ?? true
     }
+}
+
+private struct ShownRead: Hashable {
+    var userID: String
+    var conversationID: String
 }
