@@ -5,6 +5,7 @@ import RelayTransport
 extension DiscoClawDownstream {
     /// Conversations `GET /conversations` lists at most.
     static let listLimit = 500
+    static var titleTooLong: HTTPResponse { DiscoClawWire.badRequest("title is longer than \(Conversation.maxTitleBytes) bytes") }
 
     /// `GET /conversations?archived=`: the user's conversations (archived ones only with
     /// `archived=true`), most recent first, with their last message.
@@ -26,7 +27,7 @@ extension DiscoClawDownstream {
     /// `POST /conversations {title?, backend?}`: `backend` binds it to one `[[backends]]` entry.
     func createConversation(_ body: [String: JSONValue], for device: Device, _ exchange: HTTPExchange) {
         let title = body["title"]?.stringValue
-        guard (title?.utf8.count ?? 0) <= 512 else { return exchange.respond(DiscoClawWire.badRequest("title is longer than 512 bytes")) }
+        guard (title?.utf8.count ?? 0) <= Conversation.maxTitleBytes else { return exchange.respond(Self.titleTooLong) }
         let backend = body["backend"]?.stringValue
         if let backend, hub.router.backends[backend] == nil {
             let names = hub.router.backends.keys.sorted().joined(separator: ", ")
@@ -55,7 +56,7 @@ extension DiscoClawDownstream {
     func updateConversation(_ id: String, _ body: [String: JSONValue], for device: Device, _ exchange: HTTPExchange) {
         if let title = body["title"], title.stringValue == nil, !title.isNull { return exchange.respond(DiscoClawWire.badRequest("title must be a string")) }
         if let archived = body["archived"], archived.boolValue == nil { return exchange.respond(DiscoClawWire.badRequest("archived must be a boolean")) }
-        if let title = body["title"]?.stringValue, title.utf8.count > 512 { return exchange.respond(DiscoClawWire.badRequest("title is longer than 512 bytes")) }
+        if let title = body["title"]?.stringValue, title.utf8.count > Conversation.maxTitleBytes { return exchange.respond(Self.titleTooLong) }
         let backend = body["backend"]?.stringValue
         if let backend, hub.router.backends[backend] == nil { return exchange.respond(DiscoClawWire.badRequest("no backend named \(backend.prefix(64))")) }
         withConversation(id, of: device, exchange) { [self] _ in

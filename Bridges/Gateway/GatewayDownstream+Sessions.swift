@@ -14,6 +14,7 @@ extension GatewayDownstream {
         switch request.method {
         case "sessions.list": listSessions(request, on: session)
         case "sessions.markRead": markRead(request, on: session)
+        case "sessions.patch": patch(request, on: session)
         default: listBackends(request, on: session)
         }
     }
@@ -78,6 +79,47 @@ extension GatewayDownstream {
                             .object([
                                 "key": .string(key), "lastReadSeq": .int(summary.lastReadSeq), "unreadCount": .int(Int64(summary.unreadCount)),
                             ])))
+                }
+            }
+        }
+    }
+
+    /// `{key, label}`: renames the session (`label: null` clears the title), for every protocol
+    /// that shows the conversation. Answers `{ok, key, entry}` (`entry`: its `sessions.list`
+    /// entry), as OpenClaw does. The relay patches only the label: any other property (OpenClaw's
+    /// model or thinking overrides) is refused rather than silently ignored.
+    private func patch(_ request: GatewayRequest, on session: GatewaySession) {
+        guard session.has("operator.write") else { return session.fail(request.id, .invalid("missing scope operator.write"), close: nil) }
+        guard let key = request.string("key"), !key.isEmpty else { return session.fail(request.id, .invalid("key required"), close: nil) }
+        if let other = request.params.keys.sorted().first(where: { $0 != "key" && $0 != "label" }) {
+            return session.fail(request.id, .invalid("unsupported property '\(other.prefix(64))': this relay patches label only"), close: nil)
+        }
+        let label: String?
+        switch request.params["label"] {
+        case .string(let text)?:
+            guard text.utf8.count <= Conversation.maxTitleBytes else {
+                return session.fail(request.id, .invalid("label is longer than \(Conversation.maxTitleBytes) bytes"), close: nil)
+            }
+            label = text.isEmpty ? nil : text
+        case .null?: label = nil
+        default: return session.fail(request.id, .invalid("label must be a string or null"), close: nil)
+        }
+        conversation(named: key, creating: false) { [self] result in
+            let conversation: Conversation
+            switch result {
+            case .success(let found): conversation = found
+            case .failure(let error): return session.fail(request.id, Self.sessionError(error), close: nil)
+            }
+            hub.conversations.edit(id: conversation.id, .retitle(label)) { [self] edited in
+                guard case .success(.some) = edited else {
+                    return session.fail(request.id, GatewayError(code: .unavailable, message: "the session could not be renamed"), close: nil)
+                }
+                let user = settings.userID
+                store.perform({ db in try ReadCursorQueries.summary(db, conversationID: conversation.id, userID: user) }) { result in
+                    guard case .success(let summary?) = result else {
+                        return session.fail(request.id, GatewayError(code: .unavailable, message: "the session could not be read"), close: nil)
+                    }
+                    session.send(GatewayFrame.ok(request.id, .object(["ok": .bool(true), "key": .string(key), "entry": self.sessionJSON(summary)])))
                 }
             }
         }

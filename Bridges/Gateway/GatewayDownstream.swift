@@ -19,7 +19,7 @@ public final class GatewayDownstream: ListenerHandler {
         "device.pair.list", "device.pair.approve", "device.pair.reject", "device.pair.remove", "device.token.rotate", "device.token.revoke",
         "node.list", "node.describe", "node.invoke", "node.invoke.result", "node.event",
         "chat.send", "chat.history", "chat.abort", "sessions.list", "gateway.discover", "device.pair", "device.unpair",
-        "sessions.markRead", "backends.list",
+        "sessions.markRead", "sessions.patch", "backends.list",
     ]
     static let events = [
         "connect.challenge", "tick", "presence", "health", "shutdown", "device.pair.requested", "device.pair.resolved", "node.invoke.request", "chat",
@@ -182,7 +182,7 @@ public final class GatewayDownstream: ListenerHandler {
         case "node.invoke.result": handleInvokeResult(request, on: session)
         case "node.event": handleNodeEvent(request, on: session)
         case "chat.send", "chat.history", "chat.abort": handleChat(request, on: session)
-        case "sessions.list", "sessions.markRead", "backends.list": handleSessions(request, on: session)
+        case "sessions.list", "sessions.markRead", "sessions.patch", "backends.list": handleSessions(request, on: session)
         case "health", "status", "models.list", "system-presence", "gateway.identity.get", "last-heartbeat": handleSystem(request, on: session)
         case "gateway.discover": discover(request, on: session)
         case "device.pair": pairBots(request, on: session)

@@ -16,9 +16,11 @@ public final class ChatApp {
     private let inbox = Inbox()
     private let client: LoopBound<OperatorClient>
 
-    public init(target: ServiceLoop.ClientTarget, identity: AccountIdentity, loop: ServiceLoop, logger: Logger) {
+    public init(target: ServiceLoop.ClientTarget, identity: AccountIdentity, bell: Bool, loop: ServiceLoop, logger: Logger) {
         self.loop = loop
-        state = ChatState(configuration: ChatConfiguration(utcOffsetSeconds: TimeZone.current.secondsFromGMT(), now: { SystemClock().nowMillis() }))
+        state = ChatState(
+            configuration: ChatConfiguration(
+                utcOffsetSeconds: TimeZone.current.secondsFromGMT(), bellOnActivity: bell, now: { SystemClock().nowMillis() }))
         let post = inbox.post
         let deviceID = identity.deviceID
         let made = OperatorClient(target: target, identity: identity, loop: loop, logger: logger) { linkState, detail in

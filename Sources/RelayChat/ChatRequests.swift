@@ -26,8 +26,15 @@ enum ChatRequests {
             fetchHistory(key: key, limit: limit, on: client, post: post)
         case .abort(let key):
             client.call("chat.abort", ["sessionKey": .string(key)]) { _ in }
-        case .rename(let key, _):
-            post(.error(key: key, message: "renaming is not supported by the gateway protocol"))
+        case .rename(let key, let title):
+            client.call("sessions.patch", ["key": .string(key), "label": .string(title)]) { result in
+                switch result {
+                case .success(let payload):
+                    if let entry = payload["entry"], let update = GatewayEvents.update(entry) { post(.sessionChanged(update)) }
+                case .failure(let error):
+                    post(.error(key: key, message: "rename failed: \(error.description)"))
+                }
+            }
         case .listSessions:
             client.call("sessions.list") { result in
                 guard case .success(let payload) = result else { return }

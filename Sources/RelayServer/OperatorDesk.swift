@@ -76,10 +76,9 @@ final class OperatorDesk {
         guard hub.router.backends[backend] != nil else {
             return finish("no backend named \(backend); configured: \(hub.router.backends.keys.sorted().joined(separator: ", "))")
         }
-        hub.journal.rebind(conversationID: conversationID, backend: backend, now: clock.nowMillis()) { [hub] result in
+        hub.conversations.edit(id: conversationID, .rebind(backend: backend)) { result in
             switch result {
-            case .success(let conversation?):
-                hub.conversations.updated(conversation)
+            case .success(.some):
                 finish("bound")
             case .success(nil): finish("no conversation \(conversationID) (clawrelay conversations list shows them)")
             case .failure(let error): finish("the store failed: \(error)")

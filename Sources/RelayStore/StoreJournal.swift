@@ -32,8 +32,8 @@ public final class StoreJournal: CoreJournal {
         store.perform({ db in try ConversationQueries.list(db, userID: userID, limit: limit) }, completion: completion)
     }
 
-    public func rebind(conversationID: String, backend: String?, now: Int64, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
-        store.perform({ db in try ConversationQueries.update(db, id: conversationID, at: now) { $0.backend = backend } }, completion: completion)
+    public func edit(conversationID: String, _ edit: ConversationEdit, now: Int64, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
+        store.perform({ db in try ConversationQueries.update(db, id: conversationID, at: now) { edit.apply(to: &$0) } }, completion: completion)
     }
 
     public func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void) {

@@ -77,9 +77,12 @@ public final class MemoryJournal: CoreJournal {
         later(.success(Array(list.prefix(limit))), completion)
     }
 
-    public func rebind(conversationID: String, backend: String?, now: Int64, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
-        conversations[conversationID]?.backend = backend
-        conversations[conversationID]?.updatedAt = now
+    public func edit(conversationID: String, _ edit: ConversationEdit, now: Int64, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
+        if var conversation = conversations[conversationID] {
+            edit.apply(to: &conversation)
+            conversation.updatedAt = now
+            conversations[conversationID] = conversation
+        }
         later(.success(conversations[conversationID]), completion)
     }
 

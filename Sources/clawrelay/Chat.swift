@@ -24,6 +24,7 @@ struct Chat: ParsableCommand {
     @Option(help: "Send TEXT, print the answer as it streams, and exit (non-zero if it fails).") var send: String?
     @Option(help: "The conversation (gateway session key) --send goes to.") var conversation: String?
     @Option(name: .customLong("new"), help: "Send to a new conversation on this backend.") var newBackend: String?
+    @Flag(help: "Ring the terminal bell when a message arrives in a buffer you are not looking at.") var bell = false
     @Option(help: "Seconds to wait for pairing, the connection and the answer (1-86400).") var wait = 300
 
     func validate() throws {
@@ -43,7 +44,7 @@ struct Chat: ParsableCommand {
         let loop = ServiceLoop(logger: logger)
         do { _ = try loop.start() } catch { fail("\(error)") }
         guard list || send != nil else {
-            ChatApp(target: target, identity: accountIdentity, loop: loop, logger: logger).run()
+            ChatApp(target: target, identity: accountIdentity, bell: bell, loop: loop, logger: logger).run()
             loop.stop(graceMillis: 500)
             return
         }

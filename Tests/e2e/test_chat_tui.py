@@ -34,6 +34,10 @@ class Tmux:
             assert time.monotonic() < deadline, f"{text!r} never appeared on the screen:\n{screen}"
             time.sleep(0.1)
 
+    def bell(self) -> str:
+        """tmux's bell flag for the window: "1" once the client rang the terminal bell."""
+        return self.run("display-message", "-p", "-t", "chat", "#{window_bell_flag}").strip()
+
     def alive(self) -> bool:
         return subprocess.run(["tmux", "-L", self.socket, "has-session", "-t", "chat"], capture_output=True, timeout=10).returncode == 0
 
@@ -66,6 +70,17 @@ def test_a_message_streams_its_answer_and_a_resize_redraws(tui):
     tmux.run("resize-window", "-t", "chat", "-x", "70", "-y", "20")
     small = tmux.wait_for("echo: hello from tmux")
     assert all(len(line) <= 70 for line in small.splitlines()), small
+
+
+def test_rename_retitles_the_buffer_through_the_gateway(tui):
+    relay, tmux = tui
+    tmux.wait_for("[1:echo]")
+    tmux.keys("first message", "Enter")  # the conversation exists on the relay from its first message
+    tmux.wait_for("echo: first message")
+    tmux.keys("/rename Trip plans", "Enter")
+    screen = tmux.wait_for("[1:Trip plans]")
+    listed = relay.cli("conversations", "list").stdout
+    assert "Trip plans" in listed, f"the relay stored the title:\n{listed}\n---\n{screen}"
 
 
 def test_ctrl_d_on_an_empty_line_quits(tui):
@@ -146,14 +161,16 @@ async def test_alt_a_goes_to_the_buffer_a_clawline_device_made_active(relay_fact
     phone, _ = await auth(relay, admin)
     await send_and_complete(phone, "first from the phone")
     url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"
-    tmux = Tmux([str(relay_bin()), "chat", "--url", url, "--identity", str(tmp_path / "id" / "chat.key")])
+    tmux = Tmux([str(relay_bin()), "chat", "--bell", "--url", url, "--identity", str(tmp_path / "id" / "chat.key")])
     try:
         await asyncio.to_thread(tmux.wait_for, "1 Clawline")
         tmux.keys("/new echo side", "Enter")
         await asyncio.to_thread(tmux.wait_for, "[2:side]")
+        assert tmux.bell() == "0", "nothing rang yet"
         await send_and_complete(phone, "news from the phone")
         await asyncio.to_thread(tmux.wait_for, "1 Clawline")
         hot = await asyncio.to_thread(tmux.wait_for, "[2:side] [")  # the hotlist lists buffer 1's activity
+        assert tmux.bell() == "1", "--bell rings on activity in another buffer (written before the redraw that shows it)"
         tmux.keys("M-a")
         screen = await asyncio.to_thread(tmux.wait_for, "echo: news from the phone")
         assert screen.splitlines()[0].startswith("Clawline"), f"Alt-A made the phone's buffer active:\n{hot}\n---\n{screen}"

@@ -1,3 +1,18 @@
+/// One change to a stored conversation that any protocol (or the operator) can ask for.
+public enum ConversationEdit: Sendable, Equatable {
+    /// Answered by another `[[backends]]` entry from its next turn (nil: the protocol's default).
+    case rebind(backend: String?)
+    /// A new title (nil: none, clients show their default name).
+    case retitle(String?)
+
+    public func apply(to conversation: inout Conversation) {
+        switch self {
+        case .rebind(let backend): conversation.backend = backend
+        case .retitle(let title): conversation.title = title
+        }
+    }
+}
+
 /// A user's thread with one backend: the unit that owns turns and history.
 ///
 /// Protocols name a conversation their own way (`ConversationKey`); the core only knows its id.
@@ -20,6 +35,9 @@ public struct Conversation: Sendable, Equatable, Codable {
     /// The user clock's seq of its last change (creation, rename, archive, rebinding): clients
     /// that sync by seq see it again once this passes their cursor.
     public var changeSeq: Int64 = 0
+    /// The longest title a client may set, in UTF-8 bytes.
+    public static let maxTitleBytes = 512
+
     /// Every protocol name the conversation has.
     public var keys: [ConversationKey]
 

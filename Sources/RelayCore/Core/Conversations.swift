@@ -87,6 +87,15 @@ public final class Conversations {
         journal.addKey(key, to: conversation, completion: completion)
     }
 
+    /// Stores `edit` (a rename, a new backend); the cache and observers of `ConversationChanges`
+    /// follow. `completion` gets the edited conversation, nil when there is no such conversation.
+    public func edit(id: String, _ edit: ConversationEdit, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
+        journal.edit(conversationID: id, edit, now: clock.nowMillis()) { [weak self] result in
+            if case .success(let edited?) = result { self?.updated(edited) }
+            completion(result)
+        }
+    }
+
     /// The stored conversation changed (renamed, archived, rebound): the cache follows and
     /// observers of `ConversationChanges` hear it.
     public func updated(_ conversation: Conversation) {

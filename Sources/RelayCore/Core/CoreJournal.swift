@@ -153,8 +153,8 @@ public protocol CoreJournal: AnyObject {
     func conversation(id: String, completion: @escaping (Result<Conversation?, any Error>) -> Void)
     /// The conversations of a user, most recently updated first.
     func conversations(userID: String, limit: Int, completion: @escaping (Result<[Conversation], any Error>) -> Void)
-    /// Binds a conversation to another backend; nil when there is no such conversation.
-    func rebind(conversationID: String, backend: String?, now: Int64, completion: @escaping (Result<Conversation?, any Error>) -> Void)
+    /// Applies `edit` to a conversation and gives it a new change seq; nil when there is no such conversation.
+    func edit(conversationID: String, _ edit: ConversationEdit, now: Int64, completion: @escaping (Result<Conversation?, any Error>) -> Void)
     /// Points one more key at a conversation (a Companion session id adopted for a directory).
     func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void)
     /// Stores the backend's own session id for a conversation (nil forgets it); nobody waits for it.

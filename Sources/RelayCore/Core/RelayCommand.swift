@@ -27,10 +27,9 @@ extension Turns {
         case .backend(let name?) where router.backends[name] == nil:
             finish(turn, text: "There is no backend named \(name.prefix(64)). Backends: \(choices).")
         case .backend(let name?):
-            journal.rebind(conversationID: turn.conversationID, backend: name, now: clock.nowMillis()) { [self] result in
+            conversations.edit(id: turn.conversationID, .rebind(backend: name)) { [self] result in
                 switch result {
-                case .success(let rebound):
-                    if let rebound { conversations.updated(rebound) }
+                case .success:
                     finish(turn, text: "This conversation is now answered by \(name) (it was \(current)).")
                 case .failure(let error):
                     end(turn, .failed, reason: "the conversation could not be rebound: \(error)")
