@@ -648,6 +648,19 @@ async def pair_first_admin(relay: Relay, device_id: str | None = None, name: str
     return Device(device_id, frame["token"], frame["userId"], name)
 
 
+async def relay_of_one_user(relay_factory, cfg: dict, sections: tuple[str, ...] = ("gateway",)) -> tuple["Relay", Device]:
+    """A relay whose `sections` (`[gateway]`, `[discoclaw]`, …) serve the first Clawline admin's
+    user: pairs the admin, then restarts with their `user_id` set to it."""
+    relay = relay_factory(cfg)
+    admin = await pair_first_admin(relay)
+    relay.terminate()
+    for section in sections:
+        cfg[section]["user_id"] = admin.user_id
+    relay.config_path.write_text(render_toml(cfg))
+    relay.start()
+    return relay, admin
+
+
 async def auth(relay: Relay, device: Device, last_message_id: Any = MISSING, name: str | None = None) -> tuple[Client, dict]:
     client = await Client.connect(relay, name or device.name)
     await client.send_json(auth_frame(device, last_message_id))

@@ -149,15 +149,10 @@ def test_after_a_relay_restart_the_screen_reconnects_without_duplicating_lines(r
 
 async def test_alt_a_goes_to_the_buffer_a_clawline_device_made_active(relay_factory, tmp_path):
     import asyncio
-    from conftest import auth, pair_first_admin, render_toml, send_and_complete
+    from conftest import auth, relay_of_one_user, send_and_complete
     cfg = make_config()
     cfg["gateway"] = {"listen": "127.0.0.1:0", "auto_approve_loopback": True}
-    relay = relay_factory(cfg)
-    admin = await pair_first_admin(relay)
-    relay.terminate()
-    cfg["gateway"]["user_id"] = admin.user_id  # the terminal and the phone are one user
-    relay.config_path.write_text(render_toml(cfg))
-    relay.start()
+    relay, admin = await relay_of_one_user(relay_factory, cfg)  # the terminal and the phone are one user
     phone, _ = await auth(relay, admin)
     await send_and_complete(phone, "first from the phone")
     url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"

@@ -179,15 +179,10 @@ async def test_tick_events_arrive_on_the_configured_interval(gateway_relay):
 
 
 async def test_gateway_chat_appears_on_clawline_devices_of_the_mapped_user(relay_factory):
-    from conftest import auth, pair_first_admin, render_toml
+    from conftest import auth, relay_of_one_user
     cfg = make_config()
     cfg["gateway"] = {"listen": "127.0.0.1:0"}
-    relay = relay_factory(cfg)
-    admin = await pair_first_admin(relay)
-    relay.terminate()
-    cfg["gateway"]["user_id"] = admin.user_id
-    relay.config_path.write_text(render_toml(cfg))
-    relay.start()
+    relay, admin = await relay_of_one_user(relay_factory, cfg)
     clawline, _ = await auth(relay, admin)
     operator, _ = await paired(relay, Identity())
     res = await operator.request("chat.send", {"sessionKey": "shared", "message": "from the gateway", "idempotencyKey": "r-shared"})

@@ -6,7 +6,7 @@ import json
 import socket
 
 import discoclaw_client as dc
-from conftest import auth, pair_first_admin, render_toml, send_and_complete
+from conftest import auth, relay_of_one_user, send_and_complete
 from discoclaw_client import app_decodes_everything  # noqa: F401  (autouse: DiscoClaw events must decode)
 from gateway_client import Identity, paired
 
@@ -24,14 +24,7 @@ async def shared_user_relay(relay_factory, upstream_port: int | None = None):
     cfg["gateway"] = {"listen": "127.0.0.1:0"}
     if upstream_port is not None:
         cfg["backends"].append({"name": "up", "kind": "openclaw", "url": f"ws://127.0.0.1:{upstream_port}"})
-    relay = relay_factory(cfg)
-    admin = await pair_first_admin(relay)
-    relay.terminate()
-    cfg["gateway"]["user_id"] = admin.user_id
-    cfg["discoclaw"]["user_id"] = admin.user_id
-    relay.config_path.write_text(render_toml(cfg))
-    relay.start()
-    return relay, admin
+    return await relay_of_one_user(relay_factory, cfg, ("gateway", "discoclaw"))
 
 
 def entry(listing: dict, **match) -> dict:

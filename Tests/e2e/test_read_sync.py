@@ -49,15 +49,10 @@ async def test_marking_read_on_the_gateway_is_what_every_device_sees(relay_facto
 async def test_a_clawline_app_online_reads_what_it_shows_and_catches_up_on_reconnect(relay_factory):
     """The Clawline app shows every message it receives while connected (iOS keeps the socket only
     in the foreground), so what reaches it live or in its replay is read everywhere."""
-    from conftest import auth, pair_first_admin, render_toml, send_and_complete
+    from conftest import auth, relay_of_one_user, send_and_complete
     cfg = dc.discoclaw_config()
     cfg["gateway"] = {"listen": "127.0.0.1:0"}
-    relay = relay_factory(cfg)
-    admin = await pair_first_admin(relay)
-    relay.terminate()
-    cfg["gateway"]["user_id"] = admin.user_id
-    relay.config_path.write_text(render_toml(cfg))
-    relay.start()
+    relay, admin = await relay_of_one_user(relay_factory, cfg)
     operator, _ = await paired(relay, Identity())
 
     phone, _ = await auth(relay, admin)
