@@ -66,7 +66,11 @@ public final class AuditLog: Sendable {
         pool = try DatabaseOpener.open(path: path, migrator: Migrations.audit(), fullSync: false)
         retentionMillis = Int64(retentionDays) * 86_400_000
         if startWriter {
-            let thread = Thread { [self] in self.run() }
+            let thread = Thread { [self] in
+                // Set from inside so the kernel has it too (per-thread CPU in `clawrelay bench`).
+                Thread.current.name = "audit-writer"
+                self.run()
+            }
             thread.name = "audit-writer"
             thread.start()
         } else {
