@@ -93,11 +93,16 @@ public final class BenchRunner {
         progress("roundtrip: pairing \(options.devices) devices")
         let devices = try provision(relay, count: options.devices, sameUser: false)
         defer { release(devices) }
-        progress("roundtrip: \(options.devices) devices × \(options.window) in flight for \(options.seconds) s")
         let cpu = CPUMeter()
         let relayCPU = RelayCPUMeter(relay)
+        let threads = ThreadCPUMeter(pid: relay.pid)
+        progress("roundtrip: \(options.devices) devices × \(options.window) in flight for \(options.seconds) s")
         let result = try drive(devices, window: options.window, seconds: options.seconds, prefix: "rt")
-        record("roundtrip", result, generatorCPU: cpu.share, relayCPU: relayCPU.used)
+        let used = relayCPU.used
+        let perThread = threads.used()
+        record("roundtrip", result, generatorCPU: cpu.share, relayCPU: used)
+        recordThreads("roundtrip", perThread, processCPU: used.cpu, wall: used.wall, messages: result.completed)
+        recordStages("roundtrip", relay)
     }
 
     /// The figures of one roundtrip-style run. `item` names what one completion is ("messages",

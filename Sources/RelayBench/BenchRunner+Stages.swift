@@ -1,0 +1,36 @@
+import Foundation
+
+extension BenchRunner {
+    /// p50 and p99 of every stage the relay counted, from its `/metrics` after the load.
+    func recordStages(_ scenario: String, _ relay: RelayProcess) {
+        let stages = StageSummary.parse(relay.metrics())
+        if stages.isEmpty { report.notes.append("\(scenario): the relay's /metrics had no stage summaries") }
+        for stage in stages where stage.count > 0 {
+            report.add(scenario, "stage_\(stage.stage)_count", Double(stage.count), "messages")
+            for (quantile, label) in [("0.5", "p50"), ("0.99", "p99")] {
+                if let seconds = stage.quantiles[quantile] { report.add(scenario, "stage_\(stage.stage)_\(label)_ms", seconds * 1000, "ms") }
+            }
+        }
+    }
+
+    /// CPU per relay thread name over the load window: share of a core and µs per message.
+    func recordThreads(_ scenario: String, _ usage: [ThreadCPUMeter.Usage], processCPU: Double, wall: Double, messages: Int) {
+        guard wall > 0 else { return }
+        var attributed = 0.0
+        for thread in usage where thread.seconds > 0 {
+            attributed += thread.seconds
+            let name = "thread_" + Self.metricName(thread.name)
+            let threads = thread.threads > 1 ? " (\(thread.threads) threads)" : ""
+            report.add(scenario, name + "_cpu", thread.seconds / wall * 100, "% of one core" + threads)
+            if messages > 0 { report.add(scenario, name + "_cpu_per_message", thread.seconds / Double(messages) * 1e6, "µs") }
+        }
+        // Threads that ended during the window are in the process total only.
+        let ended = processCPU - attributed
+        if ended >= 0.02 { report.add(scenario, "threads_ended_cpu", ended / wall * 100, "% of one core") }
+    }
+
+    /// A thread name as a metric name: letters, digits, `-`, `_` and `.` kept, anything else `_`.
+    static func metricName(_ name: String) -> String {
+        String(name.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" })
+    }
+}
