@@ -1,6 +1,32 @@
 import Foundation
+import RelayTransport
 
 extension BenchRunner {
+    /// Open-loop load at `rate` messages/s for `seconds`, then up to `drainSeconds` for the last answers.
+    func driveAtRate(_ devices: UncheckedBox<[BenchDevice]>, rate: Double, seconds: Double, prefix: String) throws -> RoundtripDriver.Result {
+        let (loop, drain) = (self.loop, max(30, seconds))
+        return try waitOnLoop(loop, timeout: seconds + drain + 60) { done in
+            let driver = FixedRateDriver(
+                devices: devices.value, loop: loop, rate: rate, durationSeconds: seconds, drainSeconds: drain, prefix: prefix)
+            driver.run { result in
+                _ = driver
+                done(result)
+            }
+        }
+    }
+
+    /// The open-loop figures: the rate asked for and achieved, what was sent and left unanswered,
+    /// and how late the generator sent (latencies above already include that lateness).
+    func recordRate(_ scenario: String, _ result: RoundtripDriver.Result, target: Double) {
+        report.add(scenario, "target_rate", target, "messages/s")
+        report.add(scenario, "sent", Double(result.sent), "count")
+        report.add(scenario, "send_rate", result.sendSeconds > 0 ? Double(result.sent - 1) / result.sendSeconds : 0, "messages/s")
+        report.add(scenario, "unanswered", Double(result.unanswered), "count")
+        for (key, value) in result.lateness.summary("send_lateness").sorted(by: { $0.key < $1.key }) where !key.contains("p90") {
+            report.add(scenario, key, value, "ms")
+        }
+    }
+
     /// p50 and p99 of every stage the relay counted, from its `/metrics` after the load.
     func recordStages(_ scenario: String, _ relay: RelayProcess) {
         let stages = StageSummary.parse(relay.metrics())

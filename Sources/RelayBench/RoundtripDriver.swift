@@ -13,6 +13,12 @@ final class RoundtripDriver {
         /// Content of every message the relay acknowledged (for the chaos check).
         var ackedContents: [String] = []
         var failures = 0
+        /// Open loop only (`FixedRateDriver`): messages sent, the seconds from the first send to
+        /// the last, how late each went out after its due time, and those never answered.
+        var sent = 0
+        var sendSeconds = 0.0
+        var lateness = LatencyRecorder()
+        var unanswered = 0
     }
 
     private let devices: [BenchDevice]

@@ -1,0 +1,121 @@
+import RelayCore
+import RelayTransport
+
+/// Open-loop load: `rate` messages a second in total for `duration`, message i due at
+/// start + i/rate and sent round-robin over the devices, however many are still in flight.
+///
+/// Latency runs from a message's due time, not from when the generator got to send it, so a
+/// relay (or generator) that falls behind shows up in the percentiles instead of quietly slowing
+/// the senders down (no coordinated omission). Once everything is sent the driver waits at most
+/// `drainSeconds` for the last answers; what is still missing then is counted as unanswered.
+final class FixedRateDriver {
+    private let devices: [BenchDevice]
+    private let loop: ServiceLoop
+    private let rate: Double
+    private let total: Int
+    private let drainMicros: UInt64
+    private let prefix: String
+    private var next = 0
+    private var startedAt: UInt64 = 0
+    private var lastSentAt: UInt64 = 0
+    private var lastFinalAt: UInt64 = 0
+    private var outstanding: [ObjectIdentifier: [UInt64]] = [:]
+    private var inFlight = 0
+    private var pendingAcks: [String: (due: UInt64, content: String)] = [:]
+    private var result = RoundtripDriver.Result()
+    private var completion: ((RoundtripDriver.Result) -> Void)?
+    private var drainTimer: TimerID?
+
+    init(devices: [BenchDevice], loop: ServiceLoop, rate: Double, durationSeconds: Double, drainSeconds: Double, prefix: String) {
+        self.devices = devices
+        self.loop = loop
+        self.rate = rate
+        self.total = devices.isEmpty ? 0 : max(1, Int(rate * durationSeconds))
+        self.drainMicros = UInt64(drainSeconds * 1_000_000)
+        self.prefix = prefix
+    }
+
+    func run(completion: @escaping (RoundtripDriver.Result) -> Void) {
+        self.completion = completion
+        for device in devices {
+            device.onText = { [weak self] device, text in self?.received(text, on: device) }
+            device.onFailure = { [weak self] device, _ in self?.deviceFailed(device) }
+        }
+        startedAt = nowMicros()
+        tick()
+    }
+
+    /// The i-th message's due time.
+    private func due(_ index: Int) -> UInt64 { startedAt + UInt64(Double(index) * 1_000_000 / rate) }
+
+    /// Sends every message that is due, then sleeps until the next one is.
+    private func tick() {
+        guard completion != nil else { return }
+        let now = nowMicros()
+        while next < total, due(next) <= now {
+            send(next, on: devices[next % devices.count], due: due(next), now: now)
+            next += 1
+        }
+        guard next < total else { return allSent() }
+        let wait = due(next) > now ? due(next) - now : 0
+        loop.schedule(afterMillis: Int((wait + 999) / 1_000)) { [weak self] in self?.tick() }
+    }
+
+    private func send(_ index: Int, on device: BenchDevice, due: UInt64, now: UInt64) {
+        let id = "c_\(prefix)\(index)"
+        let content = "\(prefix)-\(index)"
+        outstanding[ObjectIdentifier(device), default: []].append(due)
+        inFlight += 1
+        pendingAcks[id] = (due, content)
+        result.lateness.record(now - due)
+        result.sent += 1
+        lastSentAt = now
+        device.send(messageFrame(id: id, content: content))
+    }
+
+    private func allSent() {
+        result.sendSeconds = Double(lastSentAt - startedAt) / 1e6
+        if inFlight == 0 { return finish() }
+        drainTimer = loop.schedule(afterMillis: Int(drainMicros / 1_000)) { [weak self] in self?.finish() }
+    }
+
+    private func received(_ text: String, on device: BenchDevice) {
+        let now = nowMicros()
+        if FrameSniffer.isAck(text) {
+            guard let id = FrameSniffer.string("id", in: text), let (due, content) = pendingAcks.removeValue(forKey: id) else { return }
+            result.ack.record(now - due)
+            result.acked += 1
+            result.ackedContents.append(content)
+        } else if FrameSniffer.isAssistantFinal(text) {
+            let key = ObjectIdentifier(device)
+            guard var queue = outstanding[key], !queue.isEmpty else { return }
+            let due = queue.removeFirst()
+            outstanding[key] = queue
+            inFlight -= 1
+            result.final.record(now - due)
+            result.completed += 1
+            lastFinalAt = now
+            if next == total, inFlight == 0 { finish() }
+        }
+    }
+
+    private func deviceFailed(_ device: BenchDevice) {
+        result.failures += 1
+        inFlight -= outstanding.removeValue(forKey: ObjectIdentifier(device))?.count ?? 0
+        if next == total, inFlight == 0 { finish() }
+    }
+
+    private func finish() {
+        guard let completion else { return }
+        self.completion = nil
+        if let drainTimer { loop.cancel(drainTimer) }
+        let end = lastFinalAt > startedAt ? lastFinalAt : nowMicros()
+        result.seconds = Double(end - startedAt) / 1e6
+        result.unanswered = inFlight
+        for device in devices {
+            device.onText = nil
+            device.onFailure = nil
+        }
+        completion(result)
+    }
+}
