@@ -1,3 +1,4 @@
+import Foundation
 import RelayCore
 import RelayTransport
 
@@ -8,6 +9,10 @@ import RelayTransport
 /// relay (or generator) that falls behind shows up in the percentiles instead of quietly slowing
 /// the senders down (no coordinated omission). Once everything is sent the driver waits at most
 /// `drainSeconds` for the last answers; what is still missing then is counted as unanswered.
+///
+/// The clock is a pacer thread sleeping until each due time (`clock_nanosleep`), which then has
+/// the loop send what is due: lws timers are no metronome here, since lws polls with a timeout
+/// in whole milliseconds and spins through the last one before every deadline.
 final class FixedRateDriver {
     private let devices: [BenchDevice]
     private let loop: ServiceLoop
@@ -42,23 +47,40 @@ final class FixedRateDriver {
             device.onFailure = { [weak self] device, _ in self?.deviceFailed(device) }
         }
         startedAt = nowMicros()
-        tick()
+        guard total > 0 else { return allSent() }
+        let (driver, loop, total, startedAt, rate) = (LoopBound(self, loop: loop), loop, total, startedAt, rate)
+        let pacer = Thread {
+            Thread.current.name = "bench-pacer"
+            var index = 0
+            while index < total {
+                Self.sleep(until: Self.due(index, start: startedAt, rate: rate))
+                // Everything due by now goes in one job (the pacer may have woken late).
+                let elapsed = Double(nowMicros() - startedAt) / 1_000_000
+                let last = min(total - 1, max(index, Int(elapsed * rate)))
+                loop.execute { driver.value.sendDue(through: last) }
+                index = last + 1
+            }
+        }
+        pacer.start()
     }
 
-    /// The i-th message's due time.
-    private func due(_ index: Int) -> UInt64 { startedAt + UInt64(Double(index) * 1_000_000 / rate) }
+    /// When message `index` is due.
+    private static func due(_ index: Int, start: UInt64, rate: Double) -> UInt64 { start + UInt64(Double(index) * 1_000_000 / rate) }
 
-    /// Sends every message that is due, then sleeps until the next one is.
-    private func tick() {
+    private static func sleep(until micros: UInt64) {
+        var deadline = timespec(tv_sec: Int(micros / 1_000_000), tv_nsec: Int(micros % 1_000_000) * 1_000)
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
+    }
+
+    /// Sends the messages up to `last` that are not sent yet.
+    private func sendDue(through last: Int) {
         guard completion != nil else { return }
         let now = nowMicros()
-        while next < total, due(next) <= now {
-            send(next, on: devices[next % devices.count], due: due(next), now: now)
+        while next <= last {
+            send(next, on: devices[next % devices.count], due: Self.due(next, start: startedAt, rate: rate), now: now)
             next += 1
         }
-        guard next < total else { return allSent() }
-        let wait = due(next) > now ? due(next) - now : 0
-        loop.schedule(afterMillis: Int((wait + 999) / 1_000)) { [weak self] in self?.tick() }
+        if next == total { allSent() }
     }
 
     private func send(_ index: Int, on device: BenchDevice, due: UInt64, now: UInt64) {
@@ -67,14 +89,14 @@ final class FixedRateDriver {
         outstanding[ObjectIdentifier(device), default: []].append(due)
         inFlight += 1
         pendingAcks[id] = (due, content)
-        result.lateness.record(now - due)
+        result.lateness.record(now > due ? now - due : 0)
         result.sent += 1
         lastSentAt = now
         device.send(messageFrame(id: id, content: content))
     }
 
     private func allSent() {
-        result.sendSeconds = Double(lastSentAt - startedAt) / 1e6
+        result.sendSeconds = lastSentAt > startedAt ? Double(lastSentAt - startedAt) / 1e6 : 0
         if inFlight == 0 { return finish() }
         drainTimer = loop.schedule(afterMillis: Int(drainMicros / 1_000)) { [weak self] in self?.finish() }
     }
