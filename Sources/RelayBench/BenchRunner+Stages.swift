@@ -39,6 +39,15 @@ extension BenchRunner {
         }
     }
 
+    /// The store writer over the load window: transactions per message, operations per
+    /// transaction, and the share of the window it spent inside transactions.
+    func recordStore(_ scenario: String, _ window: StoreCounters, wall: Double, messages: Int) {
+        guard window.transactions > 0, messages > 0, wall > 0 else { return }
+        report.add(scenario, "store_transactions_per_message", window.transactions / Double(messages), "transactions")
+        report.add(scenario, "store_operations_per_transaction", window.operations / window.transactions, "operations")
+        report.add(scenario, "store_busy", window.busySeconds / wall * 100, "% of the window in transactions")
+    }
+
     /// CPU per relay thread name over the load window: share of a core and µs per message.
     func recordThreads(_ scenario: String, _ usage: [ThreadCPUMeter.Usage], processCPU: Double, wall: Double, messages: Int) {
         guard wall > 0 else { return }

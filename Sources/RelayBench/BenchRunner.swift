@@ -105,6 +105,7 @@ public final class BenchRunner {
         let cpu = CPUMeter()
         let relayCPU = RelayCPUMeter(relay)
         let threads = ThreadCPUMeter(pid: relay.pid)
+        let store = StoreCounters.parse(relay.metrics())
         let result: RoundtripDriver.Result
         if let rate = options.rate {
             progress("roundtrip: \(rate) messages/s open loop over \(options.devices) devices for \(options.seconds) s")
@@ -115,9 +116,11 @@ public final class BenchRunner {
         }
         let used = relayCPU.used
         let perThread = threads.used()
+        let storeWindow = StoreCounters.parse(relay.metrics()).since(store)
         record("roundtrip", result, generatorCPU: cpu.share, relayCPU: used)
         if let rate = options.rate { recordRate("roundtrip", result, target: rate) }
         recordThreads("roundtrip", perThread, processCPU: used.cpu, wall: used.wall, messages: result.completed)
+        recordStore("roundtrip", storeWindow, wall: used.wall, messages: result.completed)
         recordStages("roundtrip", relay)
     }
 

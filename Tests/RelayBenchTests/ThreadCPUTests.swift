@@ -80,6 +80,22 @@ import Testing
     @inline(never) private static func blackHole(_ value: Int) { _ = value }
 }
 
+@Suite struct StoreCountersTests {
+    @Test func readsTheWriterCountersAndTheirDifference() {
+        let text = """
+            # TYPE clawrelay_store_batches_total counter
+            clawrelay_store_batches_total 12
+            clawrelay_store_operations_total 300
+            clawrelay_store_busy_seconds_total 0.25
+            clawrelay_store_last_batch_seconds 0.001
+            """
+        let later = StoreCounters.parse(text)
+        #expect(later == StoreCounters(transactions: 12, operations: 300, busySeconds: 0.25))
+        let earlier = StoreCounters(transactions: 2, operations: 100, busySeconds: 0.05)
+        #expect(later.since(earlier) == StoreCounters(transactions: 10, operations: 200, busySeconds: 0.2))
+    }
+}
+
 @Suite struct StageSummaryTests {
     @Test func readsQuantilesAndCountsPerStageInOrder() {
         let text = """

@@ -49,7 +49,8 @@ def test_roundtrip_at_a_fixed_rate_says_where_a_message_waits_and_which_thread_w
     roundtrip = {metric: value for (scenario, metric), value in figures.items() if scenario == "roundtrip"}
     assert roundtrip["target_rate"] == 200 and roundtrip["sent"] == 200, roundtrip  # --smoke is 1 s
     assert roundtrip["messages"] + roundtrip["unanswered"] == 200 and roundtrip["messages"] > 0, roundtrip
-    for metric in ("send_rate", "send_to_ack_p99_ms", "send_to_final_p99_ms", "send_lateness_p99_ms", "relay_cpu_per_message"):
+    for metric in ("send_rate", "send_to_ack_p99_ms", "send_to_final_p99_ms", "send_lateness_p99_ms", "relay_cpu_per_message",
+                   "store_transactions_per_message", "store_operations_per_transaction"):
         assert metric in roundtrip, (metric, sorted(roundtrip))
     for stage in ("received_to_submitted", "store_transaction", "committed_to_ack_written", "turn_started_to_first_progress",
                   "final_committed_to_written", "received_to_final_written"):
