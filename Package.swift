@@ -159,7 +159,7 @@ let package = Package(
             name: "CompanionBridgeTests", dependencies: ["CompanionBridge", "RelayCore", "RelayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(name: "ChatModelTests", dependencies: ["ChatModel"], swiftSettings: swiftSettings),
-        .testTarget(name: "RelayBenchTests", dependencies: ["RelayBench"], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayBenchTests", dependencies: ["RelayBench", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "DiscoClawBridgeTests", dependencies: ["DiscoClawBridge", "RelayCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings),

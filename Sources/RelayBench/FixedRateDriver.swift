@@ -50,7 +50,7 @@ final class FixedRateDriver {
         guard total > 0 else { return allSent() }
         let (driver, loop, total, startedAt, rate) = (LoopBound(self, loop: loop), loop, total, startedAt, rate)
         let pacer = Thread {
-            Thread.current.name = "bench-pacer"
+            Thread.nameCurrent("bench-pacer")
             var index = 0
             while index < total {
                 Self.sleep(until: Self.due(index, start: startedAt, rate: rate))

@@ -55,8 +55,7 @@ final class HTTPThread: @unchecked Sendable {
         _ = relay_curl_multi_set_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 2)
         _ = relay_curl_multi_set_long(multi, CURLMOPT_MAXCONNECTS, 16)
         let thread = Thread { [self] in
-            // Set from inside so the kernel has it too (per-thread CPU in `clawrelay bench`).
-            Thread.current.name = name
+            Thread.nameCurrent(name)
             self.run()
         }
         thread.name = name

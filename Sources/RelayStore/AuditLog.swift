@@ -67,8 +67,7 @@ public final class AuditLog: Sendable {
         retentionMillis = Int64(retentionDays) * 86_400_000
         if startWriter {
             let thread = Thread { [self] in
-                // Set from inside so the kernel has it too (per-thread CPU in `clawrelay bench`).
-                Thread.current.name = "audit-writer"
+                Thread.nameCurrent("audit-writer")
                 self.run()
             }
             thread.name = "audit-writer"

@@ -32,8 +32,7 @@ final class StoreWorker: Sendable {
         self.pool = pool
         self.executor = executor
         let thread = Thread { [self] in
-            // Set from inside so the kernel has it too (per-thread CPU in `clawrelay bench`).
-            Thread.current.name = "store-writer"
+            Thread.nameCurrent("store-writer")
             self.run()
         }
         thread.name = "store-writer"

@@ -75,8 +75,7 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
     public func start() throws -> [String: Int] {
         retained = Unmanaged.passRetained(self)
         let thread = Thread { [self] in
-            // Set from inside so the kernel has it too (per-thread CPU in `clawrelay bench`).
-            Thread.current.name = "lws-service"
+            Thread.nameCurrent("lws-service")
             self.run()
         }
         thread.name = "lws-service"

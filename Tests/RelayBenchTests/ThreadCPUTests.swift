@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RelayCore
 import Testing
 
 @testable import RelayBench
@@ -34,8 +34,8 @@ import Testing
         // The probe burns 200 ms of its own CPU time, reports, then waits (alive) to be measured.
         await withCheckedContinuation { (spun: CheckedContinuation<Void, Never>) in
             let probe = Thread {
-                // Named from inside: on Linux, Foundation does not hand a name set before `start` to the kernel.
-                Thread.current.name = "cpu-probe"
+                // Named by the thread itself, so the kernel has the name (`Thread.nameCurrent`).
+                Thread.nameCurrent("cpu-probe")
                 Self.burn(cpuMillis: 200)
                 spun.resume()
                 release.wait()
