@@ -24,9 +24,7 @@ final class FixedRateDriver {
     private var startedAt: UInt64 = 0
     private var lastSentAt: UInt64 = 0
     private var lastFinalAt: UInt64 = 0
-    private var outstanding: [ObjectIdentifier: [UInt64]] = [:]
-    private var inFlight = 0
-    private var pendingAcks: [String: (due: UInt64, content: String)] = [:]
+    private var inFlight = InFlightMessages()
     private var result = RoundtripDriver.Result()
     private var completion: ((RoundtripDriver.Result) -> Void)?
     private var drainTimer: TimerID?
@@ -86,9 +84,7 @@ final class FixedRateDriver {
     private func send(_ index: Int, on device: BenchDevice, due: UInt64, now: UInt64) {
         let id = "c_\(prefix)\(index)"
         let content = "\(prefix)-\(index)"
-        outstanding[ObjectIdentifier(device), default: []].append(due)
-        inFlight += 1
-        pendingAcks[id] = (due, content)
+        inFlight.sent(id: id, content: content, start: due, on: device)
         result.lateness.record(now > due ? now - due : 0)
         result.sent += 1
         lastSentAt = now
@@ -97,34 +93,21 @@ final class FixedRateDriver {
 
     private func allSent() {
         result.sendSeconds = lastSentAt > startedAt ? Double(lastSentAt - startedAt) / 1e6 : 0
-        if inFlight == 0 { return finish() }
+        if inFlight.count == 0 { return finish() }
         drainTimer = loop.schedule(afterMillis: Int(drainMicros / 1_000)) { [weak self] in self?.finish() }
     }
 
     private func received(_ text: String, on device: BenchDevice) {
         let now = nowMicros()
-        if FrameSniffer.isAck(text) {
-            guard let id = FrameSniffer.string("id", in: text), let (due, content) = pendingAcks.removeValue(forKey: id) else { return }
-            result.ack.record(now - due)
-            result.acked += 1
-            result.ackedContents.append(content)
-        } else if FrameSniffer.isAssistantFinal(text) {
-            let key = ObjectIdentifier(device)
-            guard var queue = outstanding[key], !queue.isEmpty else { return }
-            let due = queue.removeFirst()
-            outstanding[key] = queue
-            inFlight -= 1
-            result.final.record(now - due)
-            result.completed += 1
-            lastFinalAt = now
-            if next == total, inFlight == 0 { finish() }
-        }
+        guard inFlight.received(text, on: device, at: now, into: &result) else { return }
+        lastFinalAt = now
+        if next == total, inFlight.count == 0 { finish() }
     }
 
     private func deviceFailed(_ device: BenchDevice) {
         result.failures += 1
-        inFlight -= outstanding.removeValue(forKey: ObjectIdentifier(device))?.count ?? 0
-        if next == total, inFlight == 0 { finish() }
+        inFlight.drop(device)
+        if next == total, inFlight.count == 0 { finish() }
     }
 
     private func finish() {
@@ -133,7 +116,7 @@ final class FixedRateDriver {
         if let drainTimer { loop.cancel(drainTimer) }
         let end = lastFinalAt > startedAt ? lastFinalAt : nowMicros()
         result.seconds = Double(end - startedAt) / 1e6
-        result.unanswered = inFlight
+        result.unanswered = inFlight.count
         for device in devices {
             device.onText = nil
             device.onFailure = nil
