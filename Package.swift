@@ -51,6 +51,7 @@ let package = Package(
         .target(
             name: "RelayDiscovery", dependencies: ["CAvahi", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .target(name: "CSpawn", path: "Sources/CSpawn"),
+        .target(name: "CAffinity", path: "Sources/CAffinity"),
         .target(name: "RelayTesting", dependencies: ["RelayCore"], swiftSettings: swiftSettings),
         .target(name: "ChatModel", swiftSettings: swiftSettings),
         .target(name: "TerminalQR", dependencies: ["CQREncode"], swiftSettings: swiftSettings),
@@ -129,7 +130,7 @@ let package = Package(
         .target(
             name: "RelayBench",
             dependencies: [
-                "RelayCore", "RelayTransport", "GatewayBridge", .product(name: "Logging", package: "swift-log"),
+                "CAffinity", "RelayCore", "RelayTransport", "GatewayBridge", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -158,6 +159,7 @@ let package = Package(
             name: "CompanionBridgeTests", dependencies: ["CompanionBridge", "RelayCore", "RelayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(name: "ChatModelTests", dependencies: ["ChatModel"], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayBenchTests", dependencies: ["RelayBench", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "DiscoClawBridgeTests", dependencies: ["DiscoClawBridge", "RelayCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings),

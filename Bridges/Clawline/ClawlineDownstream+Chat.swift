@@ -3,14 +3,15 @@ import RelayCore
 import RelayStore
 
 extension ClawlineDownstream {
-    func handleMessage(_ message: ClientFrame.ChatMessage, on session: ClawlineSession) {
+    /// `receivedAt`: when the frame arrived (`MonotonicClock`), the first point of the message's stages.
+    func handleMessage(_ message: ClientFrame.ChatMessage, on session: ClawlineSession, receivedAt: UInt64) {
         guard let userID = session.userID else { return }
         guard messageLimiter.allow(session.deviceID, now: clock.nowMillis()) else {
             return session.fail(.rateLimited, "more than \(settings.messagesPerSecond) messages per second", messageID: message.clientID, close: false)
         }
         switch message.channel {
         case .personal:
-            submit(message, to: session.conversationID, owner: userID, policy: settings.turnPolicy, on: session)
+            submit(message, to: session.conversationID, owner: userID, policy: settings.turnPolicy, on: session, receivedAt: receivedAt)
         case .admin:
             guard session.isAdmin else {
                 return session.fail(.invalidMessage, "only admin devices may write to the admin channel", messageID: message.clientID, close: false)
@@ -20,7 +21,8 @@ extension ClawlineDownstream {
             resolveAdminChannel { [self] result in
                 guard session.isAuthenticated else { return }
                 switch result {
-                case .success(let conversation): submit(message, to: conversation.id, owner: ClawlineChannel.adminAudience, policy: policy, on: session)
+                case .success(let conversation):
+                    submit(message, to: conversation.id, owner: ClawlineChannel.adminAudience, policy: policy, on: session, receivedAt: receivedAt)
                 case .failure(let error):
                     logger.error("admin channel not available", metadata: ["error": "\(error)"])
                     session.fail(.serverError, "the admin channel could not be opened", messageID: message.clientID, close: false)
@@ -31,7 +33,10 @@ extension ClawlineDownstream {
 
     /// Hands a message to the core's turn runner for `conversationID`, owned by `owner` (the user,
     /// or the admins' audience), and answers the device with the outcome.
-    private func submit(_ message: ClientFrame.ChatMessage, to conversationID: String, owner: String, policy: TurnPolicy, on session: ClawlineSession) {
+    private func submit(
+        _ message: ClientFrame.ChatMessage, to conversationID: String, owner: String, policy: TurnPolicy, on session: ClawlineSession,
+        receivedAt: UInt64
+    ) {
         guard let userID = session.userID else { return }
         // The rules are checked after the duplicate check (a retry matching its record is
         // accepted as it is), so their verdict travels with the message.
@@ -39,6 +44,7 @@ extension ClawlineDownstream {
         var submitted = UserMessage(
             conversationID: conversationID, userID: owner, senderID: userID, deviceID: session.deviceID, clientID: message.clientID,
             content: message.content, attachmentsHash: MessageRules.attachmentsHash(message.attachments))
+        submitted.receivedAt = receivedAt
         switch validation {
         case .failure(let rejection): submitted.rejection = rejection
         case .success(let validated):
@@ -51,7 +57,7 @@ extension ClawlineDownstream {
             switch outcome {
             case .accepted:
                 stats.messagesAccepted += 1
-                acknowledge(message.clientID, deviceID: deviceID, on: session)
+                acknowledge(message.clientID, deviceID: deviceID, on: session, committedAt: MonotonicClock.nanos())
             case .duplicate(.failed, _, _), .duplicate(.aborted, _, _):
                 session.fail(.invalidMessage, "that message failed; send it again with a new id", messageID: message.clientID, close: false)
             case .duplicate:
@@ -71,9 +77,11 @@ extension ClawlineDownstream {
         }
     }
 
-    private func acknowledge(_ clientID: String, deviceID: String, on session: ClawlineSession) {
+    /// `committedAt`: when the message's commit reached the loop, for `committed_to_ack_written` (0: not counted, a retry).
+    private func acknowledge(_ clientID: String, deviceID: String, on session: ClawlineSession, committedAt: UInt64 = 0) {
         guard session.phase == .live || session.phase == .replaying else { return }
         session.connection.send(utf8: FastFrames.ack(clientID)) { [weak self] in
+            self?.hub.stages.record(.committedToAckWritten, from: committedAt, to: MonotonicClock.nanos())
             self?.recordAckSent(deviceID: deviceID, clientID: clientID)
         }
     }

@@ -99,6 +99,7 @@ public final class ClawlineDownstream: ListenerHandler {
     }
 
     public func webSocket(_ connection: WebSocketConnection, received message: WebSocketMessage) {
+        let receivedAt = MonotonicClock.nanos()
         guard let session = sessions[connection.id], session.phase != .closed, !connection.isClosing else { return }
         guard case .text(let text) = message else {
             session.fail(.invalidMessage, "binary frames are not part of the protocol", close: false)
@@ -108,7 +109,7 @@ public final class ClawlineDownstream: ListenerHandler {
         case .failure(let rejection):
             reject(rejection, on: session)
         case .success(let frame):
-            handle(frame, on: session)
+            handle(frame, on: session, receivedAt: receivedAt)
         }
     }
 
@@ -147,7 +148,7 @@ public final class ClawlineDownstream: ListenerHandler {
         }
     }
 
-    private func handle(_ frame: ClientFrame, on session: ClawlineSession) {
+    private func handle(_ frame: ClientFrame, on session: ClawlineSession, receivedAt: UInt64) {
         switch frame {
         case .pairRequest(let request):
             handlePairRequest(request, on: session)
@@ -157,7 +158,7 @@ public final class ClawlineDownstream: ListenerHandler {
             handleAuth(token: token, deviceID: deviceID, cursor: cursor, on: session)
         case .message(let message):
             guard session.isAuthenticated else { return session.fail(.authFailed, "authenticate first", close: true) }
-            handleMessage(message, on: session)
+            handleMessage(message, on: session, receivedAt: receivedAt)
         case .typing(let active):
             guard session.isAuthenticated else { return session.fail(.authFailed, "authenticate first", close: true) }
             handleTyping(active, on: session)
@@ -191,7 +192,11 @@ public final class ClawlineDownstream: ListenerHandler {
         default:
             break
         }
-        session.connection.send(utf8: encoded(event))
+        if case .message = event, let delivery = hub.stages.finalWrite() {
+            session.connection.send(utf8: encoded(event)) { delivery.written() }
+        } else {
+            session.connection.send(utf8: encoded(event))
+        }
         stats.framesOut += 1
         // The app shows what it receives while connected: the user has read it.
         if case .message(let chatEvent) = event, chatEvent.userID == session.userID {

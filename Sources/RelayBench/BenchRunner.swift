@@ -9,6 +9,8 @@ public final class BenchRunner {
     let loop: ServiceLoop
     var report = BenchReport()
     private var runCounter = 0
+    /// `--pin`: where the generator and the relays run.
+    private var pinning: CPUPinning?
 
     public init(options: BenchOptions) {
         self.options = options
@@ -19,6 +21,13 @@ public final class BenchRunner {
 
     public func run() throws -> BenchReport {
         let files = raiseFileLimit()
+        if options.pin {
+            let pinning = try CPUPinning.choose()
+            // Before the loop starts, so its thread inherits the CPU.
+            try CPUPinning.pin(process: getpid(), to: pinning.generator)
+            self.pinning = pinning
+            progress("generator pinned to CPU \(pinning.generator), relays to CPU \(pinning.relay)")
+        }
         _ = try loop.start()
         defer { loop.stop(graceMillis: 500) }
         progress("open-file limit \(files); generator on one lws service thread")
@@ -55,7 +64,7 @@ public final class BenchRunner {
         let relay = try RelayProcess(
             binary: options.binary, workDirectory: work,
             config: benchRelayConfig(port: port, audit: audit, replayCap: replayCap, extra: extra, backend: backend, keepalive: keepalive))
-        try relay.start()
+        try relay.start(pinning: pinning)
         return relay
     }
 
@@ -93,11 +102,26 @@ public final class BenchRunner {
         progress("roundtrip: pairing \(options.devices) devices")
         let devices = try provision(relay, count: options.devices, sameUser: false)
         defer { release(devices) }
-        progress("roundtrip: \(options.devices) devices × \(options.window) in flight for \(options.seconds) s")
         let cpu = CPUMeter()
         let relayCPU = RelayCPUMeter(relay)
-        let result = try drive(devices, window: options.window, seconds: options.seconds, prefix: "rt")
-        record("roundtrip", result, generatorCPU: cpu.share, relayCPU: relayCPU.used)
+        let threads = ThreadCPUMeter(pid: relay.pid)
+        let store = StoreCounters.parse(relay.metrics())
+        let result: RoundtripDriver.Result
+        if let rate = options.rate {
+            progress("roundtrip: \(rate) messages/s open loop over \(options.devices) devices for \(options.seconds) s")
+            result = try driveAtRate(devices, rate: rate, seconds: options.seconds, prefix: "rt")
+        } else {
+            progress("roundtrip: \(options.devices) devices × \(options.window) in flight for \(options.seconds) s")
+            result = try drive(devices, window: options.window, seconds: options.seconds, prefix: "rt")
+        }
+        let used = relayCPU.used
+        let perThread = threads.used()
+        let storeWindow = StoreCounters.parse(relay.metrics()).since(store)
+        record("roundtrip", result, generatorCPU: cpu.share, relayCPU: used)
+        if let rate = options.rate { recordRate("roundtrip", result, target: rate) }
+        recordThreads("roundtrip", perThread, processCPU: used.cpu, wall: used.wall, messages: result.completed)
+        recordStore("roundtrip", storeWindow, wall: used.wall, messages: result.completed)
+        recordStages("roundtrip", relay)
     }
 
     /// The figures of one roundtrip-style run. `item` names what one completion is ("messages",

@@ -15,6 +15,10 @@ public struct BenchOptions: Sendable {
     public var fuzzFrames = 20_000
     public var baselines: [String] = []
     public var json = false
+    /// Roundtrip at this many messages a second in total, open loop (nil: `window` in flight per device).
+    public var rate: Double?
+    /// The generator on one CPU and every relay child on another.
+    public var pin = false
     /// The `clawrelay` binary to start as the relay under test.
     public var binary = CommandLine.arguments[0]
     /// Where temporary data directories go.

@@ -24,15 +24,23 @@ final class RelayProcess {
 
     var pid: Int32 { process?.processIdentifier ?? 0 }
 
-    /// Starts the relay and waits for its ready line.
-    func start(timeout: Double = 30) throws {
+    /// Starts the relay and waits for its ready line; with `pinning`, on the relay's CPU.
+    func start(timeout: Double = 30, pinning: CPUPinning? = nil) throws {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: binary)
         child.arguments = ["serve", "--config", configPath, "--data-dir", dataDirectory]
         let stdout = Pipe()
         child.standardOutput = stdout
         child.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try child.run()
+        if let pinning {
+            // The child inherits the spawning thread's CPUs, so every thread it starts is on the relay's CPU from the first.
+            try CPUPinning.pinCallingThread(to: pinning.relay)
+            defer { try? CPUPinning.pinCallingThread(to: pinning.generator) }
+            try child.run()
+            try CPUPinning.pin(process: child.processIdentifier, to: pinning.relay)
+        } else {
+            try child.run()
+        }
         process = child
         let deadline = Date().addingTimeInterval(timeout)
         var buffer = Data()

@@ -13,6 +13,12 @@ final class RoundtripDriver {
         /// Content of every message the relay acknowledged (for the chaos check).
         var ackedContents: [String] = []
         var failures = 0
+        /// Open loop only (`FixedRateDriver`): messages sent, the seconds from the first send to
+        /// the last, how late each went out after its due time, and those never answered.
+        var sent = 0
+        var sendSeconds = 0.0
+        var lateness = LatencyRecorder()
+        var unanswered = 0
     }
 
     private let devices: [BenchDevice]
@@ -21,8 +27,7 @@ final class RoundtripDriver {
     private let prefix: String
     private var counter = 0
     private var startedAt: UInt64 = 0
-    private var outstanding: [ObjectIdentifier: [(id: String, content: String, sent: UInt64)]] = [:]
-    private var pendingAcks: [String: (UInt64, String)] = [:]
+    private var inFlight = InFlightMessages()
     private var result = Result()
     private var completion: ((Result) -> Void)?
     private var lastFinalAt: UInt64 = 0
@@ -49,39 +54,25 @@ final class RoundtripDriver {
         counter += 1
         let id = "c_\(prefix)\(counter)"
         let content = "\(prefix)-\(counter)"
-        let now = nowMicros()
-        outstanding[ObjectIdentifier(device), default: []].append((id, content, now))
-        pendingAcks[id] = (now, content)
+        inFlight.sent(id: id, content: content, start: nowMicros(), on: device)
         device.send(messageFrame(id: id, content: content))
     }
 
     private func received(_ text: String, on device: BenchDevice) {
         let now = nowMicros()
-        if FrameSniffer.isAck(text) {
-            guard let id = FrameSniffer.string("id", in: text), let (sent, content) = pendingAcks.removeValue(forKey: id) else { return }
-            result.ack.record(now - sent)
-            result.acked += 1
-            result.ackedContents.append(content)
-        } else if FrameSniffer.isAssistantFinal(text) {
-            let key = ObjectIdentifier(device)
-            guard var queue = outstanding[key], !queue.isEmpty else { return }
-            let first = queue.removeFirst()
-            outstanding[key] = queue
-            result.final.record(now - first.sent)
-            result.completed += 1
-            lastFinalAt = now
-            if now - startedAt < durationMicros {
-                send(on: device)
-            } else if outstanding.values.allSatisfy(\.isEmpty) {
-                finish()
-            }
+        guard inFlight.received(text, on: device, at: now, into: &result) else { return }
+        lastFinalAt = now
+        if now - startedAt < durationMicros {
+            send(on: device)
+        } else if inFlight.count == 0 {
+            finish()
         }
     }
 
     private func deviceFailed(_ device: BenchDevice) {
         result.failures += 1
-        outstanding[ObjectIdentifier(device)] = []
-        if outstanding.values.allSatisfy(\.isEmpty) { finish() }
+        inFlight.drop(device)
+        if inFlight.count == 0 { finish() }
     }
 
     /// Ends the run now (chaos kill, or a timeout), keeping what was measured.

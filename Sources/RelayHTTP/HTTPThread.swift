@@ -54,7 +54,10 @@ final class HTTPThread: @unchecked Sendable {
         _ = relay_curl_multi_set_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
         _ = relay_curl_multi_set_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 2)
         _ = relay_curl_multi_set_long(multi, CURLMOPT_MAXCONNECTS, 16)
-        let thread = Thread { [self] in self.run() }
+        let thread = Thread { [self] in
+            Thread.nameCurrent(name)
+            self.run()
+        }
         thread.name = name
         thread.start()
     }

@@ -44,4 +44,15 @@ struct MetricsText {
     mutating func add(_ name: String, _ type: String, _ help: String, _ value: Double) {
         add(name, type, help, [("", value)])
     }
+
+    /// A summary: per series, its quantiles (left out while it has no samples), `_sum` and `_count`.
+    mutating func addSummary(
+        _ name: String, _ help: String, _ series: [(labels: String, quantiles: [(Double, Double)], sum: Double, count: Double)]
+    ) {
+        text += "# HELP \(name) \(help)\n# TYPE \(name) summary\n"
+        for one in series {
+            for (quantile, value) in one.quantiles { text += "\(name){\(one.labels),quantile=\"\(quantile)\"} \(value)\n" }
+            text += "\(name)_sum{\(one.labels)} \(one.sum)\n\(name)_count{\(one.labels)} \(Int64(one.count))\n"
+        }
+    }
 }

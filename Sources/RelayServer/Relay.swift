@@ -261,7 +261,10 @@ public final class Relay {
         metrics.add("clawrelay_queued_turns", "gauge", "Turns waiting behind a conversation's active one.", Double(hub?.turns.queuedCount ?? 0))
         metrics.add("clawrelay_pending_pairings", "gauge", "Pairing requests waiting for an admin.", Double(stats.pendingPairings))
         metrics.add("clawrelay_typing_devices", "gauge", "Devices whose user is typing.", Double(stats.typingDevices))
-        if let hub { PushWiring.metrics(hub.pushes, service: push?.service, into: &metrics) }
+        if let hub {
+            PushWiring.metrics(hub.pushes, service: push?.service, into: &metrics)
+            Self.stageMetrics(hub.stages, into: &metrics)
+        }
         metrics.add("clawrelay_audit_queue_depth", "gauge", "Audit entries waiting for the writer.", Double(audit?.queueDepth ?? 0))
         metrics.add("clawrelay_audit_rows_total", "counter", "Audit rows written.", Double(audit?.writtenCount ?? 0))
         if let storeStats = store?.stats {

@@ -66,7 +66,10 @@ public final class AuditLog: Sendable {
         pool = try DatabaseOpener.open(path: path, migrator: Migrations.audit(), fullSync: false)
         retentionMillis = Int64(retentionDays) * 86_400_000
         if startWriter {
-            let thread = Thread { [self] in self.run() }
+            let thread = Thread { [self] in
+                Thread.nameCurrent("audit-writer")
+                self.run()
+            }
             thread.name = "audit-writer"
             thread.start()
         } else {

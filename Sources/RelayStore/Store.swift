@@ -59,6 +59,10 @@ public final class Store: Sendable {
         }
     }
 
+    /// While a completion of `perform` runs (loop thread): when the writer took its batch and when
+    /// the batch committed.
+    public var batchTiming: JournalBatchTiming? { worker?.timing.current }
+
     /// Writer counters; zero when opened without an executor.
     public var stats: StoreStats { worker?.stats ?? StoreStats() }
 

@@ -45,6 +45,8 @@ public final class StoreJournal: CoreJournal {
         background("store a backend session") { db in try ConversationQueries.setBackendSession(db, session, conversationID: conversationID) }
     }
 
+    public var batchTiming: JournalBatchTiming? { store.batchTiming }
+
     public func accept(_ message: UserMessage, now: Int64, queue: [QueueTarget], completion: @escaping (Result<Acceptance, any Error>) -> Void) {
         store.perform({ db in try MessageQueries.accept(db, message, at: now, queue: queue) }, completion: completion)
     }

@@ -25,11 +25,16 @@ final class StoreWorker: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let maxBatch = 512
     let stats = StoreStats()
+    /// The timing of the batch whose reports run now, for `Store.batchTiming`.
+    let timing = BatchTimingSlot()
 
     init(pool: DatabasePool, executor: any LoopExecutor) {
         self.pool = pool
         self.executor = executor
-        let thread = Thread { [self] in self.run() }
+        let thread = Thread { [self] in
+            Thread.nameCurrent("store-writer")
+            self.run()
+        }
         thread.name = "store-writer"
         thread.start()
     }
@@ -73,10 +78,11 @@ final class StoreWorker: Sendable {
     /// so one failure still fails only its own caller.
     private func execute(_ batch: [Operation]) {
         let started = DispatchTime.now().uptimeNanoseconds
+        let takenAt = MonotonicClock.nanos()
         defer { stats.record(operations: batch.count, nanoseconds: DispatchTime.now().uptimeNanoseconds - started) }
-        if let reports = run(batch, isolated: false) { return deliver(reports, committed: true) }
-        if let reports = run(batch, isolated: true) { return deliver(reports, committed: true) }
-        deliver(batch.map { _ in { @Sendable (_: Bool) in } }, committed: false)
+        if let reports = run(batch, isolated: false) { return deliver(reports, committed: true, takenAt: takenAt) }
+        if let reports = run(batch, isolated: true) { return deliver(reports, committed: true, takenAt: takenAt) }
+        deliver(batch.map { _ in { @Sendable (_: Bool) in } }, committed: false, takenAt: takenAt)
     }
 
     private struct Retry: Error {}
@@ -102,10 +108,23 @@ final class StoreWorker: Sendable {
         }
     }
 
-    private func deliver(_ reports: [@Sendable (Bool) -> Void], committed: Bool) {
+    private func deliver(_ reports: [@Sendable (Bool) -> Void], committed: Bool, takenAt: UInt64) {
         let collected = reports
-        executor.execute { for report in collected { report(committed) } }
+        let batch = JournalBatchTiming(takenAt: takenAt, committedAt: MonotonicClock.nanos())
+        let timing = timing
+        executor.execute {
+            timing.current = batch
+            for report in collected { report(committed) }
+            timing.current = nil
+        }
     }
+}
+
+/// The writer's timing of the batch whose reports are running on the loop, nil between batches.
+/// `@unchecked Sendable` holds because `current` is written and read only on the loop thread
+/// (by the job that runs a batch's reports and by the completions it runs).
+final class BatchTimingSlot: @unchecked Sendable {
+    var current: JournalBatchTiming?
 }
 
 /// Writer counters for `/metrics`.

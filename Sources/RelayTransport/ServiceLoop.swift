@@ -74,7 +74,10 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
     /// Creates the context and the vhosts on a new thread and returns the bound ports by listener name.
     public func start() throws -> [String: Int] {
         retained = Unmanaged.passRetained(self)
-        let thread = Thread { [self] in self.run() }
+        let thread = Thread { [self] in
+            Thread.nameCurrent("lws-service")
+            self.run()
+        }
         thread.name = "lws-service"
         thread.stackSize = 4 << 20
         thread.start()

@@ -18,6 +18,9 @@ struct Bench: ParsableCommand {
     @Option(name: .customLong("fuzz-frames"), help: "Mutated frames in fuzz.") var fuzzFrames: Int?
     @Option(help: "Baselines to run after the scenarios: direct, nginx (comma-separated).") var baseline: String?
     @Option(help: "The relay binary to start and measure (default: this one), to compare two builds with one generator.") var relay: String?
+    @Option(help: "roundtrip only: messages a second in total, sent open loop (latency from each due time), not --window per device.")
+    var rate: Double?
+    @Flag(help: "Run the generator on one CPU and the relays on another (needs two CPUs).") var pin = false
     @Flag(help: "Seconds-scale sizes for CI: every code path runs, nothing is judged.") var smoke = false
     @Flag(help: "Print the report as JSON.") var json = false
 
@@ -33,6 +36,11 @@ struct Bench: ParsableCommand {
         if let kills { options.kills = kills }
         if let fuzzFrames { options.fuzzFrames = fuzzFrames }
         if let baseline { options.baselines = baseline.split(separator: ",").map(String.init) }
+        if let rate {
+            guard rate > 0, rate.isFinite else { fail("--rate \(rate): give a number of messages a second above 0") }
+            options.rate = rate
+        }
+        options.pin = pin
         options.binary = relay ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         guard FileManager.default.isExecutableFile(atPath: options.binary) else { fail("--relay \(options.binary): not an executable file") }
         let report: BenchReport

@@ -1,6 +1,7 @@
 """`clawrelay bench` at smoke size: every scenario and the direct baseline run end to end, so the
 bench cannot rot. No speed is judged here; BENCHMARKS.md holds the figures."""
 import json
+import os
 import shutil
 import subprocess
 
@@ -34,3 +35,40 @@ def test_every_bench_scenario_runs_and_chaos_loses_nothing(tmp_path):
         assert any(scenario == f"fuzz-http-{port}" for scenario, _ in figures), port
     assert figures[("gateway-operator", "turns")] > 0 and figures[("gateway-relay-to-relay", "turns")] > 0
     assert not list(tmp_path.glob("clawrelay-bench-*")), "the bench removes its temporary data directories"
+
+
+def test_roundtrip_at_a_fixed_rate_says_where_a_message_waits_and_which_thread_works(tmp_path):
+    """`--rate` sends exactly rate × seconds messages open loop; the report has each stage's p50/p99
+    from the relay's /metrics and the relay's CPU per thread. With two CPUs it also runs `--pin`."""
+    pin = ["--pin"] if len(os.sched_getaffinity(0)) >= 2 else []
+    result = subprocess.run(
+        [str(relay_bin()), "bench", "roundtrip", "--smoke", "--rate", "200", "--json", *pin],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, env={"TMPDIR": str(tmp_path), "PATH": "/usr/sbin:/usr/bin:/bin"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    figures = {(f["scenario"], f["metric"]): f["value"] for f in json.loads(result.stdout)["figures"]}
+    roundtrip = {metric: value for (scenario, metric), value in figures.items() if scenario == "roundtrip"}
+    assert roundtrip["target_rate"] == 200 and roundtrip["sent"] == 200, roundtrip  # --smoke is 1 s
+    assert roundtrip["messages"] + roundtrip["unanswered"] == 200 and roundtrip["messages"] > 0, roundtrip
+    for metric in ("send_rate", "send_to_ack_p99_ms", "send_to_final_p99_ms", "send_lateness_p99_ms", "relay_cpu_per_message",
+                   "store_transactions_per_message", "store_operations_per_transaction"):
+        assert metric in roundtrip, (metric, sorted(roundtrip))
+    for stage in ("received_to_submitted", "store_transaction", "committed_to_ack_written", "turn_started_to_first_progress",
+                  "final_committed_to_written", "received_to_final_written"):
+        assert roundtrip[f"stage_{stage}_count"] == roundtrip["messages"], (stage, roundtrip)
+        assert 0 <= roundtrip[f"stage_{stage}_p50_ms"] <= roundtrip[f"stage_{stage}_p99_ms"], stage
+    for thread in ("lws-service", "store-writer"):
+        assert roundtrip.get(f"thread_{thread}_cpu", 0) > 0 and f"thread_{thread}_cpu_per_message" in roundtrip, sorted(roundtrip)
+    if pin:
+        assert "generator pinned to CPU" in result.stderr, result.stderr[-2000:]
+    assert not list(tmp_path.glob("clawrelay-bench-*"))
+
+
+def test_pin_refuses_a_single_cpu_with_a_sentence(tmp_path):
+    one = min(os.sched_getaffinity(0))
+    result = subprocess.run(
+        [str(relay_bin()), "bench", "roundtrip", "--smoke", "--pin"], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        env={"TMPDIR": str(tmp_path), "PATH": "/usr/sbin:/usr/bin:/bin"}, preexec_fn=lambda: os.sched_setaffinity(0, {one}))
+    assert result.returncode != 0
+    expected = f"--pin needs two CPUs, one for the generator and one for the relay; this process may run on only CPU {one}"
+    assert expected in result.stderr, result.stderr
+    assert not list(tmp_path.glob("clawrelay-bench-*")), "nothing was started"

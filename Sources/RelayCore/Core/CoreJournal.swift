@@ -21,6 +21,9 @@ public struct UserMessage: Sendable {
     /// The protocol's verdict on the message, applied after the duplicate check (a retry that
     /// matches its stored message is accepted as it is).
     public var rejection: (any Error & Sendable)?
+    /// When its frame arrived at the bridge (`MonotonicClock`), for the stage histograms; 0 when
+    /// the bridge does not stamp it.
+    public var receivedAt: UInt64 = 0
 
     public init(
         conversationID: String, userID: String, senderID: String? = nil, deviceID: String, clientID: String, runID: String? = nil,
@@ -187,4 +190,12 @@ public protocol CoreJournal: AnyObject {
     /// conversation's newest event; the cursor when it moved, nil when it was there already (or
     /// the conversation has no event).
     func markRead(userID: String, conversationID: String, seq: Int64, now: Int64, completion: @escaping (Result<ReadCursor?, any Error>) -> Void)
+
+    /// While a completion runs: when the writer took the batch it belongs to and when that batch
+    /// committed (for the stage histograms); nil otherwise, or when the journal does not time.
+    var batchTiming: JournalBatchTiming? { get }
+}
+
+extension CoreJournal {
+    public var batchTiming: JournalBatchTiming? { nil }
 }

@@ -34,6 +34,8 @@ public final class RelayHub {
     /// Conversation creations, changes and read cursor moves, for bridges that list conversations.
     public let changes = ConversationChanges()
     public let cursors: ReadCursors
+    /// Per-stage latency of the messages that pass through the core; bridges record their own stages here too.
+    public let stages = StageRecorder()
     private let settings: Settings
     /// Reads of messages shown live, newest seq per user and conversation, until the next flush.
     private var shownReads: [ShownRead: Int64] = [:]
@@ -52,7 +54,9 @@ public final class RelayHub {
         pushes = Pushes(presence: presence, bus: bus, conversations: conversations, router: router, loop: loop, clock: clock, logger: logger)
         queue = NotificationQueue(
             journal: journal, presence: presence, bus: bus, conversations: conversations, pushes: pushes, cursors: cursors, clock: clock)
-        turns = Turns(journal: journal, conversations: conversations, queue: queue, bus: bus, router: router, loop: loop, clock: clock, logger: logger)
+        turns = Turns(
+            journal: journal, conversations: conversations, queue: queue, bus: bus, router: router, loop: loop, clock: clock, logger: logger,
+            stages: stages)
         presence.onChange = { [weak self] deviceID, entry, state in self?.presenceChanged(deviceID, entry, state) }
     }
 

@@ -13,6 +13,8 @@ extension Turns {
             return end(turn, .failed, reason: "no backend named \(conversation?.backend ?? turn.policy.backend ?? router.defaultBackend)")
         }
         armInactivityTimer(turn)
+        turn.stamps.started = MonotonicClock.nanos()
+        stages.record(.committedToTurnStarted, from: turn.stamps.committed, to: turn.stamps.started)
         let request = TurnRequest(
             userID: turn.userID, deviceID: turn.ref.deviceID, conversationID: conversationID, text: turn.text, runID: turn.ref.runID,
             workingDirectory: conversation?.workingDirectory, backendSession: conversation?.backendSession)
@@ -44,6 +46,10 @@ extension Turns {
             // The runner itself says typing on when a turn starts and off once it ended.
             break
         case .progress(let text):
+            if turn.stamps.firstProgress == 0 {
+                turn.stamps.firstProgress = MonotonicClock.nanos()
+                stages.record(.turnStartedToFirstProgress, from: turn.stamps.started, to: turn.stamps.firstProgress)
+            }
             turn.content = text
             armInactivityTimer(turn)
             bus.publish(.streaming(turn.progress), to: turn.userID)
@@ -71,17 +77,23 @@ extension Turns {
         turn.isFinishing = true
         if let timer = turn.inactivityTimer { loop.cancel(timer) }
         let targets = queue.targets(userID: turn.userID, conversationID: turn.conversationID)
+        turn.stamps.finalSubmitted = MonotonicClock.nanos()
+        stages.record(.firstProgressToFinal, from: turn.stamps.firstProgress, to: turn.stamps.finalSubmitted)
         journal.finish(
             turn.ref, userID: turn.userID, conversationID: turn.conversationID, eventID: turn.eventID, content: text, now: clock.nowMillis(),
             queue: targets
         ) { [self] result in
+            let committedAt = MonotonicClock.nanos()
             guard isActive(turn) else { return }
             switch result {
             case .success(var event):
+                stages.recordStore(submitted: turn.stamps.finalSubmitted, completed: committedAt, batch: journal.batchTiming, final: true)
                 event.turn = turn.ref
                 completedCount += 1
                 lanes[turn.conversationID]?.active = nil
-                queue.publish(.message(event), userID: turn.userID, queuedFor: targets, runMillis: clock.nowMillis() - turn.startedAt)
+                stages.publishingFinal(received: turn.stamps.received, committed: committedAt) {
+                    queue.publish(.message(event), userID: turn.userID, queuedFor: targets, runMillis: clock.nowMillis() - turn.startedAt)
+                }
                 bus.publish(.assistantTyping(conversationID: turn.conversationID, active: false), to: turn.userID)
                 ended(turn.ref.runID, .answered(event))
                 runNext(turn.conversationID)

@@ -61,6 +61,7 @@ public final class Turns {
         var isFinishing = false
         var cancellation: TurnCancellation?
         var inactivityTimer: TimerID?
+        var stamps = TurnStamps()
 
         init(ref: TurnRef, userID: String, conversationID: String, text: String, policy: TurnPolicy, answer: AnswerSlot) {
             self.ref = ref
@@ -97,6 +98,7 @@ public final class Turns {
     let loop: any LoopScheduler
     let clock: any Clock
     let logger: Logger
+    let stages: StageRecorder
     var lanes: [String: Lane] = [:]
     private var nextToken: UInt64 = 0
     /// Bumped whenever a device's turns are abandoned, so messages it had in flight do not start turns.
@@ -108,7 +110,7 @@ public final class Turns {
 
     init(
         journal: CoreJournal, conversations: Conversations, queue: NotificationQueue, bus: Bus, router: Router, loop: any LoopScheduler,
-        clock: any Clock, logger: Logger
+        clock: any Clock, logger: Logger, stages: StageRecorder
     ) {
         self.journal = journal
         self.conversations = conversations
@@ -118,6 +120,7 @@ public final class Turns {
         self.loop = loop
         self.clock = clock
         self.logger = logger
+        self.stages = stages
     }
 
     /// Stores `message` (idempotently), acknowledges it through `completion`, publishes its user
@@ -130,19 +133,28 @@ public final class Turns {
         lane.accepting.append((token, message.deviceID))
         let generation = abandonments[message.deviceID, default: 0]
         let targets = queue.targets(userID: message.userID, conversationID: message.conversationID)
+        let submittedAt = MonotonicClock.nanos()
         journal.accept(message, now: clock.nowMillis(), queue: targets) { [self] result in
+            let committedAt = MonotonicClock.nanos()
             lane.accepting.removeAll { $0.token == token }
             let stillWanted = abandonments[message.deviceID, default: 0] == generation
             switch result {
             case .failure(let error):
                 completion(.storeFailed(error))
             case .success(.fresh(var event, let runID, let answer)):
+                stages.record(.receivedToSubmitted, from: message.receivedAt, to: submittedAt)
+                stages.recordStore(submitted: submittedAt, completed: committedAt, batch: journal.batchTiming, final: false)
                 let ref = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
                 event.turn = ref
                 completion(.accepted(event, runID: runID, answer: answer))
                 queue.publish(.message(event), userID: message.userID, queuedFor: targets)
                 if stillWanted {
-                    enqueue(Turn(ref: ref, userID: message.userID, conversationID: message.conversationID, text: message.content, policy: policy, answer: answer))
+                    let turn = Turn(
+                        ref: ref, userID: message.userID, conversationID: message.conversationID, text: message.content, policy: policy,
+                        answer: answer)
+                    turn.stamps.received = message.receivedAt
+                    turn.stamps.committed = committedAt
+                    enqueue(turn)
                 } else {
                     // Stored, but its device was abandoned meanwhile: no turn, and whoever waits hears so.
                     let failure = TurnFailure(
