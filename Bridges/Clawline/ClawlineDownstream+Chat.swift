@@ -82,18 +82,6 @@ extension ClawlineDownstream {
         guard session.phase == .live || session.phase == .replaying else { return }
         session.connection.send(utf8: FastFrames.ack(clientID)) { [weak self] in
             self?.hub.stages.record(.committedToAckWritten, from: committedAt, to: MonotonicClock.nanos())
-            self?.recordAckSent(deviceID: deviceID, clientID: clientID)
-        }
-    }
-
-    /// `ackSent` flips after the ack is written; the flips gathered meanwhile go to the store as one operation.
-    private func recordAckSent(deviceID: String, clientID: String) {
-        acksToRecord.append((deviceID, clientID))
-        guard acksToRecord.count == 1 else { return }
-        loop.execute(with: self) { downstream in
-            let acks = downstream.acksToRecord.map { MessageQueries.AckKey(deviceID: $0.0, clientID: $0.1) }
-            downstream.acksToRecord.removeAll()
-            downstream.store.perform({ db in try MessageQueries.markAckSent(db, acks) }) { _ in }
         }
     }
 

@@ -36,7 +36,6 @@ public final class ClawlineDownstream: ListenerHandler {
     /// The admin channel's conversation, once resolved.
     var adminConversationID: String?
     private var lastEncoded: (event: BusEvent, bytes: [UInt8])?
-    var acksToRecord: [(String, String)] = []
     public internal(set) var stats = ClawlineStats()
     static let preAuthMaxBytes = 64 * 1024
     /// The most a replay writes at once (the newest events that fit; `replayTruncated` says so).

@@ -4,8 +4,11 @@ import Synchronization
 
 /// A built-in backend that answers every turn with `echo: <text>`, streamed word by word.
 ///
-/// - Important: Events are delivered on a private serial queue, never on the caller's thread.
-///   After `cancel()` returns at most the event already being delivered can still arrive.
+/// - Important: With a delay, events are delivered on a private serial queue, and after `cancel()`
+///   returns at most the event already being delivered can still arrive. Without one, the whole
+///   answer is handed to `events` before `start` returns, on the caller's thread (the loop): the
+///   runner queues each event for its next turn of the loop anyway, and a hop through another
+///   thread and back would only add two wake-ups per turn.
 public final class EchoBackend: Backend {
     public let name: String
     private let delay: DispatchTimeInterval?
@@ -25,12 +28,7 @@ public final class EchoBackend: Backend {
             queue.async { events(.typing(true)) }
             scheduleStep(1, of: steps, after: delay, cancelled: cancelled, events: events)
         } else {
-            queue.async {
-                for event in steps.joined() {
-                    guard !cancelled.isSet else { return }
-                    events(event)
-                }
-            }
+            for event in steps.joined() { events(event) }
         }
         return TurnCancellation { cancelled.set() }
     }

@@ -2,12 +2,21 @@ import Foundation
 import GRDB
 
 enum DatabaseOpener {
-    /// Opens (creating if needed) a WAL database and runs its migrations.
-    static func open(path: String, migrator: DatabaseMigrator, fullSync: Bool = true) throws -> DatabasePool {
+    /// The writer's page cache: the relay's working set (recent events, messages, their indexes)
+    /// stays in memory instead of being read back from the log on every batch.
+    static let writerCacheKiB = 65_536
+
+    /// Opens (creating if needed) a WAL database and runs its migrations. With `ownCheckpoints`
+    /// the writer never checkpoints in a commit (a `Checkpointer` does it off the commit path).
+    static func open(path: String, migrator: DatabaseMigrator, fullSync: Bool = true, ownCheckpoints: Bool = false) throws -> DatabasePool {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: fullSync ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+            if !db.configuration.readonly {
+                try db.execute(sql: "PRAGMA cache_size = -\(writerCacheKiB)")
+                if ownCheckpoints { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+            }
         }
         do {
             let pool = try DatabasePool(path: path, configuration: configuration)

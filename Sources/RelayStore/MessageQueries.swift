@@ -9,7 +9,6 @@ public struct MessageRecord: Sendable, Equatable {
     public var attachmentsHash: String
     /// `messages.streaming`: 0 finalized, 1 active, 2 failed, 3 aborted.
     public var state: MessageState
-    public var ackSent: Bool
     public var userEventID: String?
     public var assistantEventID: String?
     public var runID: String
@@ -63,24 +62,9 @@ public enum MessageQueries {
         return MessageRecord(
             deviceID: row["device_id"], clientID: row["client_id"], contentHash: row["content_hash"],
             attachmentsHash: row["attachments_hash"], state: MessageState(rawValue: row["streaming"]) ?? .failed,
-            ackSent: row["ack_sent"], userEventID: row["user_event_id"], assistantEventID: row["assistant_event_id"],
+            userEventID: row["user_event_id"], assistantEventID: row["assistant_event_id"],
             runID: row["run_id"] ?? row["client_id"], reason: row["reason"], answerSeq: row["answer_seq"], userID: row["user_id"],
             conversationID: row["conversation_id"])
-    }
-
-    public struct AckKey: Sendable {
-        public var deviceID: String
-        public var clientID: String
-        public init(deviceID: String, clientID: String) {
-            self.deviceID = deviceID
-            self.clientID = clientID
-        }
-    }
-
-    public static func markAckSent(_ db: Database, _ keys: [AckKey]) throws {
-        for key in keys {
-            try db.run("UPDATE messages SET ack_sent = 1 WHERE device_id = ? AND client_id = ?", [key.deviceID, key.clientID])
-        }
     }
 
     /// Records a turn that ended without an answer, and queues the failure for `queue`.

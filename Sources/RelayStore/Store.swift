@@ -14,15 +14,19 @@ public final class Store: Sendable {
     public let path: String
     let pool: DatabasePool
     private let worker: StoreWorker?
+    private let checkpointer: Checkpointer?
     private let executor: (any LoopExecutor)?
 
-    /// Opens the store for the relay: completions are delivered on `executor`.
+    /// Opens the store for the relay: completions are delivered on `executor`, and the relay's
+    /// own thread checkpoints the log. Without an executor (the CLI) SQLite checkpoints as usual.
     public init(dataDirectory: String, executor: (any LoopExecutor)?) throws {
         path = (dataDirectory as NSString).appendingPathComponent("relay.sqlite")
-        let pool = try DatabaseOpener.open(path: path, migrator: Migrations.relay(), fullSync: ProcessInfo.processInfo.environment["CLAWRELAY_SYNC_NORMAL"] == nil)
+        let fullSync = ProcessInfo.processInfo.environment["CLAWRELAY_SYNC_NORMAL"] == nil
+        let pool = try DatabaseOpener.open(path: path, migrator: Migrations.relay(), fullSync: fullSync, ownCheckpoints: executor != nil)
         self.pool = pool
         self.executor = executor
         worker = executor.map { StoreWorker(pool: pool, executor: $0) }
+        checkpointer = executor == nil ? nil : try Checkpointer(path: path, fullSync: fullSync)
     }
 
     /// Runs `work` in the writer's next batch; `completion` runs on the loop once committed.
@@ -72,6 +76,12 @@ public final class Store: Sendable {
     /// Synchronous write transaction, for the CLI and start-up.
     public func write<R>(_ work: (Database) throws -> R) throws -> R { try pool.write(work) }
 
-    /// Waits for queued work to commit and stops the writer.
-    public func close() { worker?.stop() }
+    /// Waits for queued work to commit and stops the writer, then the checkpointer.
+    public func close() {
+        worker?.stop()
+        checkpointer?.stop()
+    }
+
+    /// Checkpoints the relay's thread has run (0 in the CLI).
+    public var checkpoints: Int { checkpointer?.count ?? 0 }
 }

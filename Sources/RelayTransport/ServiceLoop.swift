@@ -36,6 +36,8 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
     var connectionIDs: [OpaquePointer: UInt64] = [:]
     var nextConnectionID: UInt64 = 1
     private var timers = TimerQueue()
+    /// True while `drainMailbox` runs jobs (loop thread only).
+    private var isDraining = false
     private var timerStorage: UnsafeMutablePointer<relay_timer_t>
     private var protocolStorage: UnsafeMutablePointer<lws_protocols>
     private var cStrings: [UnsafeMutablePointer<CChar>] = []
@@ -94,7 +96,8 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
     public var isOnLoop: Bool { threadID.load(ordering: .acquiring) == UInt(bitPattern: Int(bitPattern: pthread_self())) }
 
     public func execute(_ job: @escaping @Sendable () -> Void) {
-        if mailbox.post(job) { wake() }
+        // A job posted by a job the drain is running needs no wake-up: the drain takes it next.
+        if mailbox.post(job), !(isOnLoop && isDraining) { wake() }
     }
 
     private func wake() {
@@ -274,10 +277,23 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
         armTimer()
     }
 
+    /// Runs the posted jobs, and the jobs they post, up to `maxDrainRounds` rounds; what is left
+    /// then waits for the next wake-up, so a job that keeps posting cannot starve the sockets.
     func drainMailbox() {
-        for job in mailbox.drain() { job() }
+        isDraining = true
+        var rounds = 0
+        while rounds < Self.maxDrainRounds {
+            let jobs = mailbox.drain()
+            if jobs.isEmpty { break }
+            for job in jobs { job() }
+            rounds += 1
+        }
+        isDraining = false
+        if rounds == Self.maxDrainRounds { wake() }
         if timers.earliest != nil { armTimer() }
     }
+
+    static let maxDrainRounds = 16
 
     private func scheduleKeepalive(listener: String, every interval: Int) {
         schedule(afterMillis: interval) { [self] in

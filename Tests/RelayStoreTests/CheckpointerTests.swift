@@ -1,0 +1,42 @@
+import Foundation
+import GRDB
+import RelayCore
+import RelayStore
+import Synchronization
+import Testing
+
+@Suite struct CheckpointerTests {
+    @Test func theRelaysWriterNeverCheckpointsInACommitAndItsOwnThreadCopiesTheLog() async throws {
+        let directory = NSTemporaryDirectory() + "clawrelay-checkpoint-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(dataDirectory: directory, executor: QueueLoop())
+        let pragmas: (Int, Int) = try await withCheckedThrowingContinuation { done in
+            store.perform({ db -> (Int, Int) in
+                for index in 0..<500 {
+                    _ = try EventQueries.append(
+                        db, userID: "u", conversationID: "main", role: .user, content: "message \(index)", deviceID: nil, attachmentsJSON: nil, at: 1)
+                }
+                return (try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? -1, try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0)
+            }) { done.resume(with: $0) }
+        }
+        #expect(pragmas.0 == 0, "no checkpoint inside the writer's commits")
+        #expect(pragmas.1 == -65_536, "the writer keeps a 64 MiB page cache")
+        store.close()
+        #expect(store.checkpoints >= 1, "closing runs a last checkpoint")
+
+        // Everything the log held is in the database file now: a fresh connection that reads only
+        // the file (immutable, so the log is ignored) sees every event.
+        let file = try DatabaseQueue(path: "file:\(directory)/relay.sqlite?immutable=1", configuration: {
+            var configuration = Configuration()
+            configuration.readonly = true
+            return configuration
+        }())
+        let count = try await file.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM events") }
+        #expect(count == 500)
+
+        let cli = try Store(dataDirectory: directory, executor: nil)
+        #expect(try cli.write { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") } == 1_000, "the CLI keeps SQLite's own checkpoints")
+        #expect(cli.checkpoints == 0)
+    }
+}
