@@ -13,11 +13,13 @@ public struct ReplayWindow: Sendable, Equatable {
 
 /// The per-user event log.
 public enum EventQueries {
+    /// Stores an event at `seq` of the user's clock, or at the clock's next seq when `seq` is nil
+    /// (a caller that takes several seqs at once passes one it took).
     public static func append(
         _ db: Database, userID: String, conversationID: String, role: ChatRole, content: String, deviceID: String?,
-        attachmentsJSON: String?, at millis: Int64, id: String = Identifiers.newEventID()
+        attachmentsJSON: String?, at millis: Int64, id: String = Identifiers.newEventID(), seq taken: Int64? = nil
     ) throws -> ChatEvent {
-        let seq = try SeqQueries.next(db, userID: userID)
+        let seq = try taken ?? SeqQueries.next(db, userID: userID)
         try db.run("""
                 INSERT INTO events (user_id, seq, id, conversation, role, content, device_id, attachments, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -39,12 +39,14 @@ public enum MessageQueries {
             guard let asset = try AssetQueries.fetch(db, id: assetID), asset.userID == message.senderID else { return .missingAsset(assetID) }
         }
         let runID = message.runID ?? Identifiers.newUUID()
+        // The message and its answer's slot: two consecutive seqs, taken in one statement.
+        let seq = try SeqQueries.next(db, userID: message.userID, count: 2)
         var event = try EventQueries.append(
             db, userID: message.userID, conversationID: message.conversationID, role: .user, content: message.content,
-            deviceID: message.deviceID, attachmentsJSON: message.attachmentsJSON, at: millis)
+            deviceID: message.deviceID, attachmentsJSON: message.attachmentsJSON, at: millis, seq: seq)
         event.turn = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
         try ReadCursorQueries.advance(db, userID: message.senderID, conversationID: message.conversationID, seq: event.seq, at: millis)
-        let answer = AnswerSlot(id: Identifiers.newEventID(), seq: try SeqQueries.next(db, userID: message.userID))
+        let answer = AnswerSlot(id: Identifiers.newEventID(), seq: seq + 1)
         try db.run(
             """
             INSERT INTO messages (device_id, client_id, user_id, content_hash, attachments_hash, streaming, ack_sent,
