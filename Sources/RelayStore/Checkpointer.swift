@@ -32,10 +32,10 @@ final class Checkpointer: Sendable {
         self.intervalMillis = intervalMillis
         self.truncatePages = truncatePages
         let thread = Thread { [self] in
-            Thread.nameCurrent("store-checkpoint")
+            Thread.nameCurrent("store-ckpt")
             run()
         }
-        thread.name = "store-checkpoint"
+        thread.name = "store-ckpt"
         thread.start()
     }
 
