@@ -68,6 +68,13 @@ import Testing
             id: "s_2", seq: 2, userID: "u", conversationID: "main", role: .assistant, content: "hi", timestampMillis: 43, deviceID: nil,
             attachmentsJSON: nil)
         #expect(JSONValue.parse(FastFrames.message(assistant)) == JSONValue.parse(FrameEncoder.encode(ServerFrame.message(assistant))))
+        let plain = ChatEvent(
+            id: "s_3", seq: 3, userID: "u", conversationID: "main", role: .assistant, content: "no escapes: é 🎉 中文", timestampMillis: -5,
+            deviceID: nil, attachmentsJSON: nil)
+        #expect(JSONValue.parse(FastFrames.message(plain)) == JSONValue.parse(FrameEncoder.encode(ServerFrame.message(plain))))
+        let streaming = try #require(JSONValue.parse(FastFrames.streaming(id: "s_4", content: "a\u{1F}b", timestamp: 1_700_000_000_000, channel: .personal)))
+        #expect(streaming["content"]?.stringValue == "a\u{1F}b" && streaming["streaming"]?.boolValue == true)
+        #expect(streaming["timestamp"]?.intValue == 1_700_000_000_000)
         #expect(JSONValue.parse(FastFrames.ack("c_\"x")) == JSONValue.parse(FrameEncoder.encode(ServerFrame.Ack(id: "c_\"x"))))
         #expect(
             JSONValue.parse(FastFrames.typing(true, channel: .admin))
