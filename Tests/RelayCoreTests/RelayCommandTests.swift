@@ -8,6 +8,8 @@ import Testing
         #expect(RelayCommand("  /backend  other \n") == .backend("other"))
         #expect(RelayCommand("/backends") == nil)
         #expect(RelayCommand("please /backend other") == nil)
+        #expect(RelayCommand("\u{00A0}\u{2003}/backend wide") == .backend("wide"), "Unicode white space before the command")
+        #expect(RelayCommand("") == nil && RelayCommand(" \n ") == nil)
     }
 
     @Test func backendRebindsTheConversationWithoutABackendTurn() {

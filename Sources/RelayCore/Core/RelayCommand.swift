@@ -8,6 +8,11 @@ public enum RelayCommand: Equatable, Sendable {
     case backend(String?)
 
     public init?(_ text: String) {
+        // Every turn asks; almost none is a command: decide on the first non-blank byte before
+        // paying for Foundation's trimming.
+        // (A non-ASCII first byte may be Unicode white space: the full path decides.)
+        let first = text.utf8.first { $0 != 0x20 && !(0x09...0x0D).contains($0) }
+        guard let first, first == UInt8(ascii: "/") || first >= 0x80 else { return nil }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed == "/backend" || trimmed.hasPrefix("/backend ") else { return nil }
         let name = trimmed.dropFirst("/backend".count).trimmingCharacters(in: .whitespaces)
