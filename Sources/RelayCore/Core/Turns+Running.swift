@@ -28,12 +28,22 @@ extension Turns {
         }
     }
 
+    /// The backend said something: the turn is alive for another `inactivityMillis`. The timer is
+    /// armed once; when it fires it looks at the last output and waits out the rest, so events
+    /// (a streaming answer's every progress) cost a clock read, not a timer cancelled and re-armed.
     private func armInactivityTimer(_ turn: Turn) {
-        if let timer = turn.inactivityTimer { loop.cancel(timer) }
-        let millis = turn.policy.inactivityMillis
-        turn.inactivityTimer = loop.schedule(afterMillis: millis) { [weak self, weak turn] in
-            guard let self, let turn else { return }
-            end(turn, .failed, reason: "no output for \(millis / 1000) s")
+        turn.lastOutputMillis = clock.nowMillis()
+        if turn.inactivityTimer == nil { checkInactivity(turn, afterMillis: turn.policy.inactivityMillis) }
+    }
+
+    private func checkInactivity(_ turn: Turn, afterMillis delay: Int) {
+        turn.inactivityTimer = loop.schedule(afterMillis: delay) { [weak self, weak turn] in
+            guard let self, let turn, isActive(turn), !turn.isFinishing else { return }
+            turn.inactivityTimer = nil
+            let limit = turn.policy.inactivityMillis
+            let idle = clock.nowMillis() - turn.lastOutputMillis
+            if idle >= Int64(limit) { return end(turn, .failed, reason: "no output for \(limit / 1000) s") }
+            checkInactivity(turn, afterMillis: limit - Int(idle))
         }
     }
 

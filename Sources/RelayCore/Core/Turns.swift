@@ -61,6 +61,8 @@ public final class Turns {
         var isFinishing = false
         var cancellation: TurnCancellation?
         var inactivityTimer: TimerID?
+        /// When the backend last said something (the inactivity timer measures from it).
+        var lastOutputMillis: Int64 = 0
         var stamps = TurnStamps()
 
         init(ref: TurnRef, userID: String, conversationID: String, text: String, policy: TurnPolicy, answer: AnswerSlot) {
