@@ -131,23 +131,29 @@ public final class AuditLog: Sendable {
         done.signal()
     }
 
-    private static let insertSQL = """
-        INSERT INTO audit (time, connection, protocol, direction, kind, device_id, user_id, opcode, size, body)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """
-
     private func write(_ batch: [Pending], dropped: Int) {
         do {
             try pool.write { db in
-                let insert = AuditInsert(db: db, statement: try db.cachedStatement(sql: Self.insertSQL).sqliteStatement)
-                for pending in batch {
-                    try insert.run(pending.entry, body: pending.raw, maxBodyBytes: maxBodyBytes)
+                let chunk = AuditInsert(db: db, statement: try db.cachedStatement(sql: AuditInsert.sql(rows: AuditInsert.chunk)).sqliteStatement)
+                let single = AuditInsert(db: db, statement: try db.cachedStatement(sql: AuditInsert.sql(rows: 1)).sqliteStatement)
+                var start = 0
+                while batch.count - start >= AuditInsert.chunk {
+                    for row in 0..<AuditInsert.chunk {
+                        chunk.bind(batch[start + row].entry, body: batch[start + row].raw, row: row, maxBodyBytes: maxBodyBytes)
+                    }
+                    try chunk.step()
+                    start += AuditInsert.chunk
+                }
+                for pending in batch[start...] {
+                    single.bind(pending.entry, body: pending.raw, row: 0, maxBodyBytes: maxBodyBytes)
+                    try single.step()
                 }
                 if dropped > 0 {
                     let note = AuditEntry(
                         timeMillis: SystemClock().nowMillis(), connectionID: 0, protocolName: "audit", direction: "-", kind: "note",
                         deviceID: nil, userID: nil, opcode: "dropped", size: dropped, body: "\(dropped) entries dropped: audit queue full")
-                    try insert.run(note, body: Array(note.body.utf8), maxBodyBytes: maxBodyBytes)
+                    single.bind(note, body: Array(note.body.utf8), row: 0, maxBodyBytes: maxBodyBytes)
+                    try single.step()
                 }
             }
             written.add(batch.count + (dropped > 0 ? 1 : 0), ordering: .relaxed)

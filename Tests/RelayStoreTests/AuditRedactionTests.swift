@@ -101,6 +101,19 @@ import Testing
         #expect(rows.allSatisfy { $0.protocolName == "clawline" && $0.direction == "in" && $0.opcode == "text" && $0.connectionID == 7 })
     }
 
+    @Test func batchesLongerThanAStatementKeepTheirOrder() throws {
+        // Three full multi-row statements and a tail of single rows, secrets mixed in.
+        let bodies = (0..<(3 * AuditInsert.chunk + 5)).map { index in
+            index % 7 == 3 ? Self.secretFrames[index % Self.secretFrames.count].body : #"{"type":"message","n":\#(index)}"#
+        }
+        let rows = try roundTrip(bodies)
+        #expect(rows.map(\.body) == bodies.map { Redactor.redact(Array($0.utf8)) })
+        #expect(rows.map(\.id) == rows.map(\.id).sorted())
+        for (index, row) in rows.enumerated() where index % 7 == 3 {
+            for secret in Self.secretFrames[index % Self.secretFrames.count].secrets { #expect(!row.body.contains(secret)) }
+        }
+    }
+
     @Test func longBodiesAreCutAndStillRedacted() throws {
         let long = #"{"token":"cut-secret","content":""# + String(repeating: "x", count: 20_000) + #""}"#
         let rows = try roundTrip([String(repeating: "y", count: 20_000), long])
@@ -130,6 +143,6 @@ import Testing
         }
         log.close()
         let reader = try AuditLog(dataDirectory: temp.directory, retentionDays: 0, startWriter: false)
-        return try AuditQueries.fetch(reader, since: nil, deviceID: "d_1", protocolName: "clawline", afterID: 0, limit: 100)
+        return try AuditQueries.fetch(reader, since: nil, deviceID: "d_1", protocolName: "clawline", afterID: 0, limit: 1000)
     }
 }
