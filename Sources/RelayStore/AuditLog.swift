@@ -102,6 +102,14 @@ public final class AuditLog: Sendable {
     }
 
     private func run() {
+        #if os(Linux)
+        // Foundation's `Thread.name` does not reach the kernel here; profilers and /proc read this one.
+        let comm = open("/proc/thread-self/comm", O_WRONLY)
+        if comm >= 0 {
+            _ = Glibc.write(comm, "audit-writer", 12)
+            Glibc.close(comm)
+        }
+        #endif
         var lastPrune: Int64 = 0
         // Swapped with the shared buffer under the lock: no copy and no allocation there.
         var batch: [Pending] = []
