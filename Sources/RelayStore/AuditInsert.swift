@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import GRDBSQLite
 import RelayCore
@@ -67,14 +68,16 @@ struct AuditInsert {
         text.withUTF8 { bindBytes(index, $0) }
     }
 
-    /// Binds UTF-8 bytes as TEXT; an empty buffer is the empty string, never NULL.
+    /// Binds UTF-8 bytes as TEXT up to the first NUL, as GRDB binds a `String` (length -1), so rows
+    /// read the same as before; an empty buffer is the empty string, never NULL.
     private func bindBytes(_ index: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else {
             sqlite3_bind_text(statement, index, "", 0, nil)
             return
         }
+        let length = memchr(base, 0, bytes.count).map { base.distance(to: $0.assumingMemoryBound(to: UInt8.self)) } ?? bytes.count
         base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-            _ = sqlite3_bind_text(statement, index, $0, Int32(bytes.count), Self.transient)
+            _ = sqlite3_bind_text(statement, index, $0, Int32(length), Self.transient)
         }
     }
 

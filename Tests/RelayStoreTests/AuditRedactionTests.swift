@@ -114,6 +114,12 @@ import Testing
         }
     }
 
+    @Test func aNulByteEndsTheStoredBodyAsBefore() throws {
+        // GRDB bound bodies as C strings; the direct binding keeps that, with or without a secret word.
+        let rows = try roundTrip(["ab\u{0}cd", "{\"x\":1}\u{0}token=abc"])
+        #expect(rows.map(\.body) == ["ab", #"{"x":1}"#])
+    }
+
     @Test func longBodiesAreCutAndStillRedacted() throws {
         let long = #"{"token":"cut-secret","content":""# + String(repeating: "x", count: 20_000) + #""}"#
         let rows = try roundTrip([String(repeating: "y", count: 20_000), long])
