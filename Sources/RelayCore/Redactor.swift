@@ -42,23 +42,48 @@ public enum Redactor {
 
     static let needles: [[UInt8]] = (secretWords + ["bearer", "eyj"]).map { Array($0.utf8) }
 
+    /// For each first byte (folded with `| 0x20`), a bit per second byte (folded, low 5 bits) that
+    /// some needle has there: a two-byte filter in front of the full comparison.
+    static let bigramMasks: [UInt32] = {
+        var masks = [UInt32](repeating: 0, count: 256)
+        for needle in needles { masks[Int(needle[0])] |= 1 << UInt32(needle[1] & 31) }
+        return masks
+    }()
+
     /// A case-insensitive scan for any secret word or the start of a JWT.
-    static func mightHoldSecret(_ body: [UInt8]) -> Bool {
-        body.withUnsafeBufferPointer { bytes in
-            guard bytes.count >= 3 else { return false }
-            for index in 0..<bytes.count {
-                let first = bytes[index] | 0x20
-                for needle in needles where needle[0] == first && index + needle.count <= bytes.count {
-                    var matched = true
-                    for offset in 1..<needle.count where bytes[index + offset] | 0x20 != needle[offset] {
-                        matched = false
-                        break
-                    }
-                    if matched { return true }
-                }
+    ///
+    /// Same matches as comparing every needle at every offset (`byte | 0x20 == needle byte`), but
+    /// a two-byte table lookup rejects almost every offset, so a body without secrets costs a few
+    /// instructions per byte. Every frame, of every kind, goes through this scan.
+    public static func mightHoldSecret(_ body: [UInt8]) -> Bool {
+        body.withUnsafeBufferPointer { mightHoldSecret($0) }
+    }
+
+    /// ``mightHoldSecret(_:)`` over raw bytes.
+    public static func mightHoldSecret(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = bytes.count
+        guard count >= 3 else { return false }
+        return bigramMasks.withUnsafeBufferPointer { masks in
+            for index in 0..<(count - 1) {
+                let mask = masks[Int(bytes[index] | 0x20)]
+                guard mask != 0, mask & (1 << UInt32((bytes[index + 1] | 0x20) & 31)) != 0 else { continue }
+                if matchesNeedle(bytes, at: index) { return true }
             }
             return false
         }
+    }
+
+    private static func matchesNeedle(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Bool {
+        let first = bytes[index] | 0x20
+        for needle in needles where needle[0] == first && index + needle.count <= bytes.count {
+            var matched = true
+            for offset in 1..<needle.count where bytes[index + offset] | 0x20 != needle[offset] {
+                matched = false
+                break
+            }
+            if matched { return true }
+        }
+        return false
     }
 
     public static func isSecretKey(_ key: String) -> Bool {

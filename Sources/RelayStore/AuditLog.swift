@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import RelayCore
 import Synchronization
 
@@ -105,13 +106,15 @@ public final class AuditLog: Sendable {
 
     private func run() {
         var lastPrune: Int64 = 0
+        // Swapped with the shared buffer under the lock: no copy and no allocation there.
+        var batch: [Pending] = []
+        batch.reserveCapacity(1024)
         while true {
-            let (batch, stopped, dropped) = state.withLock { state -> ([Pending], Bool, Int) in
-                let taken = state.buffer
-                state.buffer.removeAll(keepingCapacity: true)
+            let (stopped, dropped) = state.withLock { state -> (Bool, Int) in
+                swap(&state.buffer, &batch)
                 let dropped = state.dropped
                 state.dropped = 0
-                return (taken, state.stopped, dropped)
+                return (state.stopped, dropped)
             }
             if batch.isEmpty && dropped == 0 {
                 if stopped { break }
@@ -119,6 +122,7 @@ public final class AuditLog: Sendable {
                 continue
             }
             write(batch, dropped: dropped)
+            batch.removeAll(keepingCapacity: true)
             let now = SystemClock().nowMillis()
             if retentionMillis > 0, now - lastPrune > 3_600_000 {
                 lastPrune = now
@@ -131,32 +135,31 @@ public final class AuditLog: Sendable {
     }
 
     private func write(_ batch: [Pending], dropped: Int) {
-        var entries = batch.map { pending -> AuditEntry in
-            var entry = pending.entry
-            let cut = pending.raw.count > maxBodyBytes ? Array(pending.raw.prefix(maxBodyBytes)) : pending.raw
-            entry.body = Redactor.redact(cut) + (pending.raw.count > maxBodyBytes ? "…(\(pending.raw.count) bytes)" : "")
-            return entry
-        }
-        if dropped > 0 {
-            entries.append(
-                AuditEntry(
-                    timeMillis: SystemClock().nowMillis(), connectionID: 0, protocolName: "audit", direction: "-", kind: "note",
-                    deviceID: nil, userID: nil, opcode: "dropped", size: dropped, body: "\(dropped) entries dropped: audit queue full"))
-        }
         do {
             try pool.write { db in
-                let statement = try db.cachedStatement(
-                    sql: """
-                        INSERT INTO audit (time, connection, protocol, direction, kind, device_id, user_id, opcode, size, body)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """)
-                for e in entries {
-                    try statement.execute(arguments: [
-                        e.timeMillis, Int64(e.connectionID), e.protocolName, e.direction, e.kind, e.deviceID, e.userID, e.opcode, e.size, e.body,
-                    ])
+                let chunk = AuditInsert(db: db, statement: try db.cachedStatement(sql: AuditInsert.sql(rows: AuditInsert.chunk)).sqliteStatement)
+                let single = AuditInsert(db: db, statement: try db.cachedStatement(sql: AuditInsert.sql(rows: 1)).sqliteStatement)
+                var start = 0
+                while batch.count - start >= AuditInsert.chunk {
+                    for row in 0..<AuditInsert.chunk {
+                        chunk.bind(batch[start + row].entry, body: batch[start + row].raw, row: row, maxBodyBytes: maxBodyBytes)
+                    }
+                    try chunk.step()
+                    start += AuditInsert.chunk
+                }
+                for pending in batch[start...] {
+                    single.bind(pending.entry, body: pending.raw, row: 0, maxBodyBytes: maxBodyBytes)
+                    try single.step()
+                }
+                if dropped > 0 {
+                    let note = AuditEntry(
+                        timeMillis: SystemClock().nowMillis(), connectionID: 0, protocolName: "audit", direction: "-", kind: "note",
+                        deviceID: nil, userID: nil, opcode: "dropped", size: dropped, body: "\(dropped) entries dropped: audit queue full")
+                    single.bind(note, body: Array(note.body.utf8), row: 0, maxBodyBytes: maxBodyBytes)
+                    try single.step()
                 }
             }
-            written.add(entries.count, ordering: .relaxed)
+            written.add(batch.count + (dropped > 0 ? 1 : 0), ordering: .relaxed)
         } catch {
             FileHandle.standardError.write(Data("clawrelay: audit write failed: \(error)\n".utf8))
         }

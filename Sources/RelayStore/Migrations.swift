@@ -195,6 +195,13 @@ enum Migrations {
                     CREATE INDEX audit_device ON audit(device_id, time);
                     """)
         }
+        // No query reads audit_device: `clawrelay audit --device` matches a prefix with substr(),
+        // which no index serves, and every listing walks the rowid in id order (EXPLAIN QUERY PLAN:
+        // SEARCH audit USING INTEGER PRIMARY KEY (rowid>?) with or without it). Its 64-odd insertion
+        // points made most of the audit's WAL pages. audit_time stays: retention deletes by time.
+        migrator.registerMigration("v2-drop-audit-device") { db in
+            try db.execute(sql: "DROP INDEX IF EXISTS audit_device")
+        }
         return migrator
     }
 }
