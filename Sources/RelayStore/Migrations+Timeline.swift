@@ -31,9 +31,17 @@ extension Migrations {
 public enum SeqQueries {
     /// Takes `count` consecutive seqs of `userID`'s clock and returns the first.
     public static func next(_ db: Database, userID: String, count: Int64 = 1) throws -> Int64 {
-        let last = try db.value(
-            Int64.self, "INSERT INTO user_seqs (user_id, last) VALUES (?, ?) ON CONFLICT(user_id) DO UPDATE SET last = last + ? RETURNING last",
-            [userID, count, count]) ?? count
+        let last = try db.value(Int64.self, WriterStatements.Key.seqNext.sql, [userID, count]) ?? count
+        return last - count + 1
+    }
+
+    /// `next` through the writer's raw statements.
+    static func next(_ statements: WriterStatements, userID: String, count: Int64 = 1) throws -> Int64 {
+        let last =
+            try statements.int64(.seqNext) {
+                $0.bind(1, userID)
+                $0.bind(2, count)
+            } ?? count
         return last - count + 1
     }
 }
