@@ -31,17 +31,28 @@ extension Migrations {
 public enum SeqQueries {
     /// Takes `count` consecutive seqs of `userID`'s clock and returns the first.
     public static func next(_ db: Database, userID: String, count: Int64 = 1) throws -> Int64 {
-        let last = try db.value(Int64.self, WriterStatements.Key.seqNext.sql, [userID, count]) ?? count
+        let last = try db.value(
+            Int64.self, "INSERT INTO user_seqs (user_id, last) VALUES (?, ?) ON CONFLICT(user_id) DO UPDATE SET last = last + ? RETURNING last",
+            [userID, count, count]) ?? count
         return last - count + 1
     }
 
-    /// `next` through the writer's raw statements.
+    /// `next` through the writer's raw statements: an UPDATE and a read of the row instead of the
+    /// upsert's RETURNING, which SQLite runs through an ephemeral table (the profile had it at a
+    /// fifth of the writer's instructions).
     static func next(_ statements: WriterStatements, userID: String, count: Int64 = 1) throws -> Int64 {
-        let last =
-            try statements.int64(.seqNext) {
+        try statements.run(.seqBump) {
+            $0.bind(1, userID)
+            $0.bind(2, count)
+        }
+        guard statements.changes > 0 else {
+            try statements.run(.seqStart) {
                 $0.bind(1, userID)
                 $0.bind(2, count)
-            } ?? count
+            }
+            return 1
+        }
+        guard let last = try statements.int64(.seqLast, { $0.bind(1, userID) }) else { throw StoreError("user \(userID) has no seq clock") }
         return last - count + 1
     }
 }

@@ -11,13 +11,14 @@ import GRDBSQLite
 ///   call returns, so none is left running across a savepoint release or a commit.
 final class WriterStatements {
     enum Key: Int, CaseIterable {
-        case messageExists, seqNext, eventInsert, cursorAdvance, messageInsert, conversationTouch, messageFinalize
+        case messageExists, seqBump, seqLast, seqStart, eventInsert, cursorAdvance, messageInsert, conversationTouch, messageFinalize
 
         var sql: String {
             switch self {
             case .messageExists: "SELECT 1 FROM messages WHERE device_id = ? AND client_id = ?"
-            case .seqNext:
-                "INSERT INTO user_seqs (user_id, last) VALUES (?1, ?2) ON CONFLICT(user_id) DO UPDATE SET last = last + ?2 RETURNING last"
+            case .seqBump: "UPDATE user_seqs SET last = last + ?2 WHERE user_id = ?1"
+            case .seqLast: "SELECT last FROM user_seqs WHERE user_id = ?"
+            case .seqStart: "INSERT INTO user_seqs (user_id, last) VALUES (?, ?)"
             case .eventInsert:
                 """
                 INSERT INTO events (user_id, seq, id, conversation, role, content, device_id, attachments, created_at)
