@@ -67,7 +67,10 @@ let package = Package(
         ),
         .target(
             name: "RelayStore",
-            dependencies: ["RelayCore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "RelayCore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(

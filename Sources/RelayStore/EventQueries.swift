@@ -30,6 +30,27 @@ public enum EventQueries {
             deviceID: deviceID, attachmentsJSON: attachmentsJSON)
     }
 
+    /// `append` through the writer's raw statements, at a seq the caller took.
+    static func append(
+        _ statements: WriterStatements, userID: String, conversationID: String, role: ChatRole, content: String, deviceID: String?,
+        attachmentsJSON: String?, at millis: Int64, id: String, seq: Int64
+    ) throws -> ChatEvent {
+        try statements.run(.eventInsert) {
+            $0.bind(1, userID)
+            $0.bind(2, seq)
+            $0.bind(3, id)
+            $0.bind(4, conversationID)
+            $0.bind(5, role.rawValue)
+            $0.bind(6, content)
+            $0.bind(7, deviceID)
+            $0.bind(8, attachmentsJSON)
+            $0.bind(9, millis)
+        }
+        return ChatEvent(
+            id: id, seq: seq, userID: userID, conversationID: conversationID, role: role, content: content, timestampMillis: millis,
+            deviceID: deviceID, attachmentsJSON: attachmentsJSON)
+    }
+
     public static func fetch(_ db: Database, id: String) throws -> ChatEvent? {
         try db.row("SELECT * FROM events WHERE id = ?", [id]).map(event(from:))
     }

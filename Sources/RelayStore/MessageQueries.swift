@@ -30,7 +30,15 @@ public enum MessageQueries {
     /// Stores the message and its user event atomically unless its client id was seen before,
     /// queues the event for `queue` and moves the sender's read cursor to it.
     public static func accept(_ db: Database, _ message: UserMessage, at millis: Int64, queue: [QueueTarget]) throws -> Acceptance {
-        if let existing = try fetch(db, deviceID: message.deviceID, clientID: message.clientID) {
+        try accept(db, message, at: millis, queue: queue, statements: WriterStatements(db))
+    }
+
+    static func accept(
+        _ db: Database, _ message: UserMessage, at millis: Int64, queue: [QueueTarget], statements: WriterStatements
+    ) throws -> Acceptance {
+        // A fresh message (the common case) costs one index probe, not a full row read.
+        let seen = try statements.int64(.messageExists) { $0.bind(1, message.deviceID); $0.bind(2, message.clientID) } != nil
+        if seen, let existing = try fetch(db, deviceID: message.deviceID, clientID: message.clientID) {
             guard existing.contentHash == message.contentHash, existing.attachmentsHash == message.attachmentsHash else { return .mismatch }
             return .duplicate(existing.state, runID: existing.runID, answer: existing.answer)
         }
@@ -40,21 +48,26 @@ public enum MessageQueries {
         }
         let runID = message.runID ?? Identifiers.newUUID()
         // The message and its answer's slot: two consecutive seqs, taken in one statement.
-        let seq = try SeqQueries.next(db, userID: message.userID, count: 2)
+        let seq = try SeqQueries.next(statements, userID: message.userID, count: 2)
         var event = try EventQueries.append(
-            db, userID: message.userID, conversationID: message.conversationID, role: .user, content: message.content,
-            deviceID: message.deviceID, attachmentsJSON: message.attachmentsJSON, at: millis, seq: seq)
+            statements, userID: message.userID, conversationID: message.conversationID, role: .user, content: message.content,
+            deviceID: message.deviceID, attachmentsJSON: message.attachmentsJSON, at: millis, id: Identifiers.newEventID(), seq: seq)
         event.turn = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
-        try ReadCursorQueries.advance(db, userID: message.senderID, conversationID: message.conversationID, seq: event.seq, at: millis)
+        try ReadCursorQueries.advance(statements, userID: message.senderID, conversationID: message.conversationID, seq: event.seq, at: millis)
         let answer = AnswerSlot(id: Identifiers.newEventID(), seq: seq + 1)
-        try db.run(
-            """
-            INSERT INTO messages (device_id, client_id, user_id, content_hash, attachments_hash, streaming, ack_sent,
-                                  user_event_id, created_at, conversation_id, run_id, assistant_event_id, answer_seq)
-            VALUES (?, ?, ?, ?, ?, 1, 0, ?, ?, ?, ?, ?, ?)
-            """,
-            [message.deviceID, message.clientID, message.userID, message.contentHash, message.attachmentsHash, event.id, millis,
-             message.conversationID, runID, answer.id, answer.seq])
+        try statements.run(.messageInsert) {
+            $0.bind(1, message.deviceID)
+            $0.bind(2, message.clientID)
+            $0.bind(3, message.userID)
+            $0.bind(4, message.contentHash)
+            $0.bind(5, message.attachmentsHash)
+            $0.bind(6, event.id)
+            $0.bind(7, millis)
+            $0.bind(8, message.conversationID)
+            $0.bind(9, runID)
+            $0.bind(10, answer.id)
+            $0.bind(11, answer.seq)
+        }
         try QueueQueries.enqueue(db, .message(event), targets: queue, at: millis)
         return .fresh(event, runID: runID, answer: answer)
     }
@@ -88,14 +101,29 @@ public enum MessageQueries {
         _ db: Database, turn: TurnRef, userID: String, conversationID: String, eventID: String, content: String, at millis: Int64,
         queue: [QueueTarget]
     ) throws -> ChatEvent {
+        try finalize(
+            db, turn: turn, userID: userID, conversationID: conversationID, eventID: eventID, content: content, at: millis, queue: queue,
+            statements: WriterStatements(db))
+    }
+
+    static func finalize(
+        _ db: Database, turn: TurnRef, userID: String, conversationID: String, eventID: String, content: String, at millis: Int64,
+        queue: [QueueTarget], statements: WriterStatements
+    ) throws -> ChatEvent {
+        let seq = try SeqQueries.next(statements, userID: userID)
         var event = try EventQueries.append(
-            db, userID: userID, conversationID: conversationID, role: .assistant, content: content, deviceID: nil, attachmentsJSON: nil,
-            at: millis, id: eventID)
+            statements, userID: userID, conversationID: conversationID, role: .assistant, content: content, deviceID: nil, attachmentsJSON: nil,
+            at: millis, id: eventID, seq: seq)
         event.turn = turn
-        try ConversationQueries.touch(db, id: conversationID, at: millis)
-        try db.run(
-            "UPDATE messages SET streaming = 0, assistant_event_id = ? WHERE device_id = ? AND client_id = ?",
-            [eventID, turn.deviceID, turn.clientID])
+        try statements.run(.conversationTouch) {
+            $0.bind(1, millis)
+            $0.bind(2, conversationID)
+        }
+        try statements.run(.messageFinalize) {
+            $0.bind(1, eventID)
+            $0.bind(2, turn.deviceID)
+            $0.bind(3, turn.clientID)
+        }
         try QueueQueries.enqueue(db, .message(event), targets: queue, at: millis)
         return event
     }

@@ -38,14 +38,22 @@ public enum ReadCursorQueries {
     @discardableResult
     static func advance(_ db: Database, userID: String, conversationID: String, seq: Int64, at millis: Int64) throws -> ReadCursor? {
         guard seq > 0 else { return nil }
-        try db.run(
-            """
-            INSERT INTO read_cursors (user_id, conversation_id, seq, updated_at) VALUES (?, ?, ?, ?)
-            ON CONFLICT (user_id, conversation_id) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at
-            WHERE excluded.seq > read_cursors.seq
-            """,
-            [userID, conversationID, seq, millis])
+        try db.run(WriterStatements.Key.cursorAdvance.sql, [userID, conversationID, seq, millis])
         guard db.changesCount > 0 else { return nil }
+        return ReadCursor(userID: userID, conversationID: conversationID, seq: seq, updatedAt: millis)
+    }
+
+    /// `advance` through the writer's raw statements.
+    @discardableResult
+    static func advance(_ statements: WriterStatements, userID: String, conversationID: String, seq: Int64, at millis: Int64) throws -> ReadCursor? {
+        guard seq > 0 else { return nil }
+        try statements.run(.cursorAdvance) {
+            $0.bind(1, userID)
+            $0.bind(2, conversationID)
+            $0.bind(3, seq)
+            $0.bind(4, millis)
+        }
+        guard statements.changes > 0 else { return nil }
         return ReadCursor(userID: userID, conversationID: conversationID, seq: seq, updatedAt: millis)
     }
 

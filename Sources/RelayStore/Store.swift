@@ -33,16 +33,23 @@ public final class Store: Sendable {
     public func perform<R: Sendable>(
         _ work: @escaping @Sendable (Database) throws -> R, completion: @escaping (Result<R, any Error>) -> Void
     ) {
+        perform(writing: { db, _ in try work(db) }, completion: completion)
+    }
+
+    /// `perform` for the hot path: `work` also gets the writer's raw statements.
+    func perform<R: Sendable>(
+        writing work: @escaping @Sendable (Database, WriterStatements) throws -> R, completion: @escaping (Result<R, any Error>) -> Void
+    ) {
         guard let worker, let executor else { preconditionFailure("Store opened without an executor") }
         let bound = LoopBound(completion, loop: executor)
-        worker.submit { db, isolated in
+        worker.submit { db, statements, isolated in
             var result: Result<R, any Error>
             do {
                 if isolated {
                     // A savepoint of its own: a failing operation rolls back only its own writes.
                     try db.run("SAVEPOINT op")
                     do {
-                        let value = try work(db)
+                        let value = try work(db, statements)
                         try db.run("RELEASE op")
                         result = .success(value)
                     } catch {
@@ -51,7 +58,7 @@ public final class Store: Sendable {
                         throw error
                     }
                 } else {
-                    result = .success(try work(db))
+                    result = .success(try work(db, statements))
                 }
             } catch {
                 result = .failure(error)

@@ -48,7 +48,9 @@ public final class StoreJournal: CoreJournal {
     public var batchTiming: JournalBatchTiming? { store.batchTiming }
 
     public func accept(_ message: UserMessage, now: Int64, queue: [QueueTarget], completion: @escaping (Result<Acceptance, any Error>) -> Void) {
-        store.perform({ db in try MessageQueries.accept(db, message, at: now, queue: queue) }, completion: completion)
+        store.perform(
+            writing: { db, statements in try MessageQueries.accept(db, message, at: now, queue: queue, statements: statements) },
+            completion: completion)
     }
 
     public func finish(
@@ -56,9 +58,10 @@ public final class StoreJournal: CoreJournal {
         completion: @escaping (Result<ChatEvent, any Error>) -> Void
     ) {
         store.perform(
-            { db in
+            writing: { db, statements in
                 try MessageQueries.finalize(
-                    db, turn: turn, userID: userID, conversationID: conversationID, eventID: eventID, content: content, at: now, queue: queue)
+                    db, turn: turn, userID: userID, conversationID: conversationID, eventID: eventID, content: content, at: now, queue: queue,
+                    statements: statements)
             }, completion: completion)
     }
 

@@ -11,7 +11,9 @@ import Synchronization
 final class StoreWorker: Sendable {
     /// Runs in the batch's transaction (in a savepoint of its own when `isolated`); returns the
     /// report, told whether the batch committed, and whether the operation failed.
-    typealias Operation = @Sendable (_ db: Database, _ isolated: Bool) -> (report: @Sendable (_ committed: Bool) -> Void, failed: Bool)
+    typealias Operation = @Sendable (_ db: Database, _ statements: WriterStatements, _ isolated: Bool) -> (
+        report: @Sendable (_ committed: Bool) -> Void, failed: Bool
+    )
 
     private struct State {
         var queue: [Operation] = []
@@ -25,6 +27,7 @@ final class StoreWorker: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let maxBatch = 512
     let stats = StoreStats()
+    private let statements = WriterStatementsSlot()
     /// The timing of the batch whose reports run now, for `Store.batchTiming`.
     let timing = BatchTimingSlot()
 
@@ -70,6 +73,8 @@ final class StoreWorker: Sendable {
             }
             execute(batch)
         }
+        // Finalized on the writer's connection, before the pool can close it.
+        try? pool.writeWithoutTransaction { _ in statements.release() }
         done.signal()
     }
 
@@ -93,9 +98,10 @@ final class StoreWorker: Sendable {
         reports.reserveCapacity(batch.count)
         do {
             try pool.writeWithoutTransaction { db in
+                let statements = statements.statements(for: db)
                 try db.inTransaction {
                     for operation in batch {
-                        let (report, failed) = operation(db, isolated)
+                        let (report, failed) = operation(db, statements, isolated)
                         if failed && !isolated { throw Retry() }
                         reports.append(report)
                     }
@@ -118,6 +124,21 @@ final class StoreWorker: Sendable {
             timing.current = nil
         }
     }
+}
+
+/// The writer's hot statements, made on its connection at the first batch.
+/// `@unchecked Sendable` holds because only the writer thread touches `value`, inside its access to the connection.
+final class WriterStatementsSlot: @unchecked Sendable {
+    private var value: WriterStatements?
+
+    func statements(for db: Database) -> WriterStatements {
+        if let value, value.connection == db.sqliteConnection { return value }
+        let made = WriterStatements(db)
+        value = made
+        return made
+    }
+
+    func release() { value = nil }
 }
 
 /// The writer's timing of the batch whose reports are running on the loop, nil between batches.

@@ -1,0 +1,123 @@
+import GRDB
+import GRDBSQLite
+
+/// The statements every relayed message runs, kept as raw SQLite handles and bound with
+/// `sqlite3_bind_*`: no statement-cache lookup (hashing the SQL text), no `StatementArguments`
+/// and no `Row` on the writer's hot path.
+///
+/// - Important: use it only on the connection it was made for, inside that connection's access
+///   (the writer's batch, or the transaction of the caller that made it). It finalizes its
+///   statements on deinit, so it must not outlive the connection. A statement is reset before a
+///   call returns, so none is left running across a savepoint release or a commit.
+final class WriterStatements {
+    enum Key: Int, CaseIterable {
+        case messageExists, seqBump, seqLast, seqStart, eventInsert, cursorAdvance, messageInsert, conversationTouch, messageFinalize
+
+        var sql: String {
+            switch self {
+            case .messageExists: "SELECT 1 FROM messages WHERE device_id = ? AND client_id = ?"
+            case .seqBump: "UPDATE user_seqs SET last = last + ?2 WHERE user_id = ?1"
+            case .seqLast: "SELECT last FROM user_seqs WHERE user_id = ?"
+            case .seqStart: "INSERT INTO user_seqs (user_id, last) VALUES (?, ?)"
+            case .eventInsert:
+                """
+                INSERT INTO events (user_id, seq, id, conversation, role, content, device_id, attachments, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+            case .cursorAdvance:
+                """
+                INSERT INTO read_cursors (user_id, conversation_id, seq, updated_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (user_id, conversation_id) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at
+                WHERE excluded.seq > read_cursors.seq
+                """
+            case .messageInsert:
+                """
+                INSERT INTO messages (device_id, client_id, user_id, content_hash, attachments_hash, streaming, ack_sent,
+                                      user_event_id, created_at, conversation_id, run_id, assistant_event_id, answer_seq)
+                VALUES (?, ?, ?, ?, ?, 1, 0, ?, ?, ?, ?, ?, ?)
+                """
+            case .conversationTouch: "UPDATE conversations SET updated_at = ? WHERE id = ?"
+            case .messageFinalize: "UPDATE messages SET streaming = 0, assistant_event_id = ? WHERE device_id = ? AND client_id = ?"
+            }
+        }
+    }
+
+    let connection: OpaquePointer
+    private var handles: [OpaquePointer?] = Array(repeating: nil, count: Key.allCases.count)
+
+    init(_ db: Database) {
+        guard let connection = db.sqliteConnection else { preconditionFailure("WriterStatements on a closed connection") }
+        self.connection = connection
+    }
+
+    deinit {
+        for handle in handles where handle != nil { sqlite3_finalize(handle) }
+    }
+
+    /// Rows changed by the last statement that ran on the connection.
+    var changes: Int { Int(sqlite3_changes(connection)) }
+
+    /// Binds with `bind`, then steps `key` to its end.
+    func run(_ key: Key, _ bind: (RawBinder) -> Void) throws {
+        let handle = try prepared(key)
+        defer { sqlite3_reset(handle) }
+        bind(RawBinder(handle: handle))
+        var code = sqlite3_step(handle)
+        while code == SQLITE_ROW { code = sqlite3_step(handle) }
+        guard code == SQLITE_DONE else { throw failure(code, key) }
+    }
+
+    /// Binds with `bind`, steps `key` to its end, and returns the first row's first column (nil without a row).
+    func int64(_ key: Key, _ bind: (RawBinder) -> Void) throws -> Int64? {
+        let handle = try prepared(key)
+        defer { sqlite3_reset(handle) }
+        bind(RawBinder(handle: handle))
+        var code = sqlite3_step(handle)
+        var value: Int64?
+        if code == SQLITE_ROW { value = sqlite3_column_int64(handle, 0) }
+        while code == SQLITE_ROW { code = sqlite3_step(handle) }
+        guard code == SQLITE_DONE else { throw failure(code, key) }
+        return value
+    }
+
+    private func prepared(_ key: Key) throws -> OpaquePointer {
+        if let handle = handles[key.rawValue] { return handle }
+        var handle: OpaquePointer?
+        let code = sqlite3_prepare_v3(connection, key.sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil)
+        guard code == SQLITE_OK, let handle else { throw failure(code, key) }
+        handles[key.rawValue] = handle
+        return handle
+    }
+
+    private func failure(_ code: CInt, _ key: Key) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: key.sql)
+    }
+}
+
+/// Binds the parameters of one raw statement (1-based, as SQLite counts).
+struct RawBinder {
+    let handle: OpaquePointer
+
+    func bind(_ index: CInt, _ value: Int64) {
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    func bind(_ index: CInt, _ value: String?) {
+        guard var value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        value.withUTF8 { bytes in
+            if let start = bytes.baseAddress {
+                let text = UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self)
+                sqlite3_bind_text(handle, index, text, CInt(bytes.count), RawBinder.transient)
+            } else {
+                // SQLite reads a null pointer as NULL, so the empty string is bound from a literal.
+                sqlite3_bind_text(handle, index, "", 0, RawBinder.transient)
+            }
+        }
+    }
+
+    /// SQLite copies the bytes before the bind returns (`SQLITE_TRANSIENT`).
+    private static var transient: sqlite3_destructor_type { unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self) }
+}
