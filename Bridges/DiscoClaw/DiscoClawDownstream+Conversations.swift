@@ -72,8 +72,7 @@ extension DiscoClawDownstream {
                 case .failure(let error): storeFailed(exchange, error)
                 case .success(nil): exchange.respond(DiscoClawWire.notFound)
                 case .success(let conversation?):
-                    hub.conversations.updated(conversation)
-                    conversationUpdated(id, userID: device.userID)
+                    hub.conversations.updated(conversation)  // every socket of the user hears it (`conversationChanged`)
                     exchange.respond(DiscoClawWire.json(200, DiscoClawWire.conversation(conversation)))
                 }
             }

@@ -50,6 +50,11 @@ public final class DiscoClawDownstream: ListenerHandler {
         self.logger = logger
         startedAt = clock.nowMillis()
         registrations = RateLimiter(limit: settings.registrationsPerMinute, windowMillis: 60_000)
+        // A rename, archive or rebinding from any protocol (a PATCH here, a gateway
+        // `sessions.patch`, `/backend`, the operator's `conversations bind`): every app re-syncs it.
+        hub.changes.observe { [weak self] change in
+            if case .conversation(let conversation) = change { self?.conversationUpdated(conversation.id, userID: conversation.userID) }
+        }
     }
 
     public static func listenerConfig(_ settings: DiscoClawSettings) -> ListenerConfig {

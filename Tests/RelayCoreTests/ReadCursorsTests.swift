@@ -7,7 +7,14 @@ import Testing
     final class Heard {
         var changes: [ConversationChange] = []
         var reads: [ReadCursor] { changes.compactMap { if case .read(let cursor) = $0 { cursor } else { nil } } }
-        var conversations: [Conversation] { changes.compactMap { if case .conversation(let conversation) = $0 { conversation } else { nil } } }
+        var conversations: [Conversation] {
+            changes.compactMap {
+                switch $0 {
+                case .created(let conversation), .conversation(let conversation): conversation
+                case .read: nil
+                }
+            }
+        }
     }
 
     func listening(_ core: CoreFixture) -> Heard {

@@ -180,11 +180,13 @@ async def test_sessions_patch_renames_a_conversation_for_every_protocol(relay_fa
     conversation = await asyncio.to_thread(phone.create_conversation, "before")
     key = "cv:" + conversation["id"]
     since = phone.cursor
+    app = await dc.Socket.connect(relay, phone.token)
 
     renamed = await operator.request("sessions.patch", {"key": key, "label": "Trip plans ✈️"})
     assert renamed["ok"] and renamed["payload"]["ok"] is True and renamed["payload"]["key"] == key, renamed
     assert renamed["payload"]["entry"]["displayName"] == "Trip plans ✈️", renamed
     await watcher.event("sessions.changed", where=changed(key, displayName="Trip plans ✈️"))
+    await app.recv_until(lambda f: f.get("type") == "conversation.updated" and f.get("conversationId") == conversation["id"])
     synced = await asyncio.to_thread(phone.sync, since)
     assert [c["title"] for c in synced["conversations"] if c["id"] == conversation["id"]] == ["Trip plans ✈️"], synced
 

@@ -46,7 +46,7 @@ public final class Conversations {
                 remember(conversation)
             }
             for waiter in waiting.removeValue(forKey: userKey) ?? [] { waiter(result) }
-            if let created { changes.publish(.conversation(created)) }
+            if let created { changes.publish(.created(created)) }
         }
     }
 

@@ -18,21 +18,23 @@ public struct ReadCursor: Sendable, Equatable, Codable {
 /// What changed about a user's conversations besides the chat events the bus carries, for
 /// clients that keep a list of conversations with unread counts.
 public enum ConversationChange: Sendable, Equatable {
-    /// Created, renamed, archived or bound to another backend.
+    /// Created (by any protocol).
+    case created(Conversation)
+    /// Renamed, archived or bound to another backend.
     case conversation(Conversation)
     /// The user's read cursor moved forward.
     case read(ReadCursor)
 
     public var userID: String {
         switch self {
-        case .conversation(let conversation): conversation.userID
+        case .created(let conversation), .conversation(let conversation): conversation.userID
         case .read(let cursor): cursor.userID
         }
     }
 
     public var conversationID: String {
         switch self {
-        case .conversation(let conversation): conversation.id
+        case .created(let conversation), .conversation(let conversation): conversation.id
         case .read(let cursor): cursor.conversationID
         }
     }
