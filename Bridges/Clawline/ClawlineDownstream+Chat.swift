@@ -57,11 +57,11 @@ extension ClawlineDownstream {
             switch outcome {
             case .accepted:
                 stats.messagesAccepted += 1
-                acknowledge(message.clientID, deviceID: deviceID, on: session, committedAt: MonotonicClock.nanos())
+                acknowledge(message.clientID, on: session, committedAt: MonotonicClock.nanos())
             case .duplicate(.failed, _, _), .duplicate(.aborted, _, _):
                 session.fail(.invalidMessage, "that message failed; send it again with a new id", messageID: message.clientID, close: false)
             case .duplicate:
-                acknowledge(message.clientID, deviceID: deviceID, on: session)
+                acknowledge(message.clientID, on: session)
             case .mismatch:
                 session.fail(.invalidMessage, "message id reused with different content", messageID: message.clientID, close: false)
             case .rejected(let rejection):
@@ -78,7 +78,7 @@ extension ClawlineDownstream {
     }
 
     /// `committedAt`: when the message's commit reached the loop, for `committed_to_ack_written` (0: not counted, a retry).
-    private func acknowledge(_ clientID: String, deviceID: String, on session: ClawlineSession, committedAt: UInt64 = 0) {
+    private func acknowledge(_ clientID: String, on session: ClawlineSession, committedAt: UInt64 = 0) {
         guard session.phase == .live || session.phase == .replaying else { return }
         session.connection.send(utf8: FastFrames.ack(clientID)) { [weak self] in
             self?.hub.stages.record(.committedToAckWritten, from: committedAt, to: MonotonicClock.nanos())

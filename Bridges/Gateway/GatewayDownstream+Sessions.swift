@@ -69,16 +69,8 @@ extension GatewayDownstream {
                 guard case .success = moved else {
                     return session.fail(request.id, GatewayError(code: .unavailable, message: "the read position could not be stored"), close: nil)
                 }
-                store.perform({ db in try ReadCursorQueries.summary(db, conversationID: conversation.id, userID: user) }) { result in
-                    guard case .success(let summary?) = result else {
-                        return session.fail(request.id, GatewayError(code: .unavailable, message: "the session could not be read"), close: nil)
-                    }
-                    session.send(
-                        GatewayFrame.ok(
-                            request.id,
-                            .object([
-                                "key": .string(key), "lastReadSeq": .int(summary.lastReadSeq), "unreadCount": .int(Int64(summary.unreadCount)),
-                            ])))
+                summary(of: conversation.id, answering: request, on: session) { summary in
+                    .object(["key": .string(key), "lastReadSeq": .int(summary.lastReadSeq), "unreadCount": .int(Int64(summary.unreadCount))])
                 }
             }
         }
@@ -114,14 +106,24 @@ extension GatewayDownstream {
                 guard case .success(.some) = edited else {
                     return session.fail(request.id, GatewayError(code: .unavailable, message: "the session could not be renamed"), close: nil)
                 }
-                let user = settings.userID
-                store.perform({ db in try ReadCursorQueries.summary(db, conversationID: conversation.id, userID: user) }) { result in
-                    guard case .success(let summary?) = result else {
-                        return session.fail(request.id, GatewayError(code: .unavailable, message: "the session could not be read"), close: nil)
-                    }
-                    session.send(GatewayFrame.ok(request.id, .object(["ok": .bool(true), "key": .string(key), "entry": self.sessionJSON(summary)])))
+                summary(of: conversation.id, answering: request, on: session) { [self] summary in
+                    .object(["ok": .bool(true), "key": .string(key), "entry": sessionJSON(summary)])
                 }
             }
+        }
+    }
+
+    /// Reads the conversation's `sessions.list` summary for this gateway's user and answers
+    /// `request` with `payload(summary)`, or with UNAVAILABLE when it cannot be read.
+    private func summary(
+        of conversationID: String, answering request: GatewayRequest, on session: GatewaySession, _ payload: @escaping (ConversationSummary) -> JSONValue
+    ) {
+        let user = settings.userID
+        store.perform({ db in try ReadCursorQueries.summary(db, conversationID: conversationID, userID: user) }) { result in
+            guard case .success(let summary?) = result else {
+                return session.fail(request.id, GatewayError(code: .unavailable, message: "the session could not be read"), close: nil)
+            }
+            session.send(GatewayFrame.ok(request.id, payload(summary)))
         }
     }
 

@@ -15,14 +15,20 @@ def entry(listing: dict, key: str) -> dict:
     return next(s for s in listing["payload"]["sessions"] if s["key"] == key)
 
 
-async def test_fetching_on_discoclaw_clears_the_gateway_unread_count(relay_factory):
+async def answered_on_discoclaw(relay_factory):
+    """A relay, a paired operator, and one DiscoClaw conversation of the same user with an answered
+    turn: (relay, operator, device, done, the conversation's gateway key)."""
     relay = shared_relay(relay_factory)
     operator, _ = await paired(relay, Identity())
     device = dc.register(relay)
     conversation = device.create_conversation("shared")
     sock = await dc.Socket.connect(relay, device.token)
     done = await dc.turn(device, sock, conversation["id"], "hello", dc.new_client_id())
-    key = f"cv:{conversation['id']}"
+    return relay, operator, device, done, f"cv:{conversation['id']}"
+
+
+async def test_fetching_on_discoclaw_clears_the_gateway_unread_count(relay_factory):
+    _, operator, device, done, key = await answered_on_discoclaw(relay_factory)
     before = entry(await operator.request("sessions.list"), key)
     assert before["unreadCount"] == 1, f"the answer is unread; the user's own message is not: {before}"
     device.sync(0)  # the app fetches it
@@ -33,13 +39,7 @@ async def test_fetching_on_discoclaw_clears_the_gateway_unread_count(relay_facto
 
 
 async def test_marking_read_on_the_gateway_is_what_every_device_sees(relay_factory):
-    relay = shared_relay(relay_factory)
-    operator, _ = await paired(relay, Identity())
-    device = dc.register(relay)
-    conversation = device.create_conversation("shared")
-    sock = await dc.Socket.connect(relay, device.token)
-    done = await dc.turn(device, sock, conversation["id"], "hello", dc.new_client_id())
-    key = f"cv:{conversation['id']}"
+    relay, operator, _, done, key = await answered_on_discoclaw(relay_factory)
     marked = await operator.request("sessions.markRead", {"key": key, "seq": done.complete["seq"]})
     assert marked["ok"] and marked["payload"]["unreadCount"] == 0, marked
     second, _ = await paired(relay, Identity())
