@@ -23,12 +23,8 @@ final class Checkpointer: Sendable {
     private let checkpoints = Atomic<Int>(0)
 
     init(path: String, fullSync: Bool, intervalMillis: Int = 200, truncatePages: Int = 16_384) throws {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in
-            try db.execute(sql: fullSync ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
-        }
-        connection = try DatabaseQueue(path: path, configuration: configuration)
+        connection = try DatabaseQueue(path: path, configuration: DatabaseOpener.connectionConfiguration(fullSync: fullSync))
+        try DatabaseOpener.applySync(fullSync, to: connection)
         self.intervalMillis = intervalMillis
         self.truncatePages = truncatePages
         let thread = Thread { [self] in

@@ -11,17 +11,21 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try Store(dataDirectory: directory, executor: QueueLoop())
-        let pragmas: (Int, Int) = try await withCheckedThrowingContinuation { done in
-            store.perform({ db -> (Int, Int) in
+        let pragmas: (Int, Int, Int) = try await withCheckedThrowingContinuation { done in
+            store.perform({ db -> (Int, Int, Int) in
                 for index in 0..<500 {
                     _ = try EventQueries.append(
                         db, userID: "u", conversationID: "main", role: .user, content: "message \(index)", deviceID: nil, attachmentsJSON: nil, at: 1)
                 }
-                return (try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? -1, try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0)
+                return (
+                    try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? -1, try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0,
+                    try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
+                )
             }) { done.resume(with: $0) }
         }
         #expect(pragmas.0 == 0, "no checkpoint inside the writer's commits")
         #expect(pragmas.1 == -65_536, "the writer keeps a 64 MiB page cache")
+        #expect(pragmas.2 == 2, "and still syncs every commit (synchronous = FULL)")
         store.close()
         #expect(store.checkpoints >= 1, "closing runs a last checkpoint")
 
