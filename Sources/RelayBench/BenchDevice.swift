@@ -89,7 +89,7 @@ final class BenchDevice: ClientHandler {
             phase = .live
             onLive?(self)
         case .live:
-            if tracksCursor, text.contains("\"streaming\":false"), let id = FrameSniffer.string("id", in: text), id.hasPrefix("s_") {
+            if tracksCursor, FrameSniffer.contains(text, "\"streaming\":false"), let id = FrameSniffer.string("id", in: text), id.hasPrefix("s_") {
                 lastEventID = id
             }
             onText?(self, text)
@@ -147,7 +147,7 @@ final class Fleet {
         admin.onPaired = { device in device.authenticate() }
         admin.onLive = { [weak self] _ in self?.startMore() }
         admin.onText = { [weak self] admin, text in
-            guard text.contains("pair_approval_request"), let frame = JSONValue.parse(text), let id = frame["deviceId"]?.stringValue,
+            guard FrameSniffer.contains(text, "pair_approval_request"), let frame = JSONValue.parse(text), let id = frame["deviceId"]?.stringValue,
                 let self
             else { return }
             let user = self.sameUser ? (admin.userID ?? "") : Identifiers.newUUID()

@@ -27,7 +27,7 @@ final class FuzzDriver {
         self.completion = completion
         for device in devices {
             device.onText = { [weak self] _, text in
-                if text.contains("\"type\":\"error\"") { self?.result.errors += 1 }
+                if FrameSniffer.contains(text, "\"type\":\"error\"") { self?.result.errors += 1 }
             }
             device.onFailure = { [weak self] device, _ in
                 self?.result.closes += 1

@@ -44,17 +44,17 @@ final class GatewayOperator: ClientHandler {
 
     func client(_ connection: WebSocketConnection, received message: WebSocketMessage) {
         guard case .text(let text) = message else { return }
-        if text.contains("\"event\":\"chat\"") {
-            guard text.contains("\"state\":\"final\""), let run = FrameSniffer.string("runId", in: text) else { return }
+        if FrameSniffer.contains(text, "\"event\":\"chat\"") {
+            guard FrameSniffer.contains(text, "\"state\":\"final\""), let run = FrameSniffer.string("runId", in: text) else { return }
             onFinal?(run)
-        } else if text.contains("\"type\":\"res\"") {
+        } else if FrameSniffer.contains(text, "\"type\":\"res\"") {
             guard let id = FrameSniffer.string("id", in: text) else { return }
             if id == "connect" {
-                text.contains("\"ok\":true") ? onReady?(self) : onFailure?("connect refused: \(text.prefix(300))")
+                FrameSniffer.contains(text, "\"ok\":true") ? onReady?(self) : onFailure?("connect refused: \(text.prefix(300))")
             } else if id.hasPrefix("c") {
                 onStarted?(String(id.dropFirst()))
             }
-        } else if text.contains("connect.challenge"), let nonce = FrameSniffer.string("nonce", in: text) {
+        } else if FrameSniffer.contains(text, "connect.challenge"), let nonce = FrameSniffer.string("nonce", in: text) {
             sendConnect(nonce: nonce)
         }
     }

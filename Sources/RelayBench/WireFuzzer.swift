@@ -58,11 +58,11 @@ final class WireFuzzer: ClientHandler {
 
     func client(_ connection: WebSocketConnection, received message: WebSocketMessage) {
         guard case .text(let text) = message else { return }
-        if text.contains("\"type\":\"error\"") || text.contains("\"ok\":false") { result.errorReplies += 1 }
+        if FrameSniffer.contains(text, "\"type\":\"error\"") || FrameSniffer.contains(text, "\"ok\":false") { result.errorReplies += 1 }
         guard case .gateway(let token) = login, live[connection.id] == nil else { return }
-        if text.contains("connect.challenge"), let nonce = FrameSniffer.string("nonce", in: text) {
+        if FrameSniffer.contains(text, "connect.challenge"), let nonce = FrameSniffer.string("nonce", in: text) {
             connection.send(text: GatewayOperator.connectFrame(key: key, nonce: nonce, sharedToken: token))
-        } else if text.contains("\"id\":\"connect\""), text.contains("\"ok\":true") {
+        } else if FrameSniffer.contains(text, "\"id\":\"connect\""), FrameSniffer.contains(text, "\"ok\":true") {
             live[connection.id] = connection
         }
     }

@@ -52,7 +52,7 @@ public enum EventQueries {
     }
 
     public static func fetch(_ db: Database, id: String) throws -> ChatEvent? {
-        try db.row("SELECT * FROM events WHERE id = ?", [id]).map(event(from:))
+        try EventRows.first(db, "SELECT \(EventRows.columns) FROM events WHERE id = ?", [id])
     }
 
     /// The events after `cursor` (an event id) in the histories of `audiences` (a user, plus the
@@ -81,10 +81,12 @@ public enum EventQueries {
         // truncation is found by reading one row more than fits, not from seq arithmetic.
         var rows: [(rowid: Int64, event: ChatEvent)] = []
         for audience in audiences {
-            for row in try db.rows(
-                "SELECT rowid AS r, * FROM events WHERE user_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?", [audience, afterSeq[audience] ?? 0, limit + 1])
-            {
-                rows.append((row["r"], event(from: row)))
+            try EventRows.forEach(
+                db, "SELECT \(EventRows.columns), rowid FROM events WHERE user_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?",
+                [audience, afterSeq[audience] ?? 0, limit + 1]
+            ) { event, rowid in
+                rows.append((rowid, event))
+                return true
             }
         }
         rows.sort { $0.rowid < $1.rowid }
@@ -106,26 +108,25 @@ public enum EventQueries {
     {
         var newest: [ChatEvent] = []
         var bytes = 0
-        for row in try db.rows(
-            "SELECT * FROM events WHERE user_id = ? AND conversation = ? ORDER BY seq DESC LIMIT ?", [userID, conversationID, limit])
-        {
-            let event = event(from: row)
+        try EventRows.forEach(
+            db, "SELECT \(EventRows.columns) FROM events WHERE user_id = ? AND conversation = ? ORDER BY seq DESC LIMIT ?",
+            [userID, conversationID, limit]
+        ) { event, _ in
             bytes += event.content.utf8.count + (event.attachmentsJSON?.utf8.count ?? 0)
-            guard newest.isEmpty || bytes <= byteBudget else { break }
+            guard newest.isEmpty || bytes <= byteBudget else { return false }
             newest.append(event)
+            return true
         }
         return newest.reversed()
+    }
+
+    /// The newest stored event of a conversation.
+    public static func last(_ db: Database, conversationID: String) throws -> ChatEvent? {
+        try EventRows.first(db, "SELECT \(EventRows.columns) FROM events WHERE conversation = ? ORDER BY seq DESC LIMIT 1", [conversationID])
     }
 
     /// How many events a conversation holds.
     public static func count(_ db: Database, conversationID: String) throws -> Int {
         try db.value(Int.self, "SELECT COUNT(*) FROM events WHERE conversation = ?", [conversationID]) ?? 0
-    }
-
-    static func event(from row: Row) -> ChatEvent {
-        ChatEvent(
-            id: row["id"], seq: row["seq"], userID: row["user_id"], conversationID: row["conversation"],
-            role: ChatRole(rawValue: row["role"]) ?? .assistant, content: row["content"], timestampMillis: row["created_at"],
-            deviceID: row["device_id"], attachmentsJSON: row["attachments"])
     }
 }

@@ -77,7 +77,7 @@ public enum ReadCursorQueries {
     }
 
     static func summary(_ db: Database, of conversation: Conversation, userID: String) throws -> ConversationSummary {
-        let last = try db.row("SELECT * FROM events WHERE conversation = ? ORDER BY seq DESC LIMIT 1", [conversation.id]).map(EventQueries.event(from:))
+        let last = try EventQueries.last(db, conversationID: conversation.id)
         let read = try cursor(db, userID: userID, conversationID: conversation.id)?.seq ?? 0
         let unread =
             try db.value(Int.self, "SELECT COUNT(*) FROM events WHERE conversation = ? AND seq > ? AND role = 'assistant'", [conversation.id, read]) ?? 0

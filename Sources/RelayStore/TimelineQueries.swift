@@ -76,9 +76,7 @@ public enum TimelineQueries {
     public static func lastEvents(_ db: Database, conversationIDs: [String]) throws -> [String: ChatEvent] {
         var last: [String: ChatEvent] = [:]
         for id in conversationIDs {
-            if let row = try db.row("SELECT * FROM events WHERE conversation = ? ORDER BY seq DESC LIMIT 1", [id]) {
-                last[id] = EventQueries.event(from: row)
-            }
+            last[id] = try EventQueries.last(db, conversationID: id)
         }
         return last
     }

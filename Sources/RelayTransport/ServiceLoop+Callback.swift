@@ -173,7 +173,7 @@ extension ServiceLoop {
     /// Hands one frame or HTTP message to the observer (the audit), if there is one.
     func observe(
         _ connectionID: UInt64, _ listener: String, _ direction: FrameDirection, _ kind: FrameRecord.Kind, _ opcode: String,
-        _ body: [UInt8], size: Int? = nil, device: String? = nil, user: String? = nil
+        _ body: [UInt8], size: Int? = nil, device: String? = nil, user: String? = nil, millis: Int64? = nil
     ) {
         if logger.logLevel <= .trace {
             // Sizes and kinds only: bodies may hold secrets (the audit log redacts them).
@@ -185,7 +185,7 @@ extension ServiceLoop {
                 ])
         }
         guard let frameObserver else { return }
-        let millis = Int64(Date().timeIntervalSince1970 * 1000)
+        let millis = millis ?? Int64(Date().timeIntervalSince1970 * 1000)
         frameObserver.observe(
             FrameRecord(
                 timeMillis: millis, connectionID: connectionID, listener: listener, direction: direction, kind: kind,
@@ -242,64 +242,6 @@ extension ServiceLoop {
             connection.id, connection.listener, .inbound, .webSocket, connection.fragmentsAreBinary ? "binary" : "text", bytes,
             device: connection.deviceID, user: connection.userID)
         return 0
-    }
-
-    /// Writes queued frames while the kernel takes them whole (`lws_send_pipe_choked` is false),
-    /// up to a bound per callback so one busy socket cannot starve the others.
-    private func webSocketWritable(_ wsi: OpaquePointer) -> Int32 {
-        guard let connection = webSockets[wsi] else { return 0 }
-        var budget = 64
-        while budget > 0, let frame = connection.popOutbound() {
-            budget -= 1
-            if write(frame, on: connection, wsi: wsi) < 0 { return -1 }
-            if lws_send_pipe_choked(wsi) != 0 { break }
-        }
-        if connection.hasOutbound { lws_callback_on_writable(wsi) }
-        return 0
-    }
-
-    /// One frame; -1 means close the socket (an error, or a close frame was sent).
-    private func write(_ frame: WebSocketConnection.Outbound, on connection: WebSocketConnection, wsi: OpaquePointer) -> Int32 {
-        let pre = relay_lws_pre()
-        switch frame {
-        case .text(let bytes, _), .binary(let bytes):
-            var isText = false
-            var onWritten: (() -> Void)?
-            if case .text(_, let callback) = frame {
-                isText = true
-                onWritten = callback
-            }
-            ensureScratch(pre + bytes.count)
-            let base = scratch.baseAddress!
-            bytes.withUnsafeBytes { base.advanced(by: pre).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
-            let written = lws_write(
-                wsi, base.advanced(by: pre).assumingMemoryBound(to: UInt8.self), bytes.count, isText ? LWS_WRITE_TEXT : LWS_WRITE_BINARY)
-            observe(
-                connection.id, connection.listener, .outbound, .webSocket, isText ? "text" : "binary", bytes,
-                device: connection.deviceID, user: connection.userID)
-            if written < bytes.count { return -1 }
-            onWritten?()
-        case .ping:
-            // libwebsockets hides pongs with an empty payload from the callback, so the ping carries one.
-            ensureScratch(pre + 16)
-            let payload = scratch.baseAddress!.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
-            for (index, byte) in "ping".utf8.enumerated() { payload[index] = byte }
-            if lws_write(wsi, payload, 4, LWS_WRITE_PING) < 0 { return -1 }
-        case .close(let code, let reason):
-            var bytes = Array(reason.utf8)
-            observe(
-                connection.id, connection.listener, .outbound, .webSocket, "close", Array("\(code) \(reason)".utf8),
-                device: connection.deviceID, user: connection.userID)
-            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
-            return -1
-        }
-        return 0
-    }
-
-    func ensureScratch(_ size: Int) {
-        guard scratch.count < size else { return }
-        scratch.deallocate()
-        scratch = .allocate(byteCount: max(size, scratch.count * 2), alignment: 16)
     }
 
     func webSocketClosedByError(_ wsi: OpaquePointer, reason: String) {

@@ -187,7 +187,11 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
         protocolStorage[0].name = cString("clawrelay")
         protocolStorage[0].callback = relayServiceCallback
         protocolStorage[0].per_session_data_size = 0
-        protocolStorage[0].rx_buffer_size = 4_096
+        // Each socket holds a receive buffer of this size (lws delivers a longer message in pieces
+        // of it, which the loop joins), so it is small: it is most of an idle socket's memory.
+        protocolStorage[0].rx_buffer_size = 1_024
+        // One send() may take a whole gathered write (lws otherwise cuts sends to rx_buffer_size).
+        protocolStorage[0].tx_packet_size = ServiceLoop.gatherBytes + 16
         var info = lws_context_creation_info()
         info.port = CONTEXT_PORT_NO_LISTEN
         // lws 4.1 checks UTF-8 (and closes with 1007) only when the context has the option; the

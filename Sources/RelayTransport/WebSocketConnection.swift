@@ -3,14 +3,22 @@ import Logging
 
 /// A server-side WebSocket, owned by the service thread.
 ///
-/// Bridges queue frames with `send` and end it with `close`; the loop writes one frame per
-/// writable callback, in order.
+/// Bridges queue frames with `send` and end it with `close`; the loop writes them in order
+/// (`ServiceLoop+Write`).
 public final class WebSocketConnection {
     enum Outbound {
         case text([UInt8], onWritten: (() -> Void)?)
         case binary([UInt8])
         case ping
         case close(code: UInt16, reason: String)
+
+        /// A text or binary frame (not a control frame).
+        var isData: Bool {
+            switch self {
+            case .text, .binary: true
+            case .ping, .close: false
+            }
+        }
     }
 
     public let id: UInt64
@@ -137,6 +145,10 @@ public final class WebSocketConnection {
         outboundHead = 0
         bufferedBytes = 0
         close(code: 1008, reason: "slow consumer")
+    }
+
+    func peekOutbound() -> Outbound? {
+        outboundHead < outbound.count ? outbound[outboundHead] : nil
     }
 
     func popOutbound() -> Outbound? {

@@ -157,3 +157,22 @@ async def test_replay_excludes_an_in_flight_stream(relay_factory):
     final, rest = await sib_client.recv_until(is_assistant_final("echo: in flight"), timeout=15)
     assert final["id"] == update["id"]
     assert all(f.get("streaming") is True for f in rest if f.get("type") == "message"), rest
+
+
+async def test_replay_of_large_events_arrives_whole_and_in_order(relay_factory):
+    """The relay writes a server socket's queued frames gathered, up to 64 KiB a write: frames on
+    both sides of that bound, and every header length form (7-bit, 16-bit, 64-bit), arrive whole
+    and in order, live and in a replay."""
+    relay = relay_factory(clawline={"messages_per_second": 100})
+    admin, client = await setup_admin(relay)
+    contents = ["a" * 100, "b" * 125, "c" * 30_000, "é" * 32_768, "d" * 65_536, "e"]
+    events = []
+    for content in contents:
+        ex = await send_and_complete(client, content)
+        assert ex.echo["content"] == content and ex.final["content"] == f"echo: {content}"
+        events += [ex.echo, ex.final]
+    await client.close()
+    client, result = await reconnect(relay, admin, None)
+    assert result["replayCount"] == len(events) and result["replayTruncated"] is False, result
+    assert same_events(await read_replay(client, result), events)
+    await assert_no_more_replay(client, {f["id"] for f in events})
