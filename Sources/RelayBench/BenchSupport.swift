@@ -10,6 +10,8 @@ public struct BenchOptions: Sendable {
     public var seconds = 10.0
     public var fanout = 100
     public var idleConnections = 10_000
+    /// Times idle reconnects every device (more than one also reports what each round leaves behind).
+    public var idleRounds = 1
     public var replayEvents = 10_000
     public var kills = 20
     public var fuzzFrames = 20_000
@@ -34,6 +36,7 @@ public struct BenchOptions: Sendable {
         options.seconds = 1
         options.fanout = 5
         options.idleConnections = 50
+        options.idleRounds = 2
         options.replayEvents = 200
         options.kills = 2
         options.fuzzFrames = 300

@@ -21,17 +21,21 @@ enum DatabaseOpener {
         }
     }
 
-    /// The writer's page cache: the relay's working set (recent events, messages, their indexes)
-    /// stays in memory instead of being read back from the log on every batch.
-    static let writerCacheKiB = 65_536
+    /// The relay store writer's page cache: the relay's working set (recent events, messages, their
+    /// indexes) stays in memory instead of being read back from the log on every batch. The audit
+    /// log appends only, so its writer keeps SQLite's default (2 MiB): a large cache there would
+    /// just keep every audit page written since start.
+    static let storeWriterCacheKiB = 65_536
 
     /// Opens (creating if needed) a WAL database and runs its migrations. With `ownCheckpoints`
     /// the writer never checkpoints in a commit (a `Checkpointer` does it off the commit path).
-    static func open(path: String, migrator: DatabaseMigrator, fullSync: Bool = true, ownCheckpoints: Bool = false) throws -> DatabasePool {
+    static func open(
+        path: String, migrator: DatabaseMigrator, fullSync: Bool = true, ownCheckpoints: Bool = false, writerCacheKiB: Int? = nil
+    ) throws -> DatabasePool {
         var configuration = connectionConfiguration(fullSync: fullSync)
         configuration.prepareDatabase { db in
             if !db.configuration.readonly {
-                try db.execute(sql: "PRAGMA cache_size = -\(writerCacheKiB)")
+                if let writerCacheKiB { try db.execute(sql: "PRAGMA cache_size = -\(writerCacheKiB)") }
                 if ownCheckpoints { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
             }
         }

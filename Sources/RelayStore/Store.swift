@@ -22,7 +22,9 @@ public final class Store: Sendable {
     public init(dataDirectory: String, executor: (any LoopExecutor)?) throws {
         path = (dataDirectory as NSString).appendingPathComponent("relay.sqlite")
         let fullSync = ProcessInfo.processInfo.environment["CLAWRELAY_SYNC_NORMAL"] == nil
-        let pool = try DatabaseOpener.open(path: path, migrator: Migrations.relay(), fullSync: fullSync, ownCheckpoints: executor != nil)
+        let pool = try DatabaseOpener.open(
+            path: path, migrator: Migrations.relay(), fullSync: fullSync, ownCheckpoints: executor != nil,
+            writerCacheKiB: DatabaseOpener.storeWriterCacheKiB)
         self.pool = pool
         self.executor = executor
         worker = executor.map { StoreWorker(pool: pool, executor: $0) }

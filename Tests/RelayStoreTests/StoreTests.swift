@@ -1,6 +1,6 @@
 import Foundation
 import RelayCore
-import RelayStore
+@testable import RelayStore
 import Testing
 
 /// A store in a fresh temporary directory, removed afterwards.
@@ -140,5 +140,16 @@ extension EventLogTests {
         #expect(rows.count == 1)
         #expect(rows.first?.body.contains("supersecret") == false)
         #expect(rows.first?.body.contains("sha256:") == true)
+    }
+
+    @Test func onlyTheRelayStoresWriterKeepsALargePageCache() throws {
+        let temp = try TemporaryStore()
+        let log = try AuditLog(dataDirectory: temp.directory, retentionDays: 1, startWriter: false)
+        // The audit log appends only: its writer keeps SQLite's default cache (2,000 KiB), so its
+        // memory does not grow with every audit page written.
+        let auditCache = try log.pool.write { try Int.fetchOne($0, sql: "PRAGMA cache_size") }
+        #expect(auditCache == -2_000)
+        let storeCache = try temp.store.write { try Int.fetchOne($0, sql: "PRAGMA cache_size") }
+        #expect(storeCache == -65_536)
     }
 }
