@@ -88,7 +88,8 @@ public enum ConversationQueries {
     public static func delete(_ db: Database, id: String) throws -> Bool {
         guard try fetch(db, id: id) != nil else { return false }
         for sql in [
-            "DELETE FROM events WHERE conversation = ?", "DELETE FROM messages WHERE conversation_id = ?",
+            // Message records first: they are found through their user events.
+            "DELETE FROM messages WHERE user_event_id IN (SELECT id FROM events WHERE conversation = ?)", "DELETE FROM events WHERE conversation = ?",
             "DELETE FROM conversation_keys WHERE conversation_id = ?", "DELETE FROM notification_queue WHERE conversation_id = ?",
             "DELETE FROM push_pending WHERE conversation_id = ?", "DELETE FROM read_cursors WHERE conversation_id = ?",
             "DELETE FROM conversations WHERE id = ?",

@@ -170,6 +170,7 @@ enum Migrations {
             try db.execute(sql: "ALTER TABLE conversations ADD COLUMN backend_session TEXT")
         }
         migrator.registerMigration("v10-read-cursors", migrate: readCursorTables)
+        migrator.registerMigration("v11-lean-writes", migrate: leanWrites)
         return migrator
     }
 

@@ -32,9 +32,9 @@ final class WriterStatements {
                 """
             case .messageInsert:
                 """
-                INSERT INTO messages (device_id, client_id, user_id, content_hash, attachments_hash, streaming, ack_sent,
+                INSERT INTO messages (device_id, client_id, user_id, content_hash, attachments_hash, streaming,
                                       user_event_id, created_at, conversation_id, run_id, assistant_event_id, answer_seq)
-                VALUES (?, ?, ?, ?, ?, 1, 0, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
                 """
             case .conversationTouch: "UPDATE conversations SET updated_at = ? WHERE id = ?"
             case .messageFinalize: "UPDATE messages SET streaming = 0, assistant_event_id = ? WHERE device_id = ? AND client_id = ?"

@@ -26,7 +26,8 @@ extension ServiceLoop {
                 _ = connection.popOutbound()
                 if write(next, on: connection, wsi: wsi, millis: millis) < 0 { return -1 }
             }
-            if lws_send_pipe_choked(wsi) != 0 { break }
+            // The check is a poll() of the socket: only worth it when more is waiting.
+            if connection.hasOutbound, lws_send_pipe_choked(wsi) != 0 { break }
         }
         if connection.hasOutbound { lws_callback_on_writable(wsi) }
         return 0

@@ -54,6 +54,51 @@ import Testing
             #expect(try EventQueries.conversation(db, userID: "u", conversationID: pinned, limit: 10).map(\.id) == ["s_3"])
         }
     }
+
+    @Test func deletingAConversationDeletesItsMessageRecordsAndNoOthers() throws {
+        let temp = try TemporaryStore()
+        let (doomed, kept) = try temp.store.write { db in
+            (
+                try ConversationQueries.resolve(db, key: .session("doomed"), userID: "u", draft: ConversationDraft(), at: 1),
+                try ConversationQueries.resolve(db, key: .session("kept"), userID: "u", draft: ConversationDraft(), at: 1)
+            )
+        }
+        try temp.store.write { db in
+            for (index, conversation) in [doomed, kept, doomed].enumerated() {
+                _ = try MessageQueries.accept(
+                    db, UserMessage(conversationID: conversation.id, userID: "u", deviceID: "phone", clientID: "c\(index)", content: "x"), at: 1, queue: [])
+            }
+        }
+        #expect(try temp.store.write { try ConversationQueries.delete($0, id: doomed.id) })
+        let left = try temp.store.read { try String.fetchAll($0, sql: "SELECT client_id FROM messages ORDER BY client_id") }
+        #expect(left == ["c1"])
+        #expect(try temp.store.read { try MessageQueries.fetch($0, deviceID: "phone", clientID: "c1") }?.conversationID == kept.id)
+    }
+
+    @Test func theLeanWritesMigrationKeepsEveryMessageRecord() throws {
+        let directory = NSTemporaryDirectory() + "clawrelay-migration-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let queue = try DatabaseQueue(path: directory + "/relay.sqlite")
+        try Migrations.relay().migrate(queue, upTo: "v10-read-cursors")
+        try queue.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO messages (device_id, client_id, user_id, content_hash, attachments_hash, streaming, ack_sent, user_event_id,
+                                          created_at, conversation_id, run_id, assistant_event_id, answer_seq)
+                    VALUES ('phone', 'c1', 'u', 'h', 'a', 0, 1, 's_1', 5, 'cv', 'run-1', 's_2', 2)
+                    """)
+        }
+        try Migrations.relay().migrate(queue)
+        try queue.read { db in
+            let record = try #require(try MessageQueries.fetch(db, deviceID: "phone", clientID: "c1"))
+            #expect(record.state == .finalized && record.runID == "run-1" && record.answer == AnswerSlot(id: "s_2", seq: 2))
+            #expect(try db.columns(in: "messages").map(\.name).contains("ack_sent") == false)
+            let indexes = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('messages', 'conversations')")
+            #expect(!indexes.contains("messages_conversation"))
+            #expect(try db.indexes(on: "conversations").first { $0.name == "conversations_user" }?.columns == ["user_id"])
+        }
+    }
 }
 
 @Suite struct QueueStoreTests {
