@@ -100,8 +100,12 @@ public final class BenchRunner {
         let relay = try startRelay()
         defer { relay.stop() }
         progress("roundtrip: pairing \(options.devices) devices")
-        let devices = try provision(relay, count: options.devices, sameUser: false)
-        defer { release(devices) }
+        // Idle devices connected alongside the load (one fleet: its first device approves the
+        // rest): what a relay with many phones online but quiet pays per message.
+        if options.idleAlongside > 0 { progress("roundtrip: and \(options.idleAlongside) idle devices alongside") }
+        let fleet = try provision(relay, count: options.devices + options.idleAlongside, sameUser: false, concurrency: options.idleAlongside > 0 ? 128 : 64)
+        defer { release(fleet) }
+        let devices = UncheckedBox(Array(fleet.value.prefix(options.devices)))
         let cpu = CPUMeter()
         let relayCPU = RelayCPUMeter(relay)
         let threads = ThreadCPUMeter(pid: relay.pid)
@@ -122,6 +126,7 @@ public final class BenchRunner {
         recordThreads("roundtrip", perThread, processCPU: used.cpu, wall: used.wall, messages: result.completed)
         recordStore("roundtrip", storeWindow, wall: used.wall, messages: result.completed)
         recordStages("roundtrip", relay)
+        if options.idleAlongside > 0 { report.add("roundtrip", "idle_alongside", Double(options.idleAlongside), "authenticated sockets") }
     }
 
     /// The figures of one roundtrip-style run. `item` names what one completion is ("messages",

@@ -12,6 +12,8 @@ public struct BenchOptions: Sendable {
     public var idleConnections = 10_000
     /// Times idle reconnects every device (more than one also reports what each round leaves behind).
     public var idleRounds = 1
+    /// roundtrip only: authenticated, silent devices connected during the load.
+    public var idleAlongside = 0
     public var replayEvents = 10_000
     public var kills = 20
     public var fuzzFrames = 20_000

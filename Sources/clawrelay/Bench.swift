@@ -15,6 +15,8 @@ struct Bench: ParsableCommand {
     @Option(help: "Authenticated connections in idle.") var connections: Int?
     @Option(name: .customLong("idle-rounds"), help: "Times idle reconnects every device (more than one reports the RSS each round leaves behind).")
     var idleRounds: Int?
+    @Option(name: .customLong("idle-alongside"), help: "roundtrip only: authenticated idle devices kept connected during the load.")
+    var idleAlongside: Int?
     @Option(name: .customLong("replay-events"), help: "Events behind in replay.") var replayEvents: Int?
     @Option(help: "kill -9 rounds in chaos.") var kills: Int?
     @Option(name: .customLong("fuzz-frames"), help: "Mutated frames in fuzz.") var fuzzFrames: Int?
@@ -35,6 +37,7 @@ struct Bench: ParsableCommand {
         if let fanout { options.fanout = fanout }
         if let connections { options.idleConnections = connections }
         if let idleRounds { options.idleRounds = max(1, min(idleRounds, 100)) }
+        if let idleAlongside { options.idleAlongside = max(0, min(idleAlongside, 50_000)) }
         if let replayEvents { options.replayEvents = replayEvents }
         if let kills { options.kills = kills }
         if let fuzzFrames { options.fuzzFrames = fuzzFrames }
