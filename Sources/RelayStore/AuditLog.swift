@@ -126,7 +126,7 @@ public final class AuditLog: Sendable {
             let now = SystemClock().nowMillis()
             if retentionMillis > 0, now - lastPrune > 3_600_000 {
                 lastPrune = now
-                try? pool.write { db in try db.execute(sql: "DELETE FROM audit WHERE time < ?", arguments: [now - retentionMillis]) }
+                try? pool.write { db in try AuditQueries.prune(db, before: now - retentionMillis) }
             }
             // Let a burst gather into the next batch instead of one transaction per frame.
             if !stopped { usleep(20_000) }
@@ -166,17 +166,54 @@ public final class AuditLog: Sendable {
     }
 }
 
-/// Reading the audit table, for `clawrelay audit`.
+/// Reading the audit table, for `clawrelay audit`, and pruning it.
+///
+/// The table has no time index (it cost every audited frame an index insert, a third of the
+/// audit writer's SQLite work): rows are appended in time order, so the first row of a time is
+/// found by a binary search over the rowid.
 public enum AuditQueries {
+    /// The id of the first row stored at or after `time` (nil when every row is older). Assumes
+    /// times follow ids, as the writer appends them; after the wall clock stepped back, a few rows
+    /// near the step may be placed on the wrong side.
+    static func firstID(_ db: Database, atOrAfter time: Int64) throws -> Int64? {
+        guard var low = try Int64.fetchOne(db, sql: "SELECT MIN(id) FROM audit"),
+            var high = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM audit")
+        else { return nil }
+        func firstRow(from id: Int64) throws -> (id: Int64, time: Int64)? {
+            try Row.fetchOne(db, sql: "SELECT id, time FROM audit WHERE id >= ? ORDER BY id LIMIT 1", arguments: [id]).map { ($0[0], $0[1]) }
+        }
+        guard let last = try firstRow(from: high), last.time >= time else { return nil }
+        // The smallest id whose next stored row is at or after `time`.
+        while low < high {
+            let middle = low + (high - low) / 2
+            if let row = try firstRow(from: middle), row.time >= time { high = middle } else { low = middle + 1 }
+        }
+        return try firstRow(from: low)?.id
+    }
+
+    /// Deletes the rows older than `time` (retention).
+    static func prune(_ db: Database, before time: Int64) throws {
+        if let first = try firstID(db, atOrAfter: time) {
+            try db.execute(sql: "DELETE FROM audit WHERE id < ?", arguments: [first])
+        } else {
+            try db.execute(sql: "DELETE FROM audit")
+        }
+    }
+
     public static func fetch(
         _ log: AuditLog, since: Int64?, deviceID: String?, protocolName: String?, afterID: Int64, limit: Int
     ) throws -> [AuditEntry] {
         var clauses = ["id > ?"]
-        var arguments: StatementArguments = [afterID]
+        var arguments: StatementArguments = []
+        var afterID = afterID
         if let since {
+            // The rowid walk starts at the first row of `since`, not at the table's start.
+            guard let first = try log.pool.read({ try firstID($0, atOrAfter: since) }) else { return [] }
+            afterID = max(afterID, first - 1)
             clauses.append("time >= ?")
             _ = arguments.append(contentsOf: [since])
         }
+        arguments = [afterID] + arguments
         if let deviceID {
             // A whole id or a prefix of one (the text output prints 8 characters).
             clauses.append("substr(device_id, 1, ?) = ?")

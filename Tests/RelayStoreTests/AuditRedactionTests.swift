@@ -127,13 +127,48 @@ import Testing
         #expect(!rows[1].body.contains("cut-secret"))
     }
 
-    @Test func theDeviceIndexIsGoneAndTheFileIsPrivate() throws {
+    @Test func theTableHasNoSecondaryIndexAndTheFileIsPrivate() throws {
         let temp = try TemporaryStore()
         let log = try AuditLog(dataDirectory: temp.directory, retentionDays: 0, startWriter: false)
         let indexes = try log.pool.read { db in try String.fetchAll(db, sql: "SELECT name FROM pragma_index_list('audit') ORDER BY name") }
-        #expect(indexes == ["audit_time"])
+        #expect(indexes == [])
         let mode = try FileManager.default.attributesOfItem(atPath: log.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
+    }
+
+    @Test func sinceAndRetentionFindTheirFirstRowByTheRowid() throws {
+        let temp = try TemporaryStore()
+        let log = try AuditLog(dataDirectory: temp.directory, retentionDays: 0, startWriter: true)
+        let times: [Int64] = [10, 10, 20, 30, 30, 30, 40, 55]
+        for (index, time) in times.enumerated() {
+            log.append(
+                AuditEntry(
+                    timeMillis: time, connectionID: UInt64(index), protocolName: "clawline", direction: "in", kind: "ws", deviceID: "d_1",
+                    userID: nil, opcode: "text", size: 5, body: ""),
+                raw: Array("row \(index)".utf8))
+        }
+        log.close()
+        let reader = try AuditLog(dataDirectory: temp.directory, retentionDays: 0, startWriter: false)
+        func since(_ time: Int64, after id: Int64 = 0) throws -> [Int64] {
+            try AuditQueries.fetch(reader, since: time, deviceID: nil, protocolName: nil, afterID: id, limit: 100).map(\.timeMillis)
+        }
+        #expect(try since(0) == times)
+        #expect(try since(10) == times)
+        #expect(try since(11) == [20, 30, 30, 30, 40, 55])
+        #expect(try since(30) == [30, 30, 30, 40, 55])
+        #expect(try since(31) == [40, 55])
+        #expect(try since(55) == [55])
+        #expect(try since(56) == [])
+        let all = try AuditQueries.fetch(reader, since: nil, deviceID: nil, protocolName: nil, afterID: 0, limit: 100)
+        #expect(try since(20, after: all[4].id) == [30, 40, 55], "a later page of the same listing")
+
+        try reader.pool.write { try AuditQueries.prune($0, before: 30) }
+        #expect(try since(0) == [30, 30, 30, 40, 55])
+        try reader.pool.write { try AuditQueries.prune($0, before: 10) }
+        #expect(try since(0) == [30, 30, 30, 40, 55], "nothing older left")
+        try reader.pool.write { try AuditQueries.prune($0, before: 100) }
+        #expect(try since(0) == [])
+        try reader.pool.write { try AuditQueries.prune($0, before: 100) }
     }
 
     /// Writes `bodies` through a running audit writer and reads them back with `clawrelay audit`'s query.
