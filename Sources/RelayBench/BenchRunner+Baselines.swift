@@ -143,6 +143,7 @@ extension BenchRunner {
         let binary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
         guard let binary else { throw BenchError("nginx is not installed (apt-get install -y nginx-light)") }
         let prefix = (options.workDirectory as NSString).appendingPathComponent("clawrelay-bench-nginx-\(getpid())")
+        try FileManager.default.createDirectory(atPath: prefix, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileManager.default.createDirectory(atPath: prefix + "/logs", withIntermediateDirectories: true)
         let port = freeLoopbackPort()
         let config = """

@@ -18,7 +18,8 @@ final class RelayProcess {
         self.workDirectory = workDirectory
         dataDirectory = (workDirectory as NSString).appendingPathComponent("data")
         configPath = (workDirectory as NSString).appendingPathComponent("relay.toml")
-        try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
+        // Private like everything the relay writes (the relay makes its data directory 0700 itself).
+        try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
     }
 
