@@ -203,17 +203,18 @@ public enum AuditQueries {
     public static func fetch(
         _ log: AuditLog, since: Int64?, deviceID: String?, protocolName: String?, afterID: Int64, limit: Int
     ) throws -> [AuditEntry] {
-        var clauses = ["id > ?"]
-        var arguments: StatementArguments = []
         var afterID = afterID
         if let since {
             // The rowid walk starts at the first row of `since`, not at the table's start.
             guard let first = try log.pool.read({ try firstID($0, atOrAfter: since) }) else { return [] }
             afterID = max(afterID, first - 1)
+        }
+        var clauses = ["id > ?"]
+        var arguments: StatementArguments = [afterID]
+        if let since {
             clauses.append("time >= ?")
             _ = arguments.append(contentsOf: [since])
         }
-        arguments = [afterID] + arguments
         if let deviceID {
             // A whole id or a prefix of one (the text output prints 8 characters).
             clauses.append("substr(device_id, 1, ?) = ?")

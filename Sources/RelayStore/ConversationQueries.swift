@@ -59,7 +59,7 @@ public enum ConversationQueries {
 
     /// Moves the conversation's last activity; called once per turn, when it ends, not per event.
     static func touch(_ db: Database, id: String, at millis: Int64) throws {
-        try db.run("UPDATE conversations SET updated_at = ? WHERE id = ?", [millis, id])
+        try db.run(WriterStatements.Key.conversationTouch.sql, [millis, id])
     }
 
     /// A user's conversations changed after `seq` of the user's clock (all of them for 0), oldest change first.

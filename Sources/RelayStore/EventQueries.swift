@@ -19,18 +19,14 @@ public enum EventQueries {
         _ db: Database, userID: String, conversationID: String, role: ChatRole, content: String, deviceID: String?,
         attachmentsJSON: String?, at millis: Int64, id: String = Identifiers.newEventID(), seq taken: Int64? = nil
     ) throws -> ChatEvent {
-        let seq = try taken ?? SeqQueries.next(db, userID: userID)
-        try db.run("""
-                INSERT INTO events (user_id, seq, id, conversation, role, content, device_id, attachments, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            [userID, seq, id, conversationID, role.rawValue, content, deviceID, attachmentsJSON, millis])
-        return ChatEvent(
-            id: id, seq: seq, userID: userID, conversationID: conversationID, role: role, content: content, timestampMillis: millis,
-            deviceID: deviceID, attachmentsJSON: attachmentsJSON)
+        let statements = WriterStatements(db)
+        return try append(
+            statements, userID: userID, conversationID: conversationID, role: role, content: content, deviceID: deviceID,
+            attachmentsJSON: attachmentsJSON, at: millis, id: id, seq: try taken ?? SeqQueries.next(statements, userID: userID))
     }
 
-    /// `append` through the writer's raw statements, at a seq the caller took.
+    /// `append` through the writer's raw statements (the writer's own, or ones made for the caller's
+    /// connection), at a seq the caller took.
     static func append(
         _ statements: WriterStatements, userID: String, conversationID: String, role: ChatRole, content: String, deviceID: String?,
         attachmentsJSON: String?, at millis: Int64, id: String, seq: Int64

@@ -35,16 +35,6 @@ enum EventRows {
         }
     }
 
-    /// Every event `sql` selects, in its order.
-    static func all(_ db: Database, _ sql: String, _ arguments: StatementArguments) throws -> [ChatEvent] {
-        var events: [ChatEvent] = []
-        try forEach(db, sql, arguments) { event, _ in
-            events.append(event)
-            return true
-        }
-        return events
-    }
-
     /// The first event `sql` selects.
     static func first(_ db: Database, _ sql: String, _ arguments: StatementArguments) throws -> ChatEvent? {
         var first: ChatEvent?

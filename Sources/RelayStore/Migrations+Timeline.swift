@@ -31,15 +31,12 @@ extension Migrations {
 public enum SeqQueries {
     /// Takes `count` consecutive seqs of `userID`'s clock and returns the first.
     public static func next(_ db: Database, userID: String, count: Int64 = 1) throws -> Int64 {
-        let last = try db.value(
-            Int64.self, "INSERT INTO user_seqs (user_id, last) VALUES (?, ?) ON CONFLICT(user_id) DO UPDATE SET last = last + ? RETURNING last",
-            [userID, count, count]) ?? count
-        return last - count + 1
+        try next(WriterStatements(db), userID: userID, count: count)
     }
 
-    /// `next` through the writer's raw statements: an UPDATE and a read of the row instead of the
-    /// upsert's RETURNING, which SQLite runs through an ephemeral table (the profile had it at a
-    /// fifth of the writer's instructions).
+    /// `next` through raw statements: an UPDATE and a read of the row instead of an upsert with
+    /// RETURNING, which SQLite runs through an ephemeral table (the profile had it at a fifth of
+    /// the writer's instructions).
     static func next(_ statements: WriterStatements, userID: String, count: Int64 = 1) throws -> Int64 {
         try statements.run(.seqBump) {
             $0.bind(1, userID)

@@ -37,13 +37,10 @@ public enum ReadCursorQueries {
     /// Moves the cursor forward to `seq` as it is (the caller knows the event exists).
     @discardableResult
     static func advance(_ db: Database, userID: String, conversationID: String, seq: Int64, at millis: Int64) throws -> ReadCursor? {
-        guard seq > 0 else { return nil }
-        try db.run(WriterStatements.Key.cursorAdvance.sql, [userID, conversationID, seq, millis])
-        guard db.changesCount > 0 else { return nil }
-        return ReadCursor(userID: userID, conversationID: conversationID, seq: seq, updatedAt: millis)
+        try advance(WriterStatements(db), userID: userID, conversationID: conversationID, seq: seq, at: millis)
     }
 
-    /// `advance` through the writer's raw statements.
+    /// `advance` through raw statements (the writer's own, or ones made for the caller's connection).
     @discardableResult
     static func advance(_ statements: WriterStatements, userID: String, conversationID: String, seq: Int64, at millis: Int64) throws -> ReadCursor? {
         guard seq > 0 else { return nil }
