@@ -20,7 +20,7 @@ extension ServiceLoop {
         var budget = 64
         while budget > 0, let next = connection.peekOutbound() {
             budget -= 1
-            if next.isData, !connection.isClient {
+            if next.data != nil, !connection.isClient {
                 if writeGathered(on: connection, wsi: wsi, millis: millis) < 0 { return -1 }
             } else {
                 _ = connection.popOutbound()
@@ -40,16 +40,9 @@ extension ServiceLoop {
         let pre = relay_lws_pre()
         var length = 0
         var written: [() -> Void] = []
-        gathering: while let next = connection.peekOutbound() {
-            let payload: [UInt8]
-            let isText: Bool
-            switch next {
-            case .text(let bytes, _): (payload, isText) = (bytes, true)
-            case .binary(let bytes): (payload, isText) = (bytes, false)
-            case .ping, .close: break gathering
-            }
+        while let (payload, isText, onWritten) = connection.peekOutbound()?.data {
             let frameBytes = WebSocketFraming.headerBytes(payload.count) + payload.count
-            if length > 0, length + frameBytes > Self.gatherBytes { break gathering }
+            if length > 0, length + frameBytes > Self.gatherBytes { break }
             _ = connection.popOutbound()
             ensureScratch(pre + length + frameBytes, keeping: pre + length)
             let start = scratch.baseAddress!.advanced(by: pre + length).assumingMemoryBound(to: UInt8.self)
@@ -59,7 +52,7 @@ extension ServiceLoop {
             observe(
                 connection.id, connection.listener, .outbound, .webSocket, isText ? "text" : "binary", payload,
                 device: connection.deviceID, user: connection.userID, millis: millis)
-            if case .text(_, let onWritten?) = next { written.append(onWritten) }
+            if let onWritten { written.append(onWritten) }
         }
         guard length > 0 else { return 0 }
         // LWS_WRITE_HTTP is lws's "bytes as they are" on a WebSocket: no frame header of its own.
@@ -73,13 +66,8 @@ extension ServiceLoop {
     private func write(_ frame: WebSocketConnection.Outbound, on connection: WebSocketConnection, wsi: OpaquePointer, millis: Int64) -> Int32 {
         let pre = relay_lws_pre()
         switch frame {
-        case .text(let bytes, _), .binary(let bytes):
-            var isText = false
-            var onWritten: (() -> Void)?
-            if case .text(_, let callback) = frame {
-                isText = true
-                onWritten = callback
-            }
+        case .text, .binary:
+            guard let (bytes, isText, onWritten) = frame.data else { return 0 }
             ensureScratch(pre + bytes.count)
             let base = scratch.baseAddress!
             bytes.withUnsafeBytes { base.advanced(by: pre).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }

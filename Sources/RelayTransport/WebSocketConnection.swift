@@ -12,11 +12,12 @@ public final class WebSocketConnection {
         case ping
         case close(code: UInt16, reason: String)
 
-        /// A text or binary frame (not a control frame).
-        var isData: Bool {
+        /// The payload of a text or binary frame; nil for a control frame.
+        var data: (bytes: [UInt8], isText: Bool, onWritten: (() -> Void)?)? {
             switch self {
-            case .text, .binary: true
-            case .ping, .close: false
+            case .text(let bytes, let onWritten): (bytes, true, onWritten)
+            case .binary(let bytes): (bytes, false, nil)
+            case .ping, .close: nil
             }
         }
     }
@@ -130,8 +131,7 @@ public final class WebSocketConnection {
     }
 
     private func appendOutbound(_ frame: Outbound) {
-        if case .text(let b, _) = frame { bufferedBytes += b.count }
-        if case .binary(let b) = frame { bufferedBytes += b.count }
+        bufferedBytes += frame.data?.bytes.count ?? 0
         outbound.append(frame)
         if outbound.count - outboundHead == 1 { lws_callback_on_writable(wsi) }
         if bufferedBytes > maxBufferedBytes, !isClosing { shedSlowConsumer() }
@@ -159,8 +159,7 @@ public final class WebSocketConnection {
             outbound.removeFirst(outboundHead)
             outboundHead = 0
         }
-        if case .text(let b, _) = frame { bufferedBytes -= b.count }
-        if case .binary(let b) = frame { bufferedBytes -= b.count }
+        bufferedBytes -= frame.data?.bytes.count ?? 0
         return frame
     }
 
