@@ -49,7 +49,10 @@ let package = Package(
             providers: [.apt(["libavahi-client-dev"])]
         ),
         .target(
-            name: "RelayDiscovery", dependencies: ["CAvahi", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+            name: "RelayDiscovery",
+            dependencies: ["CAvahi", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         .target(name: "CSpawn", path: "Sources/CSpawn"),
         .target(name: "CAffinity", path: "Sources/CAffinity"),
         .target(name: "RelayTesting", dependencies: ["RelayCore"], swiftSettings: swiftSettings),
@@ -57,12 +60,17 @@ let package = Package(
         .target(name: "TerminalQR", dependencies: ["CQREncode"], swiftSettings: swiftSettings),
         .target(
             name: "RelayTransport",
-            dependencies: ["CLibWebSockets", "RelayCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CLibWebSockets", "RelayKit", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "RelayKit",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "RelayCore",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RelayKit", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -119,10 +127,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "RelayHTTP", dependencies: ["CCurl", "RelayCore", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+            name: "RelayHTTP",
+            dependencies: ["CCurl", "RelayCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "RelayPush",
-            dependencies: ["RelayHTTP", "RelayCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "RelayHTTP", "RelayCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -148,28 +161,42 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "RelayCoreTests", dependencies: ["RelayCore", "RelayTesting", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: swiftSettings),
+            name: "RelayCoreTests",
+            dependencies: ["RelayCore", "RelayTesting", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "ClawlineBridgeTests", dependencies: ["ClawlineBridge", "RelayCore", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: swiftSettings),
+            name: "ClawlineBridgeTests",
+            dependencies: ["ClawlineBridge", "RelayCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
-            name: "GatewayBridgeTests", dependencies: ["GatewayBridge", "RelayCore", "RelayStore", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: swiftSettings),
+            name: "GatewayBridgeTests",
+            dependencies: ["GatewayBridge", "RelayCore", "RelayStore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "CompanionBridge", "DiscoClawBridge"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "CompanionBridgeTests", dependencies: ["CompanionBridge", "RelayCore", "RelayTesting"], swiftSettings: swiftSettings),
+            name: "CompanionBridgeTests",
+            dependencies: ["CompanionBridge", "RelayCore", "RelayTesting"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(name: "ChatModelTests", dependencies: ["ChatModel"], swiftSettings: swiftSettings),
         .testTarget(name: "RelayBenchTests", dependencies: ["RelayBench", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "DiscoClawBridgeTests", dependencies: ["DiscoClawBridge", "RelayCore", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: swiftSettings),
+            name: "DiscoClawBridgeTests",
+            dependencies: ["DiscoClawBridge", "RelayCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "RelayPushTests",
-            dependencies: ["RelayPush", "RelayCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
-            swiftSettings: swiftSettings),
+            dependencies: [
+                "RelayPush", "RelayCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
     ]
 )
 
@@ -178,7 +205,11 @@ let package = Package(
 if ProcessInfo.processInfo.environment["CLAWRELAY_FUZZ"] != nil {
     package.targets.append(
         .executableTarget(
-            name: "clawrelay-fuzz", dependencies: ["RelayCore", "ClawlineBridge", "GatewayBridge", "CompanionBridge", "RelayServer"],
-            path: "Fuzz", swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]))
+            name: "clawrelay-fuzz",
+            dependencies: ["RelayCore", "ClawlineBridge", "GatewayBridge", "CompanionBridge", "RelayServer"],
+            path: "Fuzz",
+            swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
+        )
+    )
     package.products.append(.executable(name: "clawrelay-fuzz", targets: ["clawrelay-fuzz"]))
 }

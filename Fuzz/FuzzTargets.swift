@@ -1,12 +1,13 @@
+import Foundation
+import RelayCore
+import RelayServer
+
 // libFuzzer entry points for the relay's pure decoders (not part of the normal build; see
 // `scripts/fuzz`). One binary, the target chosen by CLAWRELAY_FUZZ_TARGET:
 // json, clawline, gateway, companion, multipart, config.
 @testable import ClawlineBridge
 @testable import CompanionBridge
-import Foundation
 @testable import GatewayBridge
-import RelayCore
-import RelayServer
 
 enum FuzzTarget: String {
     case json, clawline, gateway, companion, multipart, config
@@ -59,7 +60,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 // would shadow libFuzzer's `main`; hand control to libFuzzer's driver from there.
 @_silgen_name("LLVMFuzzerRunDriver")
 func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
     _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
 ) -> CInt
 

@@ -45,7 +45,7 @@ struct ChildProcess {
     private static func spawnLocked(arguments: [String], environment: [String], directory: String?) throws(SpawnError) -> ChildProcess {
         let (stdin, stdout, stderr) = try makePipes()
         let childEnds = [stdin.read, stdout.write, stderr.write]
-        defer { childEnds.forEach { _ = close($0) } }
+        defer { for end in childEnds { _ = close(end) } }
 
         #if os(Linux)
         var actions = posix_spawn_file_actions_t()
@@ -76,11 +76,11 @@ struct ChildProcess {
 
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
+        defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
         let result = posix_spawnp(&pid, argv[0]!, &actions, &attributes, argv, envp)
         guard result == 0 else {
-            [stdin.write, stdout.read, stderr.read].forEach { _ = close($0) }
+            for end in [stdin.write, stdout.read, stderr.read] { _ = close(end) }
             throw SpawnError(errno: result)
         }
         [stdin.write, stdout.read, stderr.read].forEach(setNonBlocking)
@@ -118,8 +118,9 @@ struct ChildProcess {
         do {
             for _ in 0..<3 { pipes.append(try makePipe()) }
         } catch {
-            pipes.forEach {
-                _ = close($0.read); _ = close($0.write)
+            for pipe in pipes {
+                _ = close(pipe.read)
+                _ = close(pipe.write)
             }
             throw error
         }

@@ -58,8 +58,15 @@ final class ChildTurn<Reader: ChildOutputReader>: Sendable {
     private let state = Mutex(State())
 
     init(
-        arguments: [String], environment: [String], directory: String? = nil, input: String = "", timeout: Duration, maxDuration: Duration? = nil,
-        exitGrace: Duration = .seconds(3), reader: Reader, stderrLine: @escaping @Sendable (String) -> Void = { _ in },
+        arguments: [String],
+        environment: [String],
+        directory: String? = nil,
+        input: String = "",
+        timeout: Duration,
+        maxDuration: Duration? = nil,
+        exitGrace: Duration = .seconds(3),
+        reader: Reader,
+        stderrLine: @escaping @Sendable (String) -> Void = { _ in },
         events: @escaping @Sendable (TurnEvent) -> Void
     ) {
         self.arguments = arguments

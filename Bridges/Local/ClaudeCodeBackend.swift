@@ -26,8 +26,15 @@ public final class ClaudeCodeBackend: Backend {
     private let logger: Logger?
 
     public init(
-        name: String, command: [String] = ["claude"], timeoutSeconds: Int = 600, maxSeconds: Int? = nil, environment: [String: String] = [:],
-        workingDirectory: String? = nil, extraArguments: [String] = [], exitGraceMillis: Int = 3_000, logger: Logger? = nil
+        name: String,
+        command: [String] = ["claude"],
+        timeoutSeconds: Int = 600,
+        maxSeconds: Int? = nil,
+        environment: [String: String] = [:],
+        workingDirectory: String? = nil,
+        extraArguments: [String] = [],
+        exitGraceMillis: Int = 3_000,
+        logger: Logger? = nil
     ) {
         self.name = name
         self.command = command

@@ -143,7 +143,10 @@ struct ClaudeStreamParser: Sendable {
     private mutating func startTool(_ block: JSONValue, into found: inout [ChildOutput]) {
         let input = block["input"] ?? .object([:])
         let tool = ToolActivity(
-            id: block["id"]?.stringValue ?? "", name: block["name"]?.stringValue ?? "", label: Self.label(of: input), inputJSON: Self.inputJSON(input)
+            id: block["id"]?.stringValue ?? "",
+            name: block["name"]?.stringValue ?? "",
+            label: Self.label(of: input),
+            inputJSON: Self.inputJSON(input)
         )
         tools[tool.id] = tool
         send(.toolStarted(tool), into: &found)

@@ -22,7 +22,12 @@ public final class CommandBackend: Backend {
     private let logger: Logger?
 
     public init(
-        name: String, command: [String], timeoutSeconds: Int, maxSeconds: Int? = nil, environment: [String: String] = [:], logger: Logger? = nil
+        name: String,
+        command: [String],
+        timeoutSeconds: Int,
+        maxSeconds: Int? = nil,
+        environment: [String: String] = [:],
+        logger: Logger? = nil
     ) {
         self.name = name
         self.command = command

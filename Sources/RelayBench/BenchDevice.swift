@@ -152,7 +152,9 @@ final class Fleet {
             else { return }
             let user = self.sameUser ? (admin.userID ?? "") : Identifiers.newUUID()
             admin.send(
-                JSONValue.object(["type": .string("pair_decision"), "deviceId": .string(id), "approve": .bool(true), "userId": .string(user)]).encoded())
+                JSONValue.object(["type": .string("pair_decision"), "deviceId": .string(id), "approve": .bool(true), "userId": .string(user)])
+                    .encoded()
+            )
         }
         admin.pair()
         if count == 0 { admin.onLive = { [weak self] _ in self?.finish(.success([])) } }

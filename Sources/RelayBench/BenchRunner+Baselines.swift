@@ -95,7 +95,10 @@ extension BenchRunner {
         var logger = Logger(label: "bench-echo")
         logger.logLevel = .error
         let echoLoop = ServiceLoop(logger: logger)
-        echoLoop.addListener(ListenerConfig(name: "echo", host: "127.0.0.1", port: 0, webSocketPaths: ["/ws"], pingIntervalMillis: 0), handler: EchoServer())
+        echoLoop.addListener(
+            ListenerConfig(name: "echo", host: "127.0.0.1", port: 0, webSocketPaths: ["/ws"], pingIntervalMillis: 0),
+            handler: EchoServer()
+        )
         let echoPort = try echoLoop.start()["echo"] ?? 0
         defer { echoLoop.stop(graceMillis: 200) }
         var port = echoPort
@@ -117,7 +120,9 @@ extension BenchRunner {
         default:
             throw BenchError("unknown baseline \(name) (direct, nginx)")
         }
-        progress("baseline \(name): \(options.devices) connections × \(options.window) in flight against a bare lws echo server\(name == "nginx" ? " behind nginx" : "")")
+        progress(
+            "baseline \(name): \(options.devices) connections × \(options.window) in flight against a bare lws echo server\(name == "nginx" ? " behind nginx" : "")"
+        )
         let (loop, target) = (self.loop, ServiceLoop.ClientTarget(host: "127.0.0.1", port: port, path: "/ws"))
         let (connections, window, seconds) = (options.devices, options.window, options.seconds)
         let cpu = CPUMeter()
@@ -132,7 +137,9 @@ extension BenchRunner {
         let rate = result.seconds > 0 ? Double(result.frames) / result.seconds : 0
         report.add("baseline-\(name)", "throughput", rate, "echoes/s")
         report.add("baseline-\(name)", "frames", rate * 2, "frames/s (1 in, 1 out per echo)")
-        for (key, value) in result.latency.summary("send_to_echo").sorted(by: { $0.key < $1.key }) { report.add("baseline-\(name)", key, value, "ms") }
+        for (key, value) in result.latency.summary("send_to_echo").sorted(by: { $0.key < $1.key }) {
+            report.add("baseline-\(name)", key, value, "ms")
+        }
         report.add("baseline-\(name)", "generator_cpu", cpu.share * 100, "% of one core")
         let relayFrames = report.figures.first { $0.scenario == "roundtrip" && $0.metric == "frames" }?.value
         if let relayFrames, rate > 0 { report.add("baseline-\(name)", "relay_over_\(name)_frames", relayFrames / (rate * 2), "ratio") }

@@ -22,7 +22,9 @@ extension BenchRunner {
                 listen = "127.0.0.1:0"
                 setup_token = "\(secret)"
                 registrations_per_minute = 100000
-                """, keepalive: (pingSeconds: 1, pongSeconds: 3))
+                """,
+            keepalive: (pingSeconds: 1, pongSeconds: 3)
+        )
         defer { relay.stop() }
         let total = options.fuzzFrames
         let devices = try provision(relay, count: 12, sameUser: true)
@@ -39,7 +41,8 @@ extension BenchRunner {
 
         let companionToken = secret.replacingOccurrences(of: "-", with: "")
         var discoClaw = DiscoClawFuzzer(port: relay.discoClawPort)
-        guard let discoClawToken = discoClaw.register(setupToken: secret), let discoClawConversation = discoClaw.conversation(token: discoClawToken) else {
+        guard let discoClawToken = discoClaw.register(setupToken: secret), let discoClawConversation = discoClaw.conversation(token: discoClawToken)
+        else {
             throw BenchError("fuzz: could not register a DiscoClaw device")
         }
         let runs: [(name: String, path: String, port: Int, login: WireFuzzer.Login, seeds: [String])] = [
@@ -69,7 +72,9 @@ extension BenchRunner {
         // DiscoClaw's REST routes with mutated bodies, before (no or a wrong token) and after authentication.
         let restRequests = max(40, min(4_000, total / 10))
         for (name, token) in [("before-auth", nil), ("wrong-token", String(repeating: "0", count: 64)), ("after-auth", discoClawToken)] {
-            for (outcome, count) in discoClaw.run(count: restRequests, token: token, conversationID: discoClawConversation).sorted(by: { $0.key < $1.key }) {
+            for (outcome, count) in discoClaw.run(count: restRequests, token: token, conversationID: discoClawConversation).sorted(by: {
+                $0.key < $1.key
+            }) {
                 report.add("fuzz-discoclaw-rest-\(name)", "answered_\(outcome)", Double(count), "requests")
             }
             try requireAlive(relay, after: "discoclaw-rest-\(name)")
@@ -155,7 +160,8 @@ extension BenchRunner {
         guard let token = device.token, let fd = connectLoopback(port: port) else { return nil }
         var size: Int32 = 4096
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        let upgrade = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        let upgrade =
+            "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
         let auth = JSONValue.object([
             "type": .string("auth"), "protocolVersion": .int(1), "token": .string(token), "deviceId": .string(device.deviceID),

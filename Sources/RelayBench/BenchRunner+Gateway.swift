@@ -29,7 +29,14 @@ extension BenchRunner {
             }
         }
         let connected = UncheckedBox(try operators.value.get())
-        defer { try? onLoop { for op in connected.value { op.onFailure = nil; op.close() } } }
+        defer {
+            try? onLoop {
+                for op in connected.value {
+                    op.onFailure = nil
+                    op.close()
+                }
+            }
+        }
         let (window, seconds) = (options.window, options.seconds)
         let cpu = CPUMeter()
         let relayCPU = RelayCPUMeter(relay)
@@ -48,7 +55,9 @@ extension BenchRunner {
         let upstream = try startRelay(extra: "[gateway]\nlisten = \"127.0.0.1:\(port)\"\nauto_approve_loopback = true\n")
         defer { upstream.stop() }
         let relay = try startRelay(
-            extra: "[[backends]]\nname = \"up\"\nkind = \"openclaw\"\nurl = \"ws://127.0.0.1:\(port)\"\n", backend: "up")
+            extra: "[[backends]]\nname = \"up\"\nkind = \"openclaw\"\nurl = \"ws://127.0.0.1:\(port)\"\n",
+            backend: "up"
+        )
         defer { relay.stop() }
         let deadline = Date().addingTimeInterval(30)
         while !relay.metrics().contains("clawrelay_upstream_link{account=\"up\",state=\"connected\"} 1") {

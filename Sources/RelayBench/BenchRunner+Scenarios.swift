@@ -57,8 +57,11 @@ extension BenchRunner {
         }
         let last = relay.residentBytes()
         report.add(
-            "idle", "rss_growth_per_round_per_connection", (Double(last) - Double(reconnected)) / Double(options.idleRounds - 1) / Double(count),
-            "bytes")
+            "idle",
+            "rss_growth_per_round_per_connection",
+            (Double(last) - Double(reconnected)) / Double(options.idleRounds - 1) / Double(count),
+            "bytes"
+        )
     }
 
     /// Closes every device, then reconnects and authenticates them 256 at a time; returns the seconds it took.

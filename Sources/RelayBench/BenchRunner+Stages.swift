@@ -7,7 +7,13 @@ extension BenchRunner {
         let (loop, drain) = (self.loop, max(30, seconds))
         return try waitOnLoop(loop, timeout: seconds + drain + 60) { done in
             let driver = FixedRateDriver(
-                devices: devices.value, loop: loop, rate: rate, durationSeconds: seconds, drainSeconds: drain, prefix: prefix)
+                devices: devices.value,
+                loop: loop,
+                rate: rate,
+                durationSeconds: seconds,
+                drainSeconds: drain,
+                prefix: prefix
+            )
             driver.run { result in
                 _ = driver
                 done(result)

@@ -56,14 +56,20 @@ public final class BenchRunner {
 
     /// A fresh relay on a fresh data directory.
     func startRelay(
-        audit: Bool = true, replayCap: Int = 500, port: Int = 0, extra: String = "", backend: String = "echo",
+        audit: Bool = true,
+        replayCap: Int = 500,
+        port: Int = 0,
+        extra: String = "",
+        backend: String = "echo",
         keepalive: (pingSeconds: Int, pongSeconds: Int)? = nil
     ) throws -> RelayProcess {
         runCounter += 1
         let work = (options.workDirectory as NSString).appendingPathComponent("clawrelay-bench-\(getpid())-\(runCounter)")
         let relay = try RelayProcess(
-            binary: options.binary, workDirectory: work,
-            config: benchRelayConfig(port: port, audit: audit, replayCap: replayCap, extra: extra, backend: backend, keepalive: keepalive))
+            binary: options.binary,
+            workDirectory: work,
+            config: benchRelayConfig(port: port, audit: audit, replayCap: replayCap, extra: extra, backend: backend, keepalive: keepalive)
+        )
         try relay.start(pinning: pinning)
         return relay
     }
@@ -103,7 +109,12 @@ public final class BenchRunner {
         // Idle devices connected alongside the load (one fleet: its first device approves the
         // rest): what a relay with many phones online but quiet pays per message.
         if options.idleAlongside > 0 { progress("roundtrip: and \(options.idleAlongside) idle devices alongside") }
-        let fleet = try provision(relay, count: options.devices + options.idleAlongside, sameUser: false, concurrency: options.idleAlongside > 0 ? 128 : 64)
+        let fleet = try provision(
+            relay,
+            count: options.devices + options.idleAlongside,
+            sameUser: false,
+            concurrency: options.idleAlongside > 0 ? 128 : 64
+        )
         defer { release(fleet) }
         let devices = UncheckedBox(Array(fleet.value.prefix(options.devices)))
         let cpu = CPUMeter()
@@ -132,7 +143,11 @@ public final class BenchRunner {
     /// The figures of one roundtrip-style run. `item` names what one completion is ("messages",
     /// "turns"); `framesPerItem`, when known, adds a frames/s line for comparison with the baselines.
     func record(
-        _ scenario: String, _ result: RoundtripDriver.Result, generatorCPU: Double, relayCPU: (cpu: Double, wall: Double)? = nil, item: String = "messages",
+        _ scenario: String,
+        _ result: RoundtripDriver.Result,
+        generatorCPU: Double,
+        relayCPU: (cpu: Double, wall: Double)? = nil,
+        item: String = "messages",
         framesPerItem: Int? = 8
     ) {
         let rate = result.seconds > 0 ? Double(result.completed) / result.seconds : 0

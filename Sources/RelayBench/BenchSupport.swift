@@ -66,7 +66,9 @@ public struct BenchReport: Sendable {
     public func table() -> String {
         var lines = ["| scenario | metric | value | unit |", "|---|---|---:|---|"]
         for figure in figures {
-            let value = figure.value >= 100 || figure.value.rounded() == figure.value ? String(format: "%.0f", figure.value) : String(format: "%.3f", figure.value)
+            let value =
+                figure.value >= 100 || figure.value.rounded() == figure.value
+                ? String(format: "%.0f", figure.value) : String(format: "%.3f", figure.value)
             lines.append("| \(figure.scenario) | \(figure.metric) | \(value) | \(figure.unit) |")
         }
         return (lines + notes.map { "\n" + $0 }).joined(separator: "\n")
@@ -86,7 +88,11 @@ func progress(_ message: String) {
 }
 
 /// Blocks the calling (non-loop) thread until `body` reports on the loop, or `timeout` passes.
-func waitOnLoop<T: Sendable>(_ loop: any LoopExecutor, timeout: Double, _ body: @escaping @Sendable (@escaping @Sendable (T) -> Void) -> Void) throws -> T {
+func waitOnLoop<T: Sendable>(
+    _ loop: any LoopExecutor,
+    timeout: Double,
+    _ body: @escaping @Sendable (@escaping @Sendable (T) -> Void) -> Void
+) throws -> T {
     let box = Mutex<T?>(nil)
     let done = DispatchSemaphore(value: 0)
     loop.execute {
@@ -144,7 +150,12 @@ func freeLoopbackPort() -> Int {
 
 /// The relay's config for a bench run: limits opened up so the generator, not a rate limit, sets the pace.
 func benchRelayConfig(
-    port: Int = 0, audit: Bool, replayCap: Int, extra: String = "", backend: String = "echo", keepalive: (pingSeconds: Int, pongSeconds: Int)? = nil
+    port: Int = 0,
+    audit: Bool,
+    replayCap: Int,
+    extra: String = "",
+    backend: String = "echo",
+    keepalive: (pingSeconds: Int, pongSeconds: Int)? = nil
 ) -> String {
     """
     [admin]

@@ -13,7 +13,8 @@ struct CPUPinning: Sendable {
         guard cpus.count >= 2 else {
             let allowed = cpus.count == 1 ? "only CPU \(cpus[0])" : "no CPU it can read"
             throw BenchError(
-                "--pin needs two CPUs, one for the generator and one for the relay; this process may run on \(allowed) (sched_getaffinity)")
+                "--pin needs two CPUs, one for the generator and one for the relay; this process may run on \(allowed) (sched_getaffinity)"
+            )
         }
         return CPUPinning(generator: cpus[0], relay: cpus[1])
     }

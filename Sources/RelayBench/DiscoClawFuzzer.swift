@@ -27,7 +27,9 @@ struct DiscoClawFuzzer {
 
     /// Creates a conversation; returns its id.
     func conversation(token: String) -> String? {
-        guard let answer = exchange("POST", "/conversations", token: token, body: Array(#"{"title":"fuzz"}"#.utf8)), answer.status == 201 else { return nil }
+        guard let answer = exchange("POST", "/conversations", token: token, body: Array(#"{"title":"fuzz"}"#.utf8)), answer.status == 201 else {
+            return nil
+        }
         return JSONValue.parse(answer.body)?["id"]?.stringValue
     }
 
@@ -72,7 +74,8 @@ struct DiscoClawFuzzer {
             if read <= 0 { break }
             response += buffer[0..<read]
         }
-        guard response.count > 12, response.starts(with: Array("HTTP/1.1 ".utf8)), let status = Int(String(decoding: response[9..<12], as: UTF8.self)) else {
+        guard response.count > 12, response.starts(with: Array("HTTP/1.1 ".utf8)), let status = Int(String(decoding: response[9..<12], as: UTF8.self))
+        else {
             return nil
         }
         let separator = Array("\r\n\r\n".utf8)

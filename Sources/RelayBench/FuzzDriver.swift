@@ -89,7 +89,10 @@ final class FuzzDriver {
         case 6: return .text(#"{"type":"pair_decision","deviceId":"x","approve":"yes"}"#)
         case 7: return .text(#"{"type":"typing","active":true,"role":"assistant"}"#)
         case 8: return .text(#"{"type":"auth","protocolVersion":1,"token":"a.b.c","deviceId":"nope"}"#)
-        case 9: return .text(#"{"type":"message","id":"c_att\#(index)","content":"x","attachments":[{"type":"image","mimeType":"image/png","data":"!!"}]}"#)
+        case 9:
+            return .text(
+                #"{"type":"message","id":"c_att\#(index)","content":"x","attachments":[{"type":"image","mimeType":"image/png","data":"!!"}]}"#
+            )
         case 10:
             var bytes = Array(valid.utf8)
             for _ in 0..<3 { bytes[Int(next() % UInt64(bytes.count))] = UInt8(32 + next() % 90) }

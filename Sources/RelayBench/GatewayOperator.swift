@@ -74,8 +74,18 @@ final class GatewayOperator: ClientHandler {
         let scopes = ["operator.read", "operator.write"]
         let payload = DeviceAuth.payloadV3(
             DeviceAuth.SignedFields(
-                deviceID: deviceID, clientID: "bench", clientMode: "cli", role: "operator", scopes: scopes, signedAtMillis: signedAt,
-                token: sharedToken, nonce: nonce, platform: "linux", deviceFamily: ""))
+                deviceID: deviceID,
+                clientID: "bench",
+                clientMode: "cli",
+                role: "operator",
+                scopes: scopes,
+                signedAtMillis: signedAt,
+                token: sharedToken,
+                nonce: nonce,
+                platform: "linux",
+                deviceFamily: ""
+            )
+        )
         let signature = (try? key.signature(for: Array(payload.utf8))).map { Base64URL.encode(Array($0)) } ?? ""
         let params: JSONValue = .object([
             "minProtocol": .int(3), "maxProtocol": .int(3),

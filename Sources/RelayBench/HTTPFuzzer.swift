@@ -12,7 +12,8 @@ struct HTTPFuzzer {
 
     static let methods = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "CONNECT", "TRACE", "FOO", "G\u{1}ET"]
     static let paths = [
-        "/", "/ws", "/upload", "/download/a_x", "/version", "/api/projects", "/api/sessions", "/api/ask", "/healthz", "/metrics", "/auth/register", "/conversations", "/sync?since=-1",
+        "/", "/ws", "/upload", "/download/a_x", "/version", "/api/projects", "/api/sessions", "/api/ask", "/healthz", "/metrics", "/auth/register",
+        "/conversations", "/sync?since=-1",
         "/%00", "/../../etc/passwd", "/" + String(repeating: "a", count: 9_000), "*",
     ]
 
@@ -49,13 +50,21 @@ struct HTTPFuzzer {
         switch index % 9 {
         case 0: head += "Content-Length: -5\r\n"
         case 1: head += "Content-Length: 99999999999999999999\r\n"
-        case 2: head += "Content-Length: 100000\r\n"; body = Array(repeating: 0x41, count: 100)  // lies, then stops
-        case 3: head += "Transfer-Encoding: chunked\r\n"; body = Array("5\r\nhello\r\n0\r\n\r\n".utf8)
+        case 2:
+            head += "Content-Length: 100000\r\n"
+            body = Array(repeating: 0x41, count: 100)  // lies, then stops
+        case 3:
+            head += "Transfer-Encoding: chunked\r\n"
+            body = Array("5\r\nhello\r\n0\r\n\r\n".utf8)
         case 4: head += "X-Big: " + String(repeating: "b", count: 20_000) + "\r\n"
         case 5: head += "Authorization: Bearer " + String(repeating: "x", count: 3_000) + "\r\n"
-        case 6: head += "Content-Type: multipart/form-data; boundary=\(String(repeating: "-", count: 500))\r\nContent-Length: 10\r\n"; body = Array("0123456789".utf8)
+        case 6:
+            head += "Content-Type: multipart/form-data; boundary=\(String(repeating: "-", count: 500))\r\nContent-Length: 10\r\n"
+            body = Array("0123456789".utf8)
         case 7: head += "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"  // no key
-        default: head += "Content-Length: 2\r\n"; body = Array("{}".utf8)
+        default:
+            head += "Content-Length: 2\r\n"
+            body = Array("{}".utf8)
         }
         return Array((head + "\r\n").utf8) + body
     }

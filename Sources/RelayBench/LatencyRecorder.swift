@@ -1,3 +1,5 @@
+import Foundation
+
 /// Latency samples in microseconds, summarized as percentiles.
 struct LatencyRecorder: Sendable {
     private(set) var samples: [UInt64] = []
@@ -76,5 +78,3 @@ func nowMicros() -> UInt64 {
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1_000
 }
-
-import Foundation

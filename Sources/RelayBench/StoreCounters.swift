@@ -25,7 +25,9 @@ struct StoreCounters: Equatable, Sendable {
     /// What was counted between `earlier` and these counters.
     func since(_ earlier: StoreCounters) -> StoreCounters {
         StoreCounters(
-            transactions: transactions - earlier.transactions, operations: operations - earlier.operations,
-            busySeconds: busySeconds - earlier.busySeconds)
+            transactions: transactions - earlier.transactions,
+            operations: operations - earlier.operations,
+            busySeconds: busySeconds - earlier.busySeconds
+        )
     }
 }

@@ -20,7 +20,11 @@ public final class ChatApp {
         self.loop = loop
         state = ChatState(
             configuration: ChatConfiguration(
-                utcOffsetSeconds: TimeZone.current.secondsFromGMT(), bellOnActivity: bell, now: { SystemClock().nowMillis() }))
+                utcOffsetSeconds: TimeZone.current.secondsFromGMT(),
+                bellOnActivity: bell,
+                now: { SystemClock().nowMillis() }
+            )
+        )
         let post = inbox.post
         let deviceID = identity.deviceID
         let made = OperatorClient(target: target, identity: identity, loop: loop, logger: logger) { linkState, detail in
@@ -28,7 +32,14 @@ public final class ChatApp {
             case .connected: post(.connection(.connected))
             case .connecting: post(.connection(.connecting))
             case .awaitingApproval:
-                post(.connection(.disconnected(reason: "not paired yet: run  clawrelay devices approve \(deviceID)", retryInMillis: OperatorClient.maxRetryMillis)))
+                post(
+                    .connection(
+                        .disconnected(
+                            reason: "not paired yet: run  clawrelay devices approve \(deviceID)",
+                            retryInMillis: OperatorClient.maxRetryMillis
+                        )
+                    )
+                )
             default: post(.connection(.disconnected(reason: detail, retryInMillis: OperatorClient.maxRetryMillis)))
             }
         }
@@ -91,5 +102,10 @@ final class Inbox: Sendable {
 
     var post: @Sendable (ServerEvent) -> Void { { [self] event in events.withLock { $0.append(event) } } }
 
-    func take() -> [ServerEvent] { events.withLock { events in defer { events.removeAll() }; return events } }
+    func take() -> [ServerEvent] {
+        events.withLock { events in
+            defer { events.removeAll() }
+            return events
+        }
+    }
 }

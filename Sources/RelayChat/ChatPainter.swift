@@ -11,7 +11,13 @@ enum ChatPainter {
         var out: [Terminal.Placement] = []
         func bar(_ rect: ScreenRect, _ spans: [Terminal.Span], style: Terminal.Style) {
             let used = spans.reduce(0) { $0 + DisplayWidth.of($1.text) }
-            out.append(Terminal.Placement(row: rect.row, column: rect.column, spans: spans + [Terminal.Span(String(repeating: " ", count: max(0, rect.width - used)), style)]))
+            out.append(
+                Terminal.Placement(
+                    row: rect.row,
+                    column: rect.column,
+                    spans: spans + [Terminal.Span(String(repeating: " ", count: max(0, rect.width - used)), style)]
+                )
+            )
         }
         bar(layout.title, [Terminal.Span(screen.title, .title)], style: .title)
         if let sidebar = layout.sidebar {
@@ -23,7 +29,13 @@ enum ChatPainter {
         let pane = layout.conversation
         let rows = screen.conversation.rows.suffix(pane.height)
         for (index, row) in rows.enumerated() {
-            out.append(Terminal.Placement(row: pane.row + pane.height - rows.count + index, column: pane.column, spans: [Terminal.Span(row.text, style(row.style))]))
+            out.append(
+                Terminal.Placement(
+                    row: pane.row + pane.height - rows.count + index,
+                    column: pane.column,
+                    spans: [Terminal.Span(row.text, style(row.style))]
+                )
+            )
         }
         bar(layout.status, screen.status.map { Terminal.Span($0.text, style($0.style)) }, style: .status)
         for (index, text) in screen.input.rows.prefix(layout.input.height).enumerated() {

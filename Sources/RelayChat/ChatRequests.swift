@@ -19,7 +19,11 @@ enum ChatRequests {
         case .createConversation(let backend, let title):
             // A `backend:NAME:` key opens a conversation on that backend with its first message.
             let key = "backend:\(backend):\(title.map(slug) ?? String(Identifiers.newUUID().prefix(8)))"
-            post(.sessionCreated(SessionSummary(key: key, displayName: title ?? backend, backend: backend, unreadCount: 0, updatedAt: SystemClock().nowMillis())))
+            post(
+                .sessionCreated(
+                    SessionSummary(key: key, displayName: title ?? backend, backend: backend, unreadCount: 0, updatedAt: SystemClock().nowMillis())
+                )
+            )
         case .markRead(let key, let seq):
             client.call("sessions.markRead", ["key": .string(key), "seq": .int(seq)]) { _ in }
         case .fetchHistory(let key, let limit):

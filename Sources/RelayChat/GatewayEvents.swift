@@ -9,16 +9,27 @@ enum GatewayEvents {
         let named = session["displayName"]?.stringValue
         let displayName = named == key && backend(inKey: key) != nil ? String(key.split(separator: ":", maxSplits: 2)[2]) : named
         return SessionSummary(
-            key: key, displayName: displayName, backend: session["backend"]?.stringValue ?? backend(inKey: key),
-            unreadCount: session["unreadCount"]?.intValue.map(Int.init), lastReadSeq: session["lastReadSeq"]?.intValue,
-            updatedAt: session["updatedAt"]?.intValue ?? 0, preview: session["lastMessagePreview"]?.stringValue)
+            key: key,
+            displayName: displayName,
+            backend: session["backend"]?.stringValue ?? backend(inKey: key),
+            unreadCount: session["unreadCount"]?.intValue.map(Int.init),
+            lastReadSeq: session["lastReadSeq"]?.intValue,
+            updatedAt: session["updatedAt"]?.intValue ?? 0,
+            preview: session["lastMessagePreview"]?.stringValue
+        )
     }
 
     static func update(_ session: JSONValue) -> SessionUpdate? {
         guard let summary = summary(session) else { return nil }
         return SessionUpdate(
-            key: summary.key, displayName: summary.displayName, backend: summary.backend, unreadCount: summary.unreadCount,
-            lastReadSeq: summary.lastReadSeq, updatedAt: summary.updatedAt == 0 ? nil : summary.updatedAt, preview: summary.preview)
+            key: summary.key,
+            displayName: summary.displayName,
+            backend: summary.backend,
+            unreadCount: summary.unreadCount,
+            lastReadSeq: summary.lastReadSeq,
+            updatedAt: summary.updatedAt == 0 ? nil : summary.updatedAt,
+            preview: summary.preview
+        )
     }
 
     /// `backend:NAME:…` keys name their backend (a real gateway's list has no backend field).
@@ -32,7 +43,12 @@ enum GatewayEvents {
         let text = value["content"]?.arrayValue?.compactMap { $0["text"]?.stringValue }.joined() ?? value["content"]?.stringValue ?? ""
         let role: ChatModel.ChatRole = value["role"]?.stringValue == "user" ? .user : .assistant
         return ChatMessage(
-            id: value["id"]?.stringValue ?? fallbackID, seq: value["seq"]?.intValue, role: role, text: text, timestamp: value["timestamp"]?.intValue ?? now)
+            id: value["id"]?.stringValue ?? fallbackID,
+            seq: value["seq"]?.intValue,
+            role: role,
+            text: text,
+            timestamp: value["timestamp"]?.intValue ?? now
+        )
     }
 
     /// A `chat` event of a run this client did not start (another device's, or after a reconnect).

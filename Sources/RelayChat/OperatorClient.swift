@@ -27,10 +27,23 @@ public final class OperatorClient {
     /// Longest wait between tries while the link is down or awaiting approval: a person is waiting.
     public static let maxRetryMillis = 3_000
 
-    public init(target: ServiceLoop.ClientTarget, identity: AccountIdentity, loop: ServiceLoop, logger: Logger, onState: @escaping (LinkState, String) -> Void) {
+    public init(
+        target: ServiceLoop.ClientTarget,
+        identity: AccountIdentity,
+        loop: ServiceLoop,
+        logger: Logger,
+        onState: @escaping (LinkState, String) -> Void
+    ) {
         link = OpenClawLink(
-            name: "chat", target: target, identity: identity, loop: loop, logger: logger,
-            hello: .operatorClient(displayName: "clawrelay chat"), maxBackoffMillis: Self.maxRetryMillis, onState: onState)
+            name: "chat",
+            target: target,
+            identity: identity,
+            loop: loop,
+            logger: logger,
+            hello: .operatorClient(displayName: "clawrelay chat"),
+            maxBackoffMillis: Self.maxRetryMillis,
+            onState: onState
+        )
         link.onEvent = { [weak self] name, payload in self?.handle(name, payload) }
         link.onDown = { [weak self] in self?.dropRuns() }
     }

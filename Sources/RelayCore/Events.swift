@@ -35,8 +35,16 @@ public struct ChatEvent: Sendable, Equatable, Codable {
     public var turn: TurnRef?
 
     public init(
-        id: String, seq: Int64, userID: String, conversationID: String, role: ChatRole, content: String, timestampMillis: Int64,
-        deviceID: String?, attachmentsJSON: String?, turn: TurnRef? = nil
+        id: String,
+        seq: Int64,
+        userID: String,
+        conversationID: String,
+        role: ChatRole,
+        content: String,
+        timestampMillis: Int64,
+        deviceID: String?,
+        attachmentsJSON: String?,
+        turn: TurnRef? = nil
     ) {
         self.id = id
         self.seq = seq
@@ -95,7 +103,13 @@ public struct TurnFailure: Sendable, Equatable, Codable {
     public var answerID: String?
 
     public init(
-        turn: TurnRef, conversationID: String, userID: String, cause: Cause, reason: String, timestampMillis: Int64, answerID: String? = nil
+        turn: TurnRef,
+        conversationID: String,
+        userID: String,
+        cause: Cause,
+        reason: String,
+        timestampMillis: Int64,
+        answerID: String? = nil
     ) {
         self.answerID = answerID
         self.turn = turn

@@ -72,7 +72,17 @@ public final class MDNSAdvertiser: @unchecked Sendable {
             var list: UnsafeMutablePointer<AvahiStringList>?
             for entry in service.txt { list = avahi_string_list_add(list, entry) }
             let result = avahi_entry_group_add_service_strlst(
-                group, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), AvahiPublishFlags(0), service.name, service.type, nil, nil, UInt16(service.port), list)
+                group,
+                AvahiIfIndex(AVAHI_IF_UNSPEC),
+                AvahiProtocol(AVAHI_PROTO_UNSPEC),
+                AvahiPublishFlags(0),
+                service.name,
+                service.type,
+                nil,
+                nil,
+                UInt16(service.port),
+                list
+            )
             avahi_string_list_free(list)
             if result < 0 { logger.warning("mDNS: cannot add \(service.type): \(String(cString: avahi_strerror(result)))") }
         }

@@ -13,8 +13,13 @@ public struct HTTPRequest: Sendable {
     public var allowSelfSigned: Bool
 
     public init(
-        url: String, method: String = "POST", headers: [(name: String, value: String)] = [], body: [UInt8] = [], timeoutMillis: Int = 10_000,
-        maxResponseBytes: Int = HTTPResponse.maxBodyBytes, allowSelfSigned: Bool = false
+        url: String,
+        method: String = "POST",
+        headers: [(name: String, value: String)] = [],
+        body: [UInt8] = [],
+        timeoutMillis: Int = 10_000,
+        maxResponseBytes: Int = HTTPResponse.maxBodyBytes,
+        allowSelfSigned: Bool = false
     ) {
         self.url = url
         self.method = method

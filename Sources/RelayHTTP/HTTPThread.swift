@@ -47,7 +47,10 @@ final class HTTPThread: @unchecked Sendable {
         multi = Self.curlReady ? curl_multi_init() : nil
         guard let multi else {
             logger.error("libcurl could not start; every HTTP request will fail", metadata: ["thread": "\(name)"])
-            mailbox.withLock { $0.refusal = "libcurl could not start"; $0.multiClosed = true }
+            mailbox.withLock {
+                $0.refusal = "libcurl could not start"
+                $0.multiClosed = true
+            }
             return
         }
         // Concurrent requests to one endpoint share one HTTP/2 connection; idle ones stay cached.
@@ -82,7 +85,9 @@ final class HTTPThread: @unchecked Sendable {
             if box.queued.count == 1, let multi { _ = curl_multi_wakeup(multi) }
             return (nil, false)
         }
-        if reportFull { logger.warning("HTTP requests refused: too many outstanding", metadata: ["thread": "\(name)", "limit": "\(maxOutstanding)"]) }
+        if reportFull {
+            logger.warning("HTTP requests refused: too many outstanding", metadata: ["thread": "\(name)", "limit": "\(maxOutstanding)"])
+        }
         if let refusal { completion(.failure(.transport(refusal))) }
     }
 

@@ -58,18 +58,26 @@ final class HTTPTransfer {
             relay_curl_set_long(easy, CURLOPT_TCP_KEEPALIVE, 1),
             relay_curl_set_str(easy, CURLOPT_USERAGENT, userAgent),
             relay_curl_set_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer),
-            relay_curl_set_write_callback(easy, { data, size, count, user in
-                let length = size * count
-                guard let data, let user else { return length }
-                Unmanaged<HTTPTransfer>.fromOpaque(user).takeUnretainedValue().receiveBody(UnsafeRawBufferPointer(start: data, count: length))
-                return length
-            }, opaque),
-            relay_curl_set_header_callback(easy, { data, size, count, user in
-                let length = size * count
-                guard let data, let user else { return length }
-                Unmanaged<HTTPTransfer>.fromOpaque(user).takeUnretainedValue().receiveHeader(UnsafeRawBufferPointer(start: data, count: length))
-                return length
-            }, opaque),
+            relay_curl_set_write_callback(
+                easy,
+                { data, size, count, user in
+                    let length = size * count
+                    guard let data, let user else { return length }
+                    Unmanaged<HTTPTransfer>.fromOpaque(user).takeUnretainedValue().receiveBody(UnsafeRawBufferPointer(start: data, count: length))
+                    return length
+                },
+                opaque
+            ),
+            relay_curl_set_header_callback(
+                easy,
+                { data, size, count, user in
+                    let length = size * count
+                    guard let data, let user else { return length }
+                    Unmanaged<HTTPTransfer>.fromOpaque(user).takeUnretainedValue().receiveHeader(UnsafeRawBufferPointer(start: data, count: length))
+                    return length
+                },
+                opaque
+            ),
         ]
         if let caFile { codes.append(relay_curl_set_str(easy, CURLOPT_CAINFO, caFile)) }
         codes += setMethodAndBody(request)

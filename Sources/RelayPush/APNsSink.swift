@@ -27,7 +27,8 @@ final class APNsSink: PushSink {
         "BadCertificate", "BadCertificateEnvironment", "Forbidden",
     ]
 
-    init(settings: PushSettings.APNs, token: APNsToken, http: any HTTPSending, queue: PushQueue, retry: RetryPolicy, clock: any Clock, logger: Logger) {
+    init(settings: PushSettings.APNs, token: APNsToken, http: any HTTPSending, queue: PushQueue, retry: RetryPolicy, clock: any Clock, logger: Logger)
+    {
         self.settings = settings
         self.token = token
         self.http = http
@@ -41,8 +42,15 @@ final class APNsSink: PushSink {
         guard let target else { return done(SinkResult()) }
         var result = SinkResult()
         let base = PushAttempt(
-            timeMillis: clock.nowMillis(), deviceID: target.deviceID, conversationID: delivery.push.conversationID, sink: name, target: target.redacted,
-            status: 0, outcome: .skipped, reason: "")
+            timeMillis: clock.nowMillis(),
+            deviceID: target.deviceID,
+            conversationID: delivery.push.conversationID,
+            sink: name,
+            target: target.redacted,
+            status: 0,
+            outcome: .skipped,
+            reason: ""
+        )
         if let unhealthy {
             result.attempts.append(with(base, status: 0, .skipped, "APNs is misconfigured: \(unhealthy)"))
             return done(result)
@@ -51,7 +59,13 @@ final class APNsSink: PushSink {
     }
 
     private func attempt(
-        _ number: Int, _ delivery: PushDelivery, _ target: PushTarget, body: String, reminted: Bool, result: SinkResult, base: PushAttempt,
+        _ number: Int,
+        _ delivery: PushDelivery,
+        _ target: PushTarget,
+        body: String,
+        reminted: Bool,
+        result: SinkResult,
+        base: PushAttempt,
         done: @escaping (SinkResult) -> Void
     ) {
         var result = result
@@ -76,15 +90,23 @@ final class APNsSink: PushSink {
                 ("apns-collapse-id", Self.collapseID(delivery.push.conversationID)),
                 ("apns-id", delivery.push.id), ("content-type", "application/json"),
             ],
-            body: Array(payload.utf8))
+            body: Array(payload.utf8)
+        )
         queue.send(request, via: http) { [self] answer in
             handle(answer, number, delivery, target, body: body, reminted: reminted, result: result, base: base, done: done)
         }
     }
 
     private func handle(
-        _ answer: Result<HTTPResponse, HTTPFailure>, _ number: Int, _ delivery: PushDelivery, _ target: PushTarget, body: String, reminted: Bool,
-        result: SinkResult, base: PushAttempt, done: @escaping (SinkResult) -> Void
+        _ answer: Result<HTTPResponse, HTTPFailure>,
+        _ number: Int,
+        _ delivery: PushDelivery,
+        _ target: PushTarget,
+        body: String,
+        reminted: Bool,
+        result: SinkResult,
+        base: PushAttempt,
+        done: @escaping (SinkResult) -> Void
     ) {
         var result = result
         /// Records this try and goes on with the next, at once or after the back-off.
@@ -141,7 +163,8 @@ final class APNsSink: PushSink {
         unhealthy = reason
         logger.error(
             "APNs refused the relay's configuration; no APNs pushes until it is fixed and the relay restarted",
-            metadata: ["reason": "\(reason)", "topic": "\(settings.topic)", "key_id": "\(settings.keyID)", "endpoint": "\(settings.endpoint)"])
+            metadata: ["reason": "\(reason)", "topic": "\(settings.topic)", "key_id": "\(settings.keyID)", "endpoint": "\(settings.endpoint)"]
+        )
     }
 
     private func with(_ base: PushAttempt, status: Int, _ outcome: PushAttempt.Outcome, _ reason: String) -> PushAttempt {

@@ -24,40 +24,51 @@ class HTTPPostSink {
     /// Posts `request()` (rebuilt per try) and reports every try; `verdict` may override how a
     /// response ends (a webhook's 410).
     func post(
-        _ request: @escaping () -> HTTPRequest, base: PushAttempt, number: Int = 1, result: SinkResult = SinkResult(),
-        verdict: @escaping (HTTPResponse) -> (PushAttempt.Outcome, String)? = { _ in nil }, done: @escaping (SinkResult) -> Void
+        _ request: @escaping () -> HTTPRequest,
+        base: PushAttempt,
+        number: Int = 1,
+        result: SinkResult = SinkResult(),
+        verdict: @escaping (HTTPResponse) -> (PushAttempt.Outcome, String)? = { _ in nil },
+        done: @escaping (SinkResult) -> Void
     ) {
         queue.send(request(), via: http) { [self] answer in
-                var result = result
-                var attempt = base
-                attempt.timeMillis = clock.nowMillis()
-                let transient: Bool
-                switch answer {
-                case .failure(let failure):
-                    (attempt.status, attempt.reason, transient) = (0, "\(failure)", true)
-                    attempt.outcome = .failed
-                case .success(let response):
-                    (attempt.status, attempt.reason, transient) = (response.status, response.reason, response.isTransient)
-                    attempt.outcome = response.isSuccess ? .sent : .failed
-                    if let (outcome, reason) = verdict(response) { (attempt.outcome, attempt.reason) = (outcome, reason) }
-                }
-                guard attempt.outcome == .failed, transient, number < retry.tries else {
-                    result.attempts.append(attempt)
-                    return done(result)
-                }
-                attempt.outcome = .retrying
+            var result = result
+            var attempt = base
+            attempt.timeMillis = clock.nowMillis()
+            let transient: Bool
+            switch answer {
+            case .failure(let failure):
+                (attempt.status, attempt.reason, transient) = (0, "\(failure)", true)
+                attempt.outcome = .failed
+            case .success(let response):
+                (attempt.status, attempt.reason, transient) = (response.status, response.reason, response.isTransient)
+                attempt.outcome = response.isSuccess ? .sent : .failed
+                if let (outcome, reason) = verdict(response) { (attempt.outcome, attempt.reason) = (outcome, reason) }
+            }
+            guard attempt.outcome == .failed, transient, number < retry.tries else {
                 result.attempts.append(attempt)
-                let soFar = result
-                queue.run(afterMillis: retry.delayMillis(afterTry: number)) { [self] in
-                    post(request, base: base, number: number + 1, result: soFar, verdict: verdict, done: done)
-                }
+                return done(result)
+            }
+            attempt.outcome = .retrying
+            result.attempts.append(attempt)
+            let soFar = result
+            queue.run(afterMillis: retry.delayMillis(afterTry: number)) { [self] in
+                post(request, base: base, number: number + 1, result: soFar, verdict: verdict, done: done)
+            }
         }
     }
 
     func attempt(_ delivery: PushDelivery, sink: String, target: String) -> PushAttempt {
         PushAttempt(
-            timeMillis: clock.nowMillis(), deviceID: delivery.push.deviceID, conversationID: delivery.push.conversationID, sink: sink, target: target,
-            status: 0, outcome: .failed, reason: "")
+            timeMillis: clock.nowMillis(),
+            deviceID: delivery.push.deviceID,
+            conversationID: delivery.push.conversationID,
+            sink: sink,
+            target: target,
+            status: 0,
+            outcome: .failed,
+            reason: ""
+        )
     }
 }
 
@@ -132,7 +143,8 @@ final class WebhookSink: HTTPPostSink, PushSink {
                 "event": .string(push.eventName), "user": .string(push.userID), "device": .string(push.deviceID),
                 "conversation": .string(push.conversationID), "title": .string(delivery.content.title), "body": .string(delivery.content.body),
                 "seq": .int(push.lastSeq), "count": .int(Int64(push.count)), "ts": .int(clock.nowMillis() / 1000),
-            ]).encoded().utf8)
+            ]).encoded().utf8
+        )
         let (url, secret, clock) = (settings.url, settings.secret, self.clock)
         let request = {
             // Signed per try: the timestamp is the send's, so a receiver's freshness window holds.
@@ -142,15 +154,22 @@ final class WebhookSink: HTTPPostSink, PushSink {
                 headers: [
                     ("Content-Type", "application/json"), ("X-ClawRelay-Timestamp", "\(timestamp)"),
                     ("X-ClawRelay-Signature", Self.signature(secret: secret, timestamp: timestamp, body: body)),
-                ], body: body)
+                ],
+                body: body
+            )
         }
-        post(request, base: base, verdict: { [self] response in
-            guard response.status == 410 else { return nil }
-            if !disabled {
-                disabled = true
-                logger.warning("webhook answered 410 Gone; disabled until the relay restarts", metadata: ["webhook": "\(name)"])
-            }
-            return (.failed, "410 Gone: disabled")
-        }, done: done)
+        post(
+            request,
+            base: base,
+            verdict: { [self] response in
+                guard response.status == 410 else { return nil }
+                if !disabled {
+                    disabled = true
+                    logger.warning("webhook answered 410 Gone; disabled until the relay restarts", metadata: ["webhook": "\(name)"])
+                }
+                return (.failed, "410 Gone: disabled")
+            },
+            done: done
+        )
     }
 }

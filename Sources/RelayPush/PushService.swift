@@ -34,7 +34,9 @@ public final class PushService: PushDispatcher {
         let reply = LoopBound(completion, loop: loop)
         let loop = self.loop
         queue.run { [self] in
-            var jobs: [(any PushSink, PushTarget?)] = delivery.device.targets.map { target in (sinks[target.kind], target) }.compactMap { sink, target in
+            var jobs: [(any PushSink, PushTarget?)] = delivery.device.targets.map { target in (sinks[target.kind], target) }.compactMap {
+                sink,
+                target in
                 sink.map { ($0, target) }
             }
             jobs += webhooks.map { ($0, nil) }

@@ -47,7 +47,9 @@ struct MetricsText {
 
     /// A summary: per series, its quantiles (left out while it has no samples), `_sum` and `_count`.
     mutating func addSummary(
-        _ name: String, _ help: String, _ series: [(labels: String, quantiles: [(Double, Double)], sum: Double, count: Double)]
+        _ name: String,
+        _ help: String,
+        _ series: [(labels: String, quantiles: [(Double, Double)], sum: Double, count: Double)]
     ) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) summary\n"
         for one in series {

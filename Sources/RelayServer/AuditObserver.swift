@@ -28,9 +28,18 @@ final class AuditObserver: FrameObserver {
         guard let audit, !unaudited.contains(record.listener) else { return }
         audit.append(
             AuditEntry(
-                timeMillis: record.timeMillis, connectionID: record.connectionID, protocolName: record.listener,
-                direction: record.direction.rawValue, kind: record.kind.rawValue, deviceID: record.deviceID, userID: record.userID,
-                opcode: record.opcode, size: record.size, body: ""),
-            raw: record.body)
+                timeMillis: record.timeMillis,
+                connectionID: record.connectionID,
+                protocolName: record.listener,
+                direction: record.direction.rawValue,
+                kind: record.kind.rawValue,
+                deviceID: record.deviceID,
+                userID: record.userID,
+                opcode: record.opcode,
+                size: record.size,
+                body: ""
+            ),
+            raw: record.body
+        )
     }
 }

@@ -25,10 +25,14 @@ struct DataDirectory {
             throw StartupFailure(description: "cannot create the data directory \(path): \(Self.reason(error))")
         }
         guard access(path, W_OK) == 0 else {
-            throw StartupFailure(description: "the data directory \(path) is not writable by this user (uid \(getuid())); fix its owner or permissions")
+            throw StartupFailure(
+                description: "the data directory \(path) is not writable by this user (uid \(getuid())); fix its owner or permissions"
+            )
         }
         let tightened = tighten()
-        if tightened > 0 { logger.notice("made the data directory private (0700 folders, 0600 files)", metadata: ["path": "\(path)", "changed": "\(tightened)"]) }
+        if tightened > 0 {
+            logger.notice("made the data directory private (0700 folders, 0600 files)", metadata: ["path": "\(path)", "changed": "\(tightened)"])
+        }
         try lock()
     }
 
@@ -56,7 +60,9 @@ struct DataDirectory {
             let count = read(fd, &buffer, buffer.count)
             close(fd)
             let pid = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw StartupFailure(description: "another relay (pid \(pid.isEmpty ? "unknown" : pid)) is serving \(path); stop it first or use another data_dir")
+            throw StartupFailure(
+                description: "another relay (pid \(pid.isEmpty ? "unknown" : pid)) is serving \(path); stop it first or use another data_dir"
+            )
         }
         let text = "\(getpid())\n"
         ftruncate(fd, 0)

@@ -32,24 +32,28 @@ final class OperatorDesk {
 
     private func poll() {
         let after = lastCommand
-        store.perform({ db in try OperatorQueries.pending(db, after: after) }) { [self] result in
-            defer { schedulePoll() }
-            guard case .success(let commands) = result else { return }
-            for command in commands {
-                lastCommand = max(lastCommand, command.id)
-                run(command)
+        store.perform(
+            { db in try OperatorQueries.pending(db, after: after) },
+            completion: { [self] result in
+                defer { schedulePoll() }
+                guard case .success(let commands) = result else { return }
+                for command in commands {
+                    lastCommand = max(lastCommand, command.id)
+                    run(command)
+                }
             }
-        }
+        )
     }
 
     private func run(_ command: OperatorCommand) {
         let finish: (String) -> Void = { [store, clock] outcome in
-            store.perform({ db in try OperatorQueries.complete(db, id: command.id, result: outcome, at: clock.nowMillis()) }) { _ in }
+            store.perform({ db in try OperatorQueries.complete(db, id: command.id, result: outcome, at: clock.nowMillis()) }, completion: { _ in })
         }
         switch command.action {
         case .approve, .deny:
             let approve = command.action == .approve
-            if bridges.contains(where: { $0.resolvePending(deviceID: command.deviceID, approve: approve, userID: command.userID, completion: finish) }) {
+            if bridges.contains(where: { $0.resolvePending(deviceID: command.deviceID, approve: approve, userID: command.userID, completion: finish) }
+            ) {
                 return
             }
             if approve {

@@ -22,7 +22,11 @@ extension Relay {
     /// Builds every `[[backends]]` entry; upstream accounts report their link through
     /// `onState(name, kind, state, detail)` on the loop.
     static func makeBackends(
-        _ config: RelayConfig, accountsDirectory: String, loop: ServiceLoop, logger: Logger, http: () -> HTTPClient,
+        _ config: RelayConfig,
+        accountsDirectory: String,
+        loop: ServiceLoop,
+        logger: Logger,
+        http: () -> HTTPClient,
         onState: @escaping (String, String, LinkState, String) -> Void
     ) throws -> BuiltBackends {
         var built = BuiltBackends()
@@ -37,37 +41,76 @@ extension Relay {
                 try requireExecutable(command, backend: name)
                 built.backends.append(
                     CommandBackend(
-                        name: name, command: command, timeoutSeconds: timeout, maxSeconds: maxSeconds, environment: environment, logger: logger))
+                        name: name,
+                        command: command,
+                        timeoutSeconds: timeout,
+                        maxSeconds: maxSeconds,
+                        environment: environment,
+                        logger: logger
+                    )
+                )
             case .claudeCode(let claude):
                 try requireExecutable(claude.command, backend: name)
                 built.backends.append(
                     ClaudeCodeBackend(
-                        name: name, command: claude.command, timeoutSeconds: claude.timeoutSeconds, maxSeconds: claude.maxSeconds,
-                        environment: claude.environment, workingDirectory: claude.workingDirectory, extraArguments: claude.extraArguments,
-                        logger: logger))
+                        name: name,
+                        command: claude.command,
+                        timeoutSeconds: claude.timeoutSeconds,
+                        maxSeconds: claude.maxSeconds,
+                        environment: claude.environment,
+                        workingDirectory: claude.workingDirectory,
+                        extraArguments: claude.extraArguments,
+                        logger: logger
+                    )
+                )
             case .openclaw(let url, let sessionKey, let allowSelfSigned, let exposeNodes):
                 let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
                 if exposeNodes { built.exposed.append(NodePassthrough.Account(name: name, target: target)) }
                 let upstream = try OpenClawBackend(
-                    name: name, target: target, sessionKey: sessionKey, accountsDirectory: accountsDirectory, loop: loop, logger: logger,
-                    onState: report)
+                    name: name,
+                    target: target,
+                    sessionKey: sessionKey,
+                    accountsDirectory: accountsDirectory,
+                    loop: loop,
+                    logger: logger,
+                    onState: report
+                )
                 built.connects.append { upstream.connect() }
                 built.backends.append(upstream)
             case .companion(let url, let token, let workingDirectory, let allowSelfSigned):
                 let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
                 let upstream = CompanionBackend(
-                    name: name, target: target, token: token, workingDirectory: workingDirectory, loop: loop, logger: logger, onState: report)
+                    name: name,
+                    target: target,
+                    token: token,
+                    workingDirectory: workingDirectory,
+                    loop: loop,
+                    logger: logger,
+                    onState: report
+                )
                 built.connects.append { upstream.connect() }
                 built.backends.append(upstream)
             case .clawline(let url, let deviceName, let allowSelfSigned):
                 // A provider's frames are single events; 8 MiB leaves room for long answers and bounds the rest.
                 let target = ServiceLoop.ClientTarget(
-                    host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned, maxMessageBytes: 8 << 20)
+                    host: url.host,
+                    port: url.port,
+                    path: url.path,
+                    tls: url.tls,
+                    allowSelfSigned: allowSelfSigned,
+                    maxMessageBytes: 8 << 20
+                )
                 let upstream: ClawlineBackend
                 do {
                     upstream = try ClawlineBackend(
-                        name: name, target: target, deviceName: deviceName, accountsDirectory: accountsDirectory, loop: loop, logger: logger,
-                        onState: report)
+                        name: name,
+                        target: target,
+                        deviceName: deviceName,
+                        accountsDirectory: accountsDirectory,
+                        loop: loop,
+                        logger: logger,
+                        onState: report
+                    )
                 } catch {
                     throw StartupFailure(description: "[[backends]] \(name): \(error)")
                 }
@@ -75,10 +118,25 @@ extension Relay {
                 built.backends.append(upstream)
             case .discoclaw(let url, let credential, let allowSelfSigned, let titlePrefix):
                 let target = ServiceLoop.ClientTarget(
-                    host: url.host, port: url.port, path: url.prefix + "/ws", tls: url.tls, allowSelfSigned: allowSelfSigned, maxMessageBytes: 4 << 20)
+                    host: url.host,
+                    port: url.port,
+                    path: url.prefix + "/ws",
+                    tls: url.tls,
+                    allowSelfSigned: allowSelfSigned,
+                    maxMessageBytes: 4 << 20
+                )
                 let upstream = DiscoClawBackend(
-                    name: name, baseURL: url.description, target: target, credential: credential, titlePrefix: titlePrefix,
-                    accountsDirectory: accountsDirectory, client: http(), loop: loop, logger: logger, onState: report)
+                    name: name,
+                    baseURL: url.description,
+                    target: target,
+                    credential: credential,
+                    titlePrefix: titlePrefix,
+                    accountsDirectory: accountsDirectory,
+                    client: http(),
+                    loop: loop,
+                    logger: logger,
+                    onState: report
+                )
                 built.connects.append { upstream.connect() }
                 built.backends.append(upstream)
             }

@@ -14,7 +14,8 @@ extension Relay {
             }
             if notAfter < Date() {
                 throw StartupFailure(
-                    description: "[\(section)] tls_cert \(path) expired on \(ISO8601DateFormatter().string(from: notAfter)); renew it")
+                    description: "[\(section)] tls_cert \(path) expired on \(ISO8601DateFormatter().string(from: notAfter)); renew it"
+                )
             }
         }
     }
@@ -24,7 +25,8 @@ extension Relay {
         guard let program = command.first, executable(program) else {
             let program = command.first ?? ""
             throw StartupFailure(
-                description: "[[backends]] \(backend): the program \(program) is missing or not executable (a bare name is looked up in PATH)")
+                description: "[[backends]] \(backend): the program \(program) is missing or not executable (a bare name is looked up in PATH)"
+            )
         }
     }
 

@@ -21,7 +21,9 @@ struct PushWiring {
             }
             if let mode = (try? FileManager.default.attributesOfItem(atPath: apns.keyFile))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
                 logger.warning(
-                    "the APNs key file is readable by other users; chmod 600 it", metadata: ["file": "\(apns.keyFile)", "mode": "\(String(mode, radix: 8))"])
+                    "the APNs key file is readable by other users; chmod 600 it",
+                    metadata: ["file": "\(apns.keyFile)", "mode": "\(String(mode, radix: 8))"]
+                )
             }
             settings.apns = apns
         }
@@ -41,7 +43,11 @@ struct PushWiring {
             client.shutdown()
             throw StartupFailure(description: "[push] apns_key_file \(settings.apns?.keyFile ?? ""): not a .p8 (PKCS #8 P-256) key: \(error)")
         }
-        let core = Pushes.Settings(delayMillis: Int64(settings.delaySeconds) * 1000, quietHours: quiet, longRunMillis: Int64(settings.longRunSeconds) * 1000)
+        let core = Pushes.Settings(
+            delayMillis: Int64(settings.delaySeconds) * 1000,
+            quietHours: quiet,
+            longRunMillis: Int64(settings.longRunSeconds) * 1000
+        )
         loop.execute(with: hub) { hub in hub.pushes.enable(journal: journal, dispatcher: service, settings: core) }
         var sinks = settings.apns.map { ["apns (\($0.endpoint), topic \($0.topic))"] } ?? []
         sinks.append("ntfy (\(settings.ntfyURL))")
@@ -49,8 +55,10 @@ struct PushWiring {
         logger.info(
             "push on",
             metadata: [
-                "sinks": "\(sinks.joined(separator: ", "))", "delay_seconds": "\(settings.delaySeconds)", "quiet_hours": "\(settings.quietHours ?? "none")",
-            ])
+                "sinks": "\(sinks.joined(separator: ", "))", "delay_seconds": "\(settings.delaySeconds)",
+                "quiet_hours": "\(settings.quietHours ?? "none")",
+            ]
+        )
         return PushWiring(client: client, service: service)
     }
 
@@ -60,14 +68,20 @@ struct PushWiring {
         let outcomes: [PushAttempt.Outcome] = [.sent, .retrying, .failed, .retired, .skipped]
         let sinks = Set(["apns", "ntfy"]).union(pushes.counts.keys).sorted()
         metrics.add(
-            "clawrelay_push_attempts_total", "counter", "Push send attempts by sink and outcome.",
-            sinks.flatMap { sink in outcomes.map { ("sink=\"\(sink)\",outcome=\"\($0.rawValue)\"", Double(pushes.counts[sink]?[$0] ?? 0)) } })
+            "clawrelay_push_attempts_total",
+            "counter",
+            "Push send attempts by sink and outcome.",
+            sinks.flatMap { sink in outcomes.map { ("sink=\"\(sink)\",outcome=\"\($0.rawValue)\"", Double(pushes.counts[sink]?[$0] ?? 0)) } }
+        )
         metrics.add("clawrelay_push_pending", "gauge", "Pushes waiting for their delay or quiet hours.", Double(pushes.pendingCount))
         metrics.add("clawrelay_push_cancelled_total", "counter", "Pushes dropped because the user read or returned.", Double(pushes.cancelledCount))
         if let health = service?.health(), !health.isEmpty {
             metrics.add(
-                "clawrelay_push_sink_healthy", "gauge", "1 while a sink works, 0 after a configuration error or a 410 from a webhook.",
-                health.map { ("sink=\"\($0.sink)\"", $0.problem == nil ? 1 : 0) })
+                "clawrelay_push_sink_healthy",
+                "gauge",
+                "1 while a sink works, 0 after a configuration error or a 410 from a webhook.",
+                health.map { ("sink=\"\($0.sink)\"", $0.problem == nil ? 1 : 0) }
+            )
         }
     }
 }

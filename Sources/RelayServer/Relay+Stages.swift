@@ -14,6 +14,8 @@ extension Relay {
         }
         metrics.addSummary(
             "clawrelay_message_stage_seconds",
-            "Time relayed messages spent in each stage of their path since start (quantiles from log buckets, within ~3 %).", series)
+            "Time relayed messages spent in each stage of their path since start (quantiles from log buckets, within ~3 %).",
+            series
+        )
     }
 }

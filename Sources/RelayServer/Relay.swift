@@ -1,12 +1,12 @@
 import ClawlineBridge
 import CompanionBridge
 import DiscoClawBridge
-import GatewayBridge
 import Foundation
+import GatewayBridge
 import LocalBridge
 import Logging
-import RelayDiscovery
 import RelayCore
+import RelayDiscovery
 import RelayHTTP
 import RelayStore
 import RelayTransport
@@ -46,7 +46,8 @@ public final class Relay {
         let dataDirectory = config.dataDirectory
         guard config.admin != nil || config.clawline != nil || config.gateway != nil || config.companion != nil || config.discoClaw != nil else {
             throw StartupFailure(
-                description: "nothing to serve: the configuration has no listener; add [clawline], [gateway], [companion], [discoclaw] or [admin]")
+                description: "nothing to serve: the configuration has no listener; add [clawline], [gateway], [companion], [discoclaw] or [admin]"
+            )
         }
         try Self.checkCertificates(config)
         try DataDirectory(path: dataDirectory).open(logger: logger)
@@ -67,29 +68,56 @@ public final class Relay {
 
         try store.write { try AccountQueries.clear($0) }
         let accountsDirectory = (dataDirectory as NSString).appendingPathComponent("accounts")
-        let built = try Self.makeBackends(config, accountsDirectory: accountsDirectory, loop: loop, logger: logger, http: { [unowned self] in upstreamClient() }) {
-            [unowned self] name, kind, state, detail in self.accountChanged(name, kind: kind, state, detail)
-        }
+        let built = try Self.makeBackends(
+            config,
+            accountsDirectory: accountsDirectory,
+            loop: loop,
+            logger: logger,
+            http: { [unowned self] in upstreamClient() },
+            onState: {
+                [unowned self] name, kind, state, detail in self.accountChanged(name, kind: kind, state, detail)
+            }
+        )
         upstreams = built.connects
         let backends = built.backends
         let exposed = built.exposed
         let journal = StoreJournal(store: store) { [logger] what, error in
             logger.error("store write failed", metadata: ["what": "\(what)", "error": "\(error)"])
         }
-        let hub = RelayHub(journal: journal, router: Router(backends: backends, defaultBackend: nil), loop: loop, clock: SystemClock(), logger: logger)
+        let hub = RelayHub(
+            journal: journal,
+            router: Router(backends: backends, defaultBackend: nil),
+            loop: loop,
+            clock: SystemClock(),
+            logger: logger
+        )
         self.hub = hub
         push = try PushWiring.start(config, hub: hub, journal: journal, loop: loop, logger: logger)
         if let settings = config.clawline {
             let key = try SigningKey.loadOrCreate(in: dataDirectory)
             let downstream = ClawlineDownstream(
-                settings: settings, store: store, hub: hub, loop: loop, clock: SystemClock(), signingKey: key,
-                dataDirectory: dataDirectory, logger: logger)
+                settings: settings,
+                store: store,
+                hub: hub,
+                loop: loop,
+                clock: SystemClock(),
+                signingKey: key,
+                dataDirectory: dataDirectory,
+                logger: logger
+            )
             loop.addListener(ClawlineDownstream.listenerConfig(settings), handler: downstream)
             clawline = downstream
         }
         if let settings = config.gateway {
             let downstream = GatewayDownstream(
-                settings: settings, store: store, hub: hub, loop: loop, clock: SystemClock(), dataDirectory: dataDirectory, logger: logger)
+                settings: settings,
+                store: store,
+                hub: hub,
+                loop: loop,
+                clock: SystemClock(),
+                dataDirectory: dataDirectory,
+                logger: logger
+            )
             if !exposed.isEmpty {
                 downstream.passthrough = NodePassthrough(accounts: exposed, accountsDirectory: accountsDirectory, loop: loop, logger: logger) {
                     [unowned self] name, state, detail in self.accountChanged(name, kind: "openclaw", state, detail)
@@ -101,10 +129,20 @@ public final class Relay {
         }
         if let settings = config.companion {
             let token = try settings.authToken ?? CompanionToken.loadOrCreate(in: dataDirectory)
-            let root = settings.projectsRoot.map { Self.path($0, relativeTo: config.sourcePath) } ?? (dataDirectory as NSString).appendingPathComponent("projects")
+            let root =
+                settings.projectsRoot.map { Self.path($0, relativeTo: config.sourcePath) }
+                ?? (dataDirectory as NSString).appendingPathComponent("projects")
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let downstream = CompanionDownstream(
-                settings: settings, store: store, hub: hub, loop: loop, clock: SystemClock(), authToken: token, projectsRoot: root, logger: logger)
+                settings: settings,
+                store: store,
+                hub: hub,
+                loop: loop,
+                clock: SystemClock(),
+                authToken: token,
+                projectsRoot: root,
+                logger: logger
+            )
             loop.addListener(CompanionDownstream.listenerConfig(settings), handler: downstream)
             companion = downstream
         }
@@ -119,7 +157,12 @@ public final class Relay {
             loop.addListener(ListenerConfig(name: "admin", host: admin.host, port: admin.port, pingIntervalMillis: 0), handler: handler)
         }
         let desk = try OperatorDesk(
-            store: store, loop: loop, clock: SystemClock(), hub: hub, bridges: [clawline as OperatorActions?, gateway, discoClaw].compactMap { $0 })
+            store: store,
+            loop: loop,
+            clock: SystemClock(),
+            hub: hub,
+            bridges: [clawline as OperatorActions?, gateway, discoClaw].compactMap { $0 }
+        )
         ports = try loop.start()
         loop.execute(with: hub) { $0.start() }
         if let clawline { loop.execute(with: clawline) { $0.start() } }
@@ -144,8 +187,15 @@ public final class Relay {
         let advertiser = MDNSAdvertiser(
             services: [
                 .init(name: settings.name, type: "_openclaw-gw._tcp", port: port, txt: gatewayTXT),
-                .init(name: settings.name, type: "_openclaw._tcp", port: port, txt: ["fp=\(fingerprint)", "name=\(settings.name)", "bots=\(bots)", "ver=3"]),
-            ], logger: logger)
+                .init(
+                    name: settings.name,
+                    type: "_openclaw._tcp",
+                    port: port,
+                    txt: ["fp=\(fingerprint)", "name=\(settings.name)", "bots=\(bots)", "ver=3"]
+                ),
+            ],
+            logger: logger
+        )
         do {
             try advertiser.start()
             self.advertiser = advertiser
@@ -211,7 +261,7 @@ public final class Relay {
         linkStates[name] = state
         logger.info("upstream account", metadata: ["account": "\(name)", "kind": "\(kind)", "state": "\(state.rawValue)", "detail": "\(detail)"])
         let status = AccountStatus(name: name, kind: kind, state: state.rawValue, detail: detail, updatedAt: SystemClock().nowMillis())
-        store?.perform({ db in try AccountQueries.record(db, status) }) { _ in }
+        store?.perform({ db in try AccountQueries.record(db, status) }, completion: { _ in })
     }
 
     /// Loop thread: each backend's state by name, for the gateway's `backends.list`: an upstream
@@ -230,28 +280,49 @@ public final class Relay {
         metrics.add("clawrelay_build_info", "gauge", "The relay's version (always 1).", [("version=\"\(RelayVersion.current)\"", 1)])
         let stats = clawline?.stats ?? ClawlineStats()
         metrics.add(
-            "clawrelay_connections", "gauge", "Open client WebSockets by protocol.",
+            "clawrelay_connections",
+            "gauge",
+            "Open client WebSockets by protocol.",
             [
                 ("protocol=\"clawline\"", Double(stats.connections)), ("protocol=\"gateway\"", Double(gateway?.connectionCount ?? 0)),
-                ("protocol=\"companion\"", Double(companion?.connectionCount ?? 0)), ("protocol=\"discoclaw\"", Double(discoClaw?.connectionCount ?? 0)),
-            ])
+                ("protocol=\"companion\"", Double(companion?.connectionCount ?? 0)),
+                ("protocol=\"discoclaw\"", Double(discoClaw?.connectionCount ?? 0)),
+            ]
+        )
         if let companion { metrics.add("clawrelay_companion_sessions", "gauge", "Live Companion sessions.", Double(companion.liveSessionCount)) }
         metrics.add(
-            "clawrelay_frames_total", "counter", "Frames and HTTP messages seen at the transport edge.",
-            [("direction=\"in\"", Double(observer?.framesIn ?? 0)), ("direction=\"out\"", Double(observer?.framesOut ?? 0))])
+            "clawrelay_frames_total",
+            "counter",
+            "Frames and HTTP messages seen at the transport edge.",
+            [("direction=\"in\"", Double(observer?.framesIn ?? 0)), ("direction=\"out\"", Double(observer?.framesOut ?? 0))]
+        )
         metrics.add(
-            "clawrelay_bytes_total", "counter", "Payload bytes at the transport edge.",
-            [("direction=\"in\"", Double(observer?.bytesIn ?? 0)), ("direction=\"out\"", Double(observer?.bytesOut ?? 0))])
+            "clawrelay_bytes_total",
+            "counter",
+            "Payload bytes at the transport edge.",
+            [("direction=\"in\"", Double(observer?.bytesIn ?? 0)), ("direction=\"out\"", Double(observer?.bytesOut ?? 0))]
+        )
         metrics.add("clawrelay_messages_accepted_total", "counter", "Client messages made durable and acknowledged.", Double(stats.messagesAccepted))
         metrics.add(
-            "clawrelay_turns_total", "counter", "Backend turns by outcome.",
-            [("outcome=\"completed\"", Double(hub?.turns.completedCount ?? 0)), ("outcome=\"failed\"", Double(hub?.turns.failedCount ?? 0))])
+            "clawrelay_turns_total",
+            "counter",
+            "Backend turns by outcome.",
+            [("outcome=\"completed\"", Double(hub?.turns.completedCount ?? 0)), ("outcome=\"failed\"", Double(hub?.turns.failedCount ?? 0))]
+        )
         metrics.add("clawrelay_active_turns", "gauge", "Turns running now.", Double(hub?.turns.activeCount ?? 0))
         let presence = hub?.presence.counts ?? [:]
         metrics.add(
-            "clawrelay_devices", "gauge", "Devices seen since start, by presence.",
-            DevicePresence.State.allCases.map { ("state=\"\($0.rawValue)\"", Double(presence[$0] ?? 0)) })
-        metrics.add("clawrelay_queue_drained_total", "counter", "Queued events delivered to returning devices.", Double(hub?.queue.drainedEvents ?? 0))
+            "clawrelay_devices",
+            "gauge",
+            "Devices seen since start, by presence.",
+            DevicePresence.State.allCases.map { ("state=\"\($0.rawValue)\"", Double(presence[$0] ?? 0)) }
+        )
+        metrics.add(
+            "clawrelay_queue_drained_total",
+            "counter",
+            "Queued events delivered to returning devices.",
+            Double(hub?.queue.drainedEvents ?? 0)
+        )
         if !linkStates.isEmpty {
             let samples = linkStates.sorted { $0.key < $1.key }.flatMap { account, current in
                 LinkState.allCases.map { state in ("account=\"\(account)\",state=\"\(state.rawValue)\"", state == current ? 1.0 : 0.0) }

@@ -21,7 +21,8 @@ public enum AccountQueries {
     public static func record(_ db: Database, _ status: AccountStatus) throws {
         try db.run(
             "INSERT OR REPLACE INTO accounts (name, kind, state, detail, updated_at) VALUES (?, ?, ?, ?, ?)",
-            [status.name, status.kind, status.state, status.detail, status.updatedAt])
+            [status.name, status.kind, status.state, status.detail, status.updatedAt]
+        )
     }
 
     public static func all(_ db: Database) throws -> [AccountStatus] {

@@ -19,8 +19,16 @@ public struct AuditEntry: Sendable, Equatable {
     public var body: String
 
     public init(
-        timeMillis: Int64, connectionID: UInt64, protocolName: String, direction: String, kind: String, deviceID: String?, userID: String?,
-        opcode: String, size: Int, body: String
+        timeMillis: Int64,
+        connectionID: UInt64,
+        protocolName: String,
+        direction: String,
+        kind: String,
+        deviceID: String?,
+        userID: String?,
+        opcode: String,
+        size: Int,
+        body: String
     ) {
         self.timeMillis = timeMillis
         self.connectionID = connectionID
@@ -153,8 +161,17 @@ public final class AuditLog: Sendable {
                 }
                 if dropped > 0 {
                     let note = AuditEntry(
-                        timeMillis: SystemClock().nowMillis(), connectionID: 0, protocolName: "audit", direction: "-", kind: "note",
-                        deviceID: nil, userID: nil, opcode: "dropped", size: dropped, body: "\(dropped) entries dropped: audit queue full")
+                        timeMillis: SystemClock().nowMillis(),
+                        connectionID: 0,
+                        protocolName: "audit",
+                        direction: "-",
+                        kind: "note",
+                        deviceID: nil,
+                        userID: nil,
+                        opcode: "dropped",
+                        size: dropped,
+                        body: "\(dropped) entries dropped: audit queue full"
+                    )
                     single.bind(note, body: Array(note.body.utf8), row: 0, maxBodyBytes: maxBodyBytes)
                     try single.step()
                 }
@@ -201,7 +218,12 @@ public enum AuditQueries {
     }
 
     public static func fetch(
-        _ log: AuditLog, since: Int64?, deviceID: String?, protocolName: String?, afterID: Int64, limit: Int
+        _ log: AuditLog,
+        since: Int64?,
+        deviceID: String?,
+        protocolName: String?,
+        afterID: Int64,
+        limit: Int
     ) throws -> [AuditEntry] {
         var afterID = afterID
         if let since {
@@ -229,9 +251,17 @@ public enum AuditQueries {
         return try log.pool.read { db in
             try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
                 var entry = AuditEntry(
-                    timeMillis: row["time"], connectionID: UInt64(row["connection"] as Int64), protocolName: row["protocol"],
-                    direction: row["direction"], kind: row["kind"], deviceID: row["device_id"], userID: row["user_id"],
-                    opcode: row["opcode"], size: row["size"], body: row["body"])
+                    timeMillis: row["time"],
+                    connectionID: UInt64(row["connection"] as Int64),
+                    protocolName: row["protocol"],
+                    direction: row["direction"],
+                    kind: row["kind"],
+                    deviceID: row["device_id"],
+                    userID: row["user_id"],
+                    opcode: row["opcode"],
+                    size: row["size"],
+                    body: row["body"]
+                )
                 entry.id = row["id"]
                 return entry
             }

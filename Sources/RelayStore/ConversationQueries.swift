@@ -4,31 +4,50 @@ import RelayCore
 /// Conversations and the protocol keys that name them.
 public enum ConversationQueries {
     /// The conversation `key` names for `userID`, created from `draft` when there is none.
-    public static func resolve(_ db: Database, key: ConversationKey, userID: String, draft: ConversationDraft, at millis: Int64) throws -> Conversation {
+    public static func resolve(
+        _ db: Database,
+        key: ConversationKey,
+        userID: String,
+        draft: ConversationDraft,
+        at millis: Int64
+    ) throws -> Conversation {
         if let id = try conversationID(db, key: key, userID: userID), let existing = try fetch(db, id: id) { return existing }
         var conversation = Conversation(
-            id: Conversation.newID(), userID: userID, title: draft.title, backend: draft.backend, workingDirectory: draft.workingDirectory,
-            createdAt: millis, updatedAt: millis, keys: [key] + draft.extraKeys)
+            id: Conversation.newID(),
+            userID: userID,
+            title: draft.title,
+            backend: draft.backend,
+            workingDirectory: draft.workingDirectory,
+            createdAt: millis,
+            updatedAt: millis,
+            keys: [key] + draft.extraKeys
+        )
         conversation.changeSeq = try SeqQueries.next(db, userID: userID)
         try db.run(
             """
             INSERT INTO conversations (id, user_id, title, backend, working_directory, created_at, updated_at, archived, change_seq)
             VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)
             """,
-            [conversation.id, userID, draft.title, draft.backend, draft.workingDirectory, millis, millis, conversation.changeSeq])
+            [conversation.id, userID, draft.title, draft.backend, draft.workingDirectory, millis, millis, conversation.changeSeq]
+        )
         for name in [key] + draft.extraKeys { try addKey(db, name, conversationID: conversation.id, userID: userID) }
         return conversation
     }
 
     public static func conversationID(_ db: Database, key: ConversationKey, userID: String) throws -> String? {
-        try db.value(String.self, "SELECT conversation_id FROM conversation_keys WHERE user_id = ? AND scheme = ? AND key = ?", [userID, key.scheme, key.value])
+        try db.value(
+            String.self,
+            "SELECT conversation_id FROM conversation_keys WHERE user_id = ? AND scheme = ? AND key = ?",
+            [userID, key.scheme, key.value]
+        )
     }
 
     /// Points `key` at the conversation (replacing where it pointed before).
     public static func addKey(_ db: Database, _ key: ConversationKey, conversationID: String, userID: String) throws {
         try db.run(
             "INSERT OR REPLACE INTO conversation_keys (user_id, scheme, key, conversation_id) VALUES (?, ?, ?, ?)",
-            [userID, key.scheme, key.value, conversationID])
+            [userID, key.scheme, key.value, conversationID]
+        )
     }
 
     /// Every key of a conversation.
@@ -44,7 +63,9 @@ public enum ConversationQueries {
 
     /// A user's conversations, most recently updated first.
     public static func list(_ db: Database, userID: String, limit: Int) throws -> [Conversation] {
-        try db.rows("SELECT * FROM conversations WHERE user_id = ? ORDER BY updated_at DESC, id LIMIT ?", [userID, limit]).map { try conversation(db, from: $0) }
+        try db.rows("SELECT * FROM conversations WHERE user_id = ? ORDER BY updated_at DESC, id LIMIT ?", [userID, limit]).map {
+            try conversation(db, from: $0)
+        }
     }
 
     /// Every user's conversations, most recently updated first.
@@ -79,7 +100,8 @@ public enum ConversationQueries {
         conversation.changeSeq = try SeqQueries.next(db, userID: conversation.userID)
         try db.run(
             "UPDATE conversations SET title = ?, backend = ?, archived = ?, archived_at = ?, updated_at = ?, change_seq = ? WHERE id = ?",
-            [conversation.title, conversation.backend, conversation.archived, conversation.archivedAt, millis, conversation.changeSeq, id])
+            [conversation.title, conversation.backend, conversation.archived, conversation.archivedAt, millis, conversation.changeSeq, id]
+        )
         return conversation
     }
 
@@ -102,9 +124,17 @@ public enum ConversationQueries {
     static func conversation(_ db: Database, from row: Row) throws -> Conversation {
         let id: String = row["id"]
         var conversation = Conversation(
-            id: id, userID: row["user_id"], title: row["title"], backend: row["backend"], workingDirectory: row["working_directory"],
-            backendSession: row["backend_session"], createdAt: row["created_at"], updatedAt: row["updated_at"], archived: row["archived"],
-            keys: try keys(db, conversationID: id))
+            id: id,
+            userID: row["user_id"],
+            title: row["title"],
+            backend: row["backend"],
+            workingDirectory: row["working_directory"],
+            backendSession: row["backend_session"],
+            createdAt: row["created_at"],
+            updatedAt: row["updated_at"],
+            archived: row["archived"],
+            keys: try keys(db, conversationID: id)
+        )
         conversation.archivedAt = row["archived_at"]
         conversation.changeSeq = row["change_seq"] ?? 0
         return conversation

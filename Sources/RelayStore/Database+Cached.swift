@@ -15,7 +15,9 @@ extension Database {
     }
 
     func value<T: DatabaseValueConvertible & StatementColumnConvertible>(
-        _ type: T.Type, _ sql: String, _ arguments: StatementArguments = []
+        _ type: T.Type,
+        _ sql: String,
+        _ arguments: StatementArguments = []
     ) throws -> T? {
         try T.fetchOne(cachedStatement(sql: sql), arguments: arguments)
     }

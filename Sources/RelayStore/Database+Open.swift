@@ -30,7 +30,11 @@ enum DatabaseOpener {
     /// Opens (creating if needed) a WAL database and runs its migrations. With `ownCheckpoints`
     /// the writer never checkpoints in a commit (a `Checkpointer` does it off the commit path).
     static func open(
-        path: String, migrator: DatabaseMigrator, fullSync: Bool = true, ownCheckpoints: Bool = false, writerCacheKiB: Int? = nil
+        path: String,
+        migrator: DatabaseMigrator,
+        fullSync: Bool = true,
+        ownCheckpoints: Bool = false,
+        writerCacheKiB: Int? = nil
     ) throws -> DatabasePool {
         var configuration = connectionConfiguration(fullSync: fullSync)
         configuration.prepareDatabase { db in

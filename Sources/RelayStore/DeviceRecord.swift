@@ -33,8 +33,17 @@ public struct DeviceRecord: Sendable, Equatable {
     public var presence = "offline"
 
     public init(
-        id: String, userID: String, protocolName: String = "clawline", claimedName: String?, deviceInfoJSON: String?, isAdmin: Bool,
-        status: Status, tokenHash: String?, tokenDelivered: Bool, createdAt: Int64, lastSeenAt: Int64?
+        id: String,
+        userID: String,
+        protocolName: String = "clawline",
+        claimedName: String?,
+        deviceInfoJSON: String?,
+        isAdmin: Bool,
+        status: Status,
+        tokenHash: String?,
+        tokenDelivered: Bool,
+        createdAt: Int64,
+        lastSeenAt: Int64?
     ) {
         self.id = id
         self.userID = userID
@@ -84,21 +93,23 @@ public enum DeviceQueries {
 
     public static func insert(_ db: Database, _ device: DeviceRecord) throws {
         try db.run("INSERT OR IGNORE INTO users (id, created_at) VALUES (?, ?)", [device.userID, device.createdAt])
-        try db.run("""
-                INSERT INTO devices (id, user_id, protocol, claimed_name, device_info, is_admin, status, token_hash,
-                                     token_delivered, created_at, last_seen_at, public_key, role, scopes)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(id) DO UPDATE SET user_id = excluded.user_id, claimed_name = excluded.claimed_name,
-                    device_info = excluded.device_info, is_admin = excluded.is_admin, status = excluded.status,
-                    token_hash = excluded.token_hash, token_delivered = excluded.token_delivered,
-                    created_at = excluded.created_at, last_seen_at = excluded.last_seen_at,
-                    public_key = excluded.public_key, role = excluded.role, scopes = excluded.scopes
-                """,
+        try db.run(
+            """
+            INSERT INTO devices (id, user_id, protocol, claimed_name, device_info, is_admin, status, token_hash,
+                                 token_delivered, created_at, last_seen_at, public_key, role, scopes)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET user_id = excluded.user_id, claimed_name = excluded.claimed_name,
+                device_info = excluded.device_info, is_admin = excluded.is_admin, status = excluded.status,
+                token_hash = excluded.token_hash, token_delivered = excluded.token_delivered,
+                created_at = excluded.created_at, last_seen_at = excluded.last_seen_at,
+                public_key = excluded.public_key, role = excluded.role, scopes = excluded.scopes
+            """,
             [
                 device.id, device.userID, device.protocolName, device.claimedName, device.deviceInfoJSON, device.isAdmin,
                 device.status.rawValue, device.tokenHash, device.tokenDelivered, device.createdAt, device.lastSeenAt,
                 device.publicKey, device.role, device.scopes.isEmpty ? nil : device.scopes.joined(separator: ","),
-            ])
+            ]
+        )
     }
 
     public static func setTokenHash(_ db: Database, id: String, hash: String) throws {
@@ -126,7 +137,8 @@ public enum DeviceQueries {
             INSERT OR IGNORE INTO devices (id, user_id, protocol, claimed_name, is_admin, status, token_delivered, created_at, last_seen_at)
             VALUES (?, ?, ?, ?, 0, 'approved', 1, ?, ?)
             """,
-            [id, userID, protocolName, claimedName, millis, millis])
+            [id, userID, protocolName, claimedName, millis, millis]
+        )
     }
 
     public static func setPresence(_ db: Database, id: String, _ presence: String, at millis: Int64) throws {

@@ -16,9 +16,13 @@ public enum DeviceTokenQueries {
     public static func fetch(_ db: Database, deviceID: String, role: String) throws -> DeviceToken? {
         try db.row("SELECT * FROM device_tokens WHERE device_id = ? AND role = ?", [deviceID, role]).map { row in
             DeviceToken(
-                deviceID: row["device_id"], role: row["role"], tokenHash: row["token_hash"],
-                scopes: (row["scopes"] as String?).map { $0.split(separator: ",").map(String.init) } ?? [], issuedAt: row["issued_at"],
-                revokedAt: row["revoked_at"])
+                deviceID: row["device_id"],
+                role: row["role"],
+                tokenHash: row["token_hash"],
+                scopes: (row["scopes"] as String?).map { $0.split(separator: ",").map(String.init) } ?? [],
+                issuedAt: row["issued_at"],
+                revokedAt: row["revoked_at"]
+            )
         }
     }
 
@@ -30,7 +34,8 @@ public enum DeviceTokenQueries {
             ON CONFLICT(device_id, role) DO UPDATE SET token_hash = excluded.token_hash, scopes = excluded.scopes,
                 issued_at = excluded.issued_at, revoked_at = NULL
             """,
-            [deviceID, role, tokenHash, scopes.isEmpty ? nil : scopes.joined(separator: ","), millis])
+            [deviceID, role, tokenHash, scopes.isEmpty ? nil : scopes.joined(separator: ","), millis]
+        )
     }
 
     /// Revokes the role's token; the device gets no new one by connecting (an operator rotates it).

@@ -16,20 +16,45 @@ public enum EventQueries {
     /// Stores an event at `seq` of the user's clock, or at the clock's next seq when `seq` is nil
     /// (a caller that takes several seqs at once passes one it took).
     public static func append(
-        _ db: Database, userID: String, conversationID: String, role: ChatRole, content: String, deviceID: String?,
-        attachmentsJSON: String?, at millis: Int64, id: String = Identifiers.newEventID(), seq taken: Int64? = nil
+        _ db: Database,
+        userID: String,
+        conversationID: String,
+        role: ChatRole,
+        content: String,
+        deviceID: String?,
+        attachmentsJSON: String?,
+        at millis: Int64,
+        id: String = Identifiers.newEventID(),
+        seq taken: Int64? = nil
     ) throws -> ChatEvent {
         let statements = WriterStatements(db)
         return try append(
-            statements, userID: userID, conversationID: conversationID, role: role, content: content, deviceID: deviceID,
-            attachmentsJSON: attachmentsJSON, at: millis, id: id, seq: try taken ?? SeqQueries.next(statements, userID: userID))
+            statements,
+            userID: userID,
+            conversationID: conversationID,
+            role: role,
+            content: content,
+            deviceID: deviceID,
+            attachmentsJSON: attachmentsJSON,
+            at: millis,
+            id: id,
+            seq: try taken ?? SeqQueries.next(statements, userID: userID)
+        )
     }
 
     /// `append` through the writer's raw statements (the writer's own, or ones made for the caller's
     /// connection), at a seq the caller took.
     static func append(
-        _ statements: WriterStatements, userID: String, conversationID: String, role: ChatRole, content: String, deviceID: String?,
-        attachmentsJSON: String?, at millis: Int64, id: String, seq: Int64
+        _ statements: WriterStatements,
+        userID: String,
+        conversationID: String,
+        role: ChatRole,
+        content: String,
+        deviceID: String?,
+        attachmentsJSON: String?,
+        at millis: Int64,
+        id: String,
+        seq: Int64
     ) throws -> ChatEvent {
         try statements.run(.eventInsert) {
             $0.bind(1, userID)
@@ -43,8 +68,16 @@ public enum EventQueries {
             $0.bind(9, millis)
         }
         return ChatEvent(
-            id: id, seq: seq, userID: userID, conversationID: conversationID, role: role, content: content, timestampMillis: millis,
-            deviceID: deviceID, attachmentsJSON: attachmentsJSON)
+            id: id,
+            seq: seq,
+            userID: userID,
+            conversationID: conversationID,
+            role: role,
+            content: content,
+            timestampMillis: millis,
+            deviceID: deviceID,
+            attachmentsJSON: attachmentsJSON
+        )
     }
 
     public static func fetch(_ db: Database, id: String) throws -> ChatEvent? {
@@ -70,7 +103,8 @@ public enum EventQueries {
             let point: Int64 = row["r"]
             for audience in audiences {
                 afterSeq[audience] =
-                    try db.value(Int64.self, "SELECT seq FROM events WHERE user_id = ? AND rowid <= ? ORDER BY seq DESC LIMIT 1", [audience, point]) ?? 0
+                    try db.value(Int64.self, "SELECT seq FROM events WHERE user_id = ? AND rowid <= ? ORDER BY seq DESC LIMIT 1", [audience, point])
+                    ?? 0
             }
         }
         // A user's seqs have gaps (conversation changes and answer slots share the clock), so
@@ -78,7 +112,8 @@ public enum EventQueries {
         var rows: [(rowid: Int64, event: ChatEvent)] = []
         for audience in audiences {
             try EventRows.forEach(
-                db, "SELECT \(EventRows.columns), rowid FROM events WHERE user_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?",
+                db,
+                "SELECT \(EventRows.columns), rowid FROM events WHERE user_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?",
                 [audience, afterSeq[audience] ?? 0, limit + 1]
             ) { event, rowid in
                 rows.append((rowid, event))
@@ -93,19 +128,28 @@ public enum EventQueries {
     public static func mentions(_ db: Database, assetID: String, audience: String) throws -> Bool {
         let needle = JSONValue.object(["assetId": .string(assetID)]).encoded().dropFirst().dropLast()
         return try db.value(
-            Bool.self, "SELECT EXISTS (SELECT 1 FROM events WHERE user_id = ? AND attachments IS NOT NULL AND instr(attachments, ?) > 0)",
-            [audience, String(needle)]) ?? false
+            Bool.self,
+            "SELECT EXISTS (SELECT 1 FROM events WHERE user_id = ? AND attachments IS NOT NULL AND instr(attachments, ?) > 0)",
+            [audience, String(needle)]
+        ) ?? false
     }
 
     /// The last `limit` events of one conversation that fit in about `byteBudget` bytes of content
     /// (always the newest one), oldest first.
-    public static func conversation(_ db: Database, userID: String, conversationID: String, limit: Int, byteBudget: Int = .max) throws
+    public static func conversation(
+        _ db: Database,
+        userID: String,
+        conversationID: String,
+        limit: Int,
+        byteBudget: Int = .max
+    ) throws
         -> [ChatEvent]
     {
         var newest: [ChatEvent] = []
         var bytes = 0
         try EventRows.forEach(
-            db, "SELECT \(EventRows.columns) FROM events WHERE user_id = ? AND conversation = ? ORDER BY seq DESC LIMIT ?",
+            db,
+            "SELECT \(EventRows.columns) FROM events WHERE user_id = ? AND conversation = ? ORDER BY seq DESC LIMIT ?",
             [userID, conversationID, limit]
         ) { event, _ in
             bytes += event.content.utf8.count + (event.attachmentsJSON?.utf8.count ?? 0)

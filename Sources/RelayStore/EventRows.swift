@@ -13,7 +13,10 @@ enum EventRows {
 
     /// Runs `sql` (which selects `columns`) and hands each event to `body` until it returns false.
     static func forEach(
-        _ db: Database, _ sql: String, _ arguments: StatementArguments, _ body: (ChatEvent, _ extra: Int64) throws -> Bool
+        _ db: Database,
+        _ sql: String,
+        _ arguments: StatementArguments,
+        _ body: (ChatEvent, _ extra: Int64) throws -> Bool
     ) throws {
         let statement = try db.cachedStatement(sql: sql)
         try statement.setArguments(arguments)
@@ -27,10 +30,16 @@ enum EventRows {
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
             }
             let event = ChatEvent(
-                id: text(handle, 0) ?? "", seq: sqlite3_column_int64(handle, 1), userID: text(handle, 2) ?? "",
-                conversationID: text(handle, 3) ?? "", role: ChatRole(rawValue: text(handle, 4) ?? "") ?? .assistant,
-                content: text(handle, 5) ?? "", timestampMillis: sqlite3_column_int64(handle, 6), deviceID: text(handle, 7),
-                attachmentsJSON: text(handle, 8))
+                id: text(handle, 0) ?? "",
+                seq: sqlite3_column_int64(handle, 1),
+                userID: text(handle, 2) ?? "",
+                conversationID: text(handle, 3) ?? "",
+                role: ChatRole(rawValue: text(handle, 4) ?? "") ?? .assistant,
+                content: text(handle, 5) ?? "",
+                timestampMillis: sqlite3_column_int64(handle, 6),
+                deviceID: text(handle, 7),
+                attachmentsJSON: text(handle, 8)
+            )
             guard try body(event, extra ? sqlite3_column_int64(handle, extraColumn) : 0) else { return }
         }
     }

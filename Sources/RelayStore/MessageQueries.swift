@@ -34,10 +34,18 @@ public enum MessageQueries {
     }
 
     static func accept(
-        _ db: Database, _ message: UserMessage, at millis: Int64, queue: [QueueTarget], statements: WriterStatements
+        _ db: Database,
+        _ message: UserMessage,
+        at millis: Int64,
+        queue: [QueueTarget],
+        statements: WriterStatements
     ) throws -> Acceptance {
         // A fresh message (the common case) costs one index probe, not a full row read.
-        let seen = try statements.int64(.messageExists) { $0.bind(1, message.deviceID); $0.bind(2, message.clientID) } != nil
+        let seen =
+            try statements.int64(.messageExists) {
+                $0.bind(1, message.deviceID)
+                $0.bind(2, message.clientID)
+            } != nil
         if seen, let existing = try fetch(db, deviceID: message.deviceID, clientID: message.clientID) {
             guard existing.contentHash == message.contentHash, existing.attachmentsHash == message.attachmentsHash else { return .mismatch }
             return .duplicate(existing.state, runID: existing.runID, answer: existing.answer)
@@ -50,8 +58,17 @@ public enum MessageQueries {
         // The message and its answer's slot: two consecutive seqs, taken in one statement.
         let seq = try SeqQueries.next(statements, userID: message.userID, count: 2)
         var event = try EventQueries.append(
-            statements, userID: message.userID, conversationID: message.conversationID, role: .user, content: message.content,
-            deviceID: message.deviceID, attachmentsJSON: message.attachmentsJSON, at: millis, id: Identifiers.newEventID(), seq: seq)
+            statements,
+            userID: message.userID,
+            conversationID: message.conversationID,
+            role: .user,
+            content: message.content,
+            deviceID: message.deviceID,
+            attachmentsJSON: message.attachmentsJSON,
+            at: millis,
+            id: Identifiers.newEventID(),
+            seq: seq
+        )
         event.turn = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
         try ReadCursorQueries.advance(statements, userID: message.senderID, conversationID: message.conversationID, seq: event.seq, at: millis)
         let answer = AnswerSlot(id: Identifiers.newEventID(), seq: seq + 1)
@@ -75,11 +92,19 @@ public enum MessageQueries {
     public static func fetch(_ db: Database, deviceID: String, clientID: String) throws -> MessageRecord? {
         guard let row = try db.row("SELECT * FROM messages WHERE device_id = ? AND client_id = ?", [deviceID, clientID]) else { return nil }
         return MessageRecord(
-            deviceID: row["device_id"], clientID: row["client_id"], contentHash: row["content_hash"],
-            attachmentsHash: row["attachments_hash"], state: MessageState(rawValue: row["streaming"]) ?? .failed,
-            userEventID: row["user_event_id"], assistantEventID: row["assistant_event_id"],
-            runID: row["run_id"] ?? row["client_id"], reason: row["reason"], answerSeq: row["answer_seq"], userID: row["user_id"],
-            conversationID: row["conversation_id"])
+            deviceID: row["device_id"],
+            clientID: row["client_id"],
+            contentHash: row["content_hash"],
+            attachmentsHash: row["attachments_hash"],
+            state: MessageState(rawValue: row["streaming"]) ?? .failed,
+            userEventID: row["user_event_id"],
+            assistantEventID: row["assistant_event_id"],
+            runID: row["run_id"] ?? row["client_id"],
+            reason: row["reason"],
+            answerSeq: row["answer_seq"],
+            userID: row["user_id"],
+            conversationID: row["conversation_id"]
+        )
     }
 
     /// Records a turn that ended without an answer, and queues the failure for `queue`.
@@ -91,29 +116,60 @@ public enum MessageQueries {
             UPDATE messages SET streaming = ?, reason = ?, ended_seq = ?, ended_at = ?, assistant_event_id = COALESCE(?, assistant_event_id)
             WHERE device_id = ? AND client_id = ?
             """,
-            [state.rawValue, failure.reason, seq, failure.timestampMillis, failure.answerID, failure.turn.deviceID, failure.turn.clientID])
+            [state.rawValue, failure.reason, seq, failure.timestampMillis, failure.answerID, failure.turn.deviceID, failure.turn.clientID]
+        )
         try ConversationQueries.touch(db, id: failure.conversationID, at: failure.timestampMillis)
         try QueueQueries.enqueue(db, .failure(failure), targets: queue, at: failure.timestampMillis)
     }
 
     /// Persists the assistant's answer, finalizes the record and queues the answer for `queue`.
     public static func finalize(
-        _ db: Database, turn: TurnRef, userID: String, conversationID: String, eventID: String, content: String, at millis: Int64,
+        _ db: Database,
+        turn: TurnRef,
+        userID: String,
+        conversationID: String,
+        eventID: String,
+        content: String,
+        at millis: Int64,
         queue: [QueueTarget]
     ) throws -> ChatEvent {
         try finalize(
-            db, turn: turn, userID: userID, conversationID: conversationID, eventID: eventID, content: content, at: millis, queue: queue,
-            statements: WriterStatements(db))
+            db,
+            turn: turn,
+            userID: userID,
+            conversationID: conversationID,
+            eventID: eventID,
+            content: content,
+            at: millis,
+            queue: queue,
+            statements: WriterStatements(db)
+        )
     }
 
     static func finalize(
-        _ db: Database, turn: TurnRef, userID: String, conversationID: String, eventID: String, content: String, at millis: Int64,
-        queue: [QueueTarget], statements: WriterStatements
+        _ db: Database,
+        turn: TurnRef,
+        userID: String,
+        conversationID: String,
+        eventID: String,
+        content: String,
+        at millis: Int64,
+        queue: [QueueTarget],
+        statements: WriterStatements
     ) throws -> ChatEvent {
         let seq = try SeqQueries.next(statements, userID: userID)
         var event = try EventQueries.append(
-            statements, userID: userID, conversationID: conversationID, role: .assistant, content: content, deviceID: nil, attachmentsJSON: nil,
-            at: millis, id: eventID, seq: seq)
+            statements,
+            userID: userID,
+            conversationID: conversationID,
+            role: .assistant,
+            content: content,
+            deviceID: nil,
+            attachmentsJSON: nil,
+            at: millis,
+            id: eventID,
+            seq: seq
+        )
         event.turn = turn
         try statements.run(.conversationTouch) {
             $0.bind(1, millis)
@@ -136,7 +192,8 @@ public enum MessageQueries {
         for record in records {
             try db.run(
                 "UPDATE messages SET streaming = 2, reason = 'the relay restarted', ended_seq = ?, ended_at = ? WHERE device_id = ? AND client_id = ?",
-                [try SeqQueries.next(db, userID: record.userID), millis, record.deviceID, record.clientID])
+                [try SeqQueries.next(db, userID: record.userID), millis, record.deviceID, record.clientID]
+            )
         }
         return records
     }

@@ -51,9 +51,12 @@ extension Migrations {
                 ALTER TABLE messages ADD COLUMN conversation_id TEXT;
                 ALTER TABLE messages ADD COLUMN run_id TEXT;
                 ALTER TABLE messages ADD COLUMN reason TEXT;
-                """)
+                """
+        )
         let named = try Row.fetchAll(
-            db, sql: "SELECT user_id, conversation, MIN(created_at) AS created, MAX(created_at) AS updated FROM events GROUP BY user_id, conversation")
+            db,
+            sql: "SELECT user_id, conversation, MIN(created_at) AS created, MAX(created_at) AS updated FROM events GROUP BY user_id, conversation"
+        )
         for row in named {
             let (userID, name): (String, String) = (row["user_id"], row["conversation"])
             let id = Conversation.newID()
@@ -61,10 +64,12 @@ extension Migrations {
             let backend = parts.count >= 2 && parts[0] == "backend" ? String(parts[1]) : nil
             try db.execute(
                 sql: "INSERT INTO conversations (id, user_id, backend, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-                arguments: [id, userID, backend, row["created"] as Int64, row["updated"] as Int64])
+                arguments: [id, userID, backend, row["created"] as Int64, row["updated"] as Int64]
+            )
             try db.execute(
                 sql: "INSERT INTO conversation_keys (user_id, scheme, key, conversation_id) VALUES (?, 'session', ?, ?)",
-                arguments: [userID, name, id])
+                arguments: [userID, name, id]
+            )
             try db.execute(sql: "UPDATE events SET conversation = ? WHERE user_id = ? AND conversation = ?", arguments: [id, userID, name])
         }
     }

@@ -16,6 +16,7 @@ extension Migrations {
                 DROP INDEX conversations_user;
                 CREATE INDEX conversations_user ON conversations(user_id);
                 ALTER TABLE messages DROP COLUMN ack_sent;
-                """)
+                """
+        )
     }
 }

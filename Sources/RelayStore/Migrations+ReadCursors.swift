@@ -17,6 +17,7 @@ extension Migrations {
                 CREATE INDEX read_cursors_conversation ON read_cursors(conversation_id);
                 INSERT INTO read_cursors (user_id, conversation_id, seq, updated_at)
                     SELECT user_id, conversation, MAX(seq), MAX(created_at) FROM events GROUP BY user_id, conversation;
-                """)
+                """
+        )
     }
 }

@@ -23,7 +23,8 @@ extension Migrations {
                 CREATE INDEX messages_ended ON messages(user_id, ended_seq) WHERE ended_seq IS NOT NULL;
                 CREATE INDEX events_conversation ON events(conversation, seq);
                 CREATE INDEX devices_token ON devices(token_hash);
-                """)
+                """
+        )
     }
 }
 

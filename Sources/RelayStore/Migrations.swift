@@ -71,7 +71,8 @@ enum Migrations {
                         created_at INTEGER NOT NULL,
                         expires_at INTEGER NOT NULL
                     );
-                    """)
+                    """
+            )
         }
         migrator.registerMigration("v2-gateway") { db in
             try db.execute(
@@ -81,7 +82,8 @@ enum Migrations {
                     ALTER TABLE devices ADD COLUMN scopes TEXT;
                     ALTER TABLE pending_pairings ADD COLUMN protocol TEXT NOT NULL DEFAULT 'clawline';
                     ALTER TABLE pending_pairings ADD COLUMN request_id TEXT;
-                    """)
+                    """
+            )
         }
         migrator.registerMigration("v3-accounts") { db in
             try db.execute(
@@ -93,7 +95,8 @@ enum Migrations {
                         detail TEXT NOT NULL,
                         updated_at INTEGER NOT NULL
                     );
-                    """)
+                    """
+            )
         }
         migrator.registerMigration("v4-pair-links") { db in
             try db.execute(
@@ -107,7 +110,8 @@ enum Migrations {
                         created_at INTEGER NOT NULL,
                         PRIMARY KEY (device_id, bot_id)
                     );
-                    """)
+                    """
+            )
         }
         migrator.registerMigration("v5-core", migrate: coreTables)
         migrator.registerMigration("v6-device-tokens") { db in
@@ -127,7 +131,8 @@ enum Migrations {
                         SELECT id, role, CASE WHEN token_hash = 'revoked' THEN NULL ELSE token_hash END, scopes,
                                COALESCE(last_seen_at, created_at), CASE WHEN token_hash = 'revoked' THEN created_at END
                         FROM devices WHERE protocol = 'gateway' AND role IS NOT NULL AND token_hash IS NOT NULL;
-                    """)
+                    """
+            )
         }
         migrator.registerMigration("v7-push") { db in
             // Targets are retired (kept, for `devices list`) rather than deleted; pushes wait in
@@ -162,7 +167,8 @@ enum Migrations {
                         reason TEXT NOT NULL
                     );
                     CREATE INDEX push_attempts_at ON push_attempts (at);
-                    """)
+                    """
+            )
         }
         migrator.registerMigration("v8-timeline", migrate: timelineTables)
         migrator.registerMigration("v9-backend-session") { db in
@@ -194,7 +200,8 @@ enum Migrations {
                     );
                     CREATE INDEX audit_time ON audit(time);
                     CREATE INDEX audit_device ON audit(device_id, time);
-                    """)
+                    """
+            )
         }
         // No query reads audit_device: `clawrelay audit --device` matches a prefix with substr(),
         // which no index serves, and every listing walks the rowid in id order (EXPLAIN QUERY PLAN:

@@ -38,11 +38,19 @@ public struct PendingPairing: Sendable, Equatable {
 }
 
 public enum OperatorQueries {
-    public static func enqueue(_ db: Database, action: OperatorCommand.Action, deviceID: String, userID: String?, at millis: Int64) throws
+    public static func enqueue(
+        _ db: Database,
+        action: OperatorCommand.Action,
+        deviceID: String,
+        userID: String?,
+        at millis: Int64
+    ) throws
         -> Int64
     {
-        try db.run("INSERT INTO operator_commands (action, device_id, user_id, created_at) VALUES (?, ?, ?, ?)",
-            [action.rawValue, deviceID, userID, millis])
+        try db.run(
+            "INSERT INTO operator_commands (action, device_id, user_id, created_at) VALUES (?, ?, ?, ?)",
+            [action.rawValue, deviceID, userID, millis]
+        )
         return db.lastInsertedRowID
     }
 
@@ -79,7 +87,8 @@ public enum OperatorQueries {
             INSERT OR REPLACE INTO pending_pairings (device_id, claimed_name, device_info, created_at, expires_at, protocol, request_id)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """,
-            [entry.deviceID, entry.claimedName, entry.deviceInfoJSON, entry.createdAt, entry.expiresAt, entry.protocolName, entry.requestID])
+            [entry.deviceID, entry.claimedName, entry.deviceInfoJSON, entry.createdAt, entry.expiresAt, entry.protocolName, entry.requestID]
+        )
     }
 
     public static func removePending(_ db: Database, deviceID: String, protocolName: String) throws {
@@ -89,8 +98,12 @@ public enum OperatorQueries {
     public static func pendingPairings(_ db: Database) throws -> [PendingPairing] {
         try db.rows("SELECT * FROM pending_pairings ORDER BY created_at").map { row in
             var entry = PendingPairing(
-                deviceID: row["device_id"], claimedName: row["claimed_name"], deviceInfoJSON: row["device_info"],
-                createdAt: row["created_at"], expiresAt: row["expires_at"])
+                deviceID: row["device_id"],
+                claimedName: row["claimed_name"],
+                deviceInfoJSON: row["device_info"],
+                createdAt: row["created_at"],
+                expiresAt: row["expires_at"]
+            )
             entry.protocolName = row["protocol"]
             entry.requestID = row["request_id"]
             return entry

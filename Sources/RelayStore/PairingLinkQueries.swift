@@ -24,7 +24,9 @@ public enum PairingLinkQueries {
 
     public static func setBotToken(_ db: Database, deviceID: String, botID: String, tokenHash: String, now: Int64) throws {
         try db.run(
-            "INSERT OR REPLACE INTO bot_pairings (device_id, bot_id, token_hash, created_at) VALUES (?, ?, ?, ?)", [deviceID, botID, tokenHash, now])
+            "INSERT OR REPLACE INTO bot_pairings (device_id, bot_id, token_hash, created_at) VALUES (?, ?, ?, ?)",
+            [deviceID, botID, tokenHash, now]
+        )
     }
 
     /// The bot a token pairs this device with, if any.

@@ -12,7 +12,8 @@ public enum PushTargetQueries {
             ON CONFLICT(device_id, kind) DO UPDATE SET token = excluded.token, platform = excluded.platform, created_at = excluded.created_at,
                 retired_at = NULL, retired_reason = NULL
             """,
-            [deviceID, kind, token, platform, millis])
+            [deviceID, kind, token, platform, millis]
+        )
     }
 
     /// Removes a device's target of `kind`; true when there was one.
@@ -50,7 +51,8 @@ public enum PushTargetQueries {
     /// Every target, retired ones included, for `clawrelay devices list` (tokens redacted).
     public static func listing(_ db: Database) throws -> [String: [(target: String, retiredAt: Int64?, reason: String?)]] {
         var out: [String: [(target: String, retiredAt: Int64?, reason: String?)]] = [:]
-        for row in try db.rows("SELECT device_id, kind, token, created_at, retired_at, retired_reason FROM push_targets ORDER BY device_id, kind", []) {
+        for row in try db.rows("SELECT device_id, kind, token, created_at, retired_at, retired_reason FROM push_targets ORDER BY device_id, kind", [])
+        {
             guard let kind = PushTarget.Kind(rawValue: row["kind"]) else { continue }
             let target = PushTarget(deviceID: row["device_id"], kind: kind, token: row["token"], registeredAt: row["created_at"])
             out[target.deviceID, default: []].append((target.redacted, row["retired_at"], row["retired_reason"]))
@@ -62,7 +64,8 @@ public enum PushTargetQueries {
     public static func retire(_ db: Database, _ target: PushTarget, reason: String, at millis: Int64) throws {
         try db.run(
             "UPDATE push_targets SET retired_at = ?, retired_reason = ? WHERE device_id = ? AND kind = ? AND token = ? AND created_at <= ?",
-            [millis, reason, target.deviceID, target.kind.rawValue, target.token, target.registeredAt])
+            [millis, reason, target.deviceID, target.kind.rawValue, target.token, target.registeredAt]
+        )
     }
 
     public static func savePending(_ db: Database, _ push: PendingPush) throws {
@@ -76,7 +79,8 @@ public enum PushTargetQueries {
             [
                 push.id, push.deviceID, push.userID, push.conversationID, push.count, push.lastSeq, push.failed, push.text, push.runMillis,
                 push.createdAt, push.dueAt,
-            ])
+            ]
+        )
     }
 
     public static func deletePending(_ db: Database, id: String) throws { try db.run("DELETE FROM push_pending WHERE id = ?", [id]) }
@@ -84,9 +88,18 @@ public enum PushTargetQueries {
     public static func pending(_ db: Database) throws -> [PendingPush] {
         try db.rows("SELECT * FROM push_pending ORDER BY due_at", []).map { row in
             PendingPush(
-                id: row["id"], deviceID: row["device_id"], userID: row["user_id"], conversationID: row["conversation_id"], count: row["count"],
-                lastSeq: row["last_seq"], failed: row["failed"], text: row["text"], runMillis: row["run_millis"], createdAt: row["created_at"],
-                dueAt: row["due_at"])
+                id: row["id"],
+                deviceID: row["device_id"],
+                userID: row["user_id"],
+                conversationID: row["conversation_id"],
+                count: row["count"],
+                lastSeq: row["last_seq"],
+                failed: row["failed"],
+                text: row["text"],
+                runMillis: row["run_millis"],
+                createdAt: row["created_at"],
+                dueAt: row["due_at"]
+            )
         }
     }
 
@@ -98,14 +111,23 @@ public enum PushTargetQueries {
                 [
                     attempt.timeMillis, attempt.deviceID, userID, attempt.conversationID, attempt.sink, attempt.target, attempt.status,
                     attempt.outcome.rawValue, attempt.reason,
-                ])
+                ]
+            )
         }
         try db.run(
-            "DELETE FROM push_attempts WHERE id <= (SELECT id FROM push_attempts ORDER BY id DESC LIMIT 1 OFFSET ?)", [keep])
+            "DELETE FROM push_attempts WHERE id <= (SELECT id FROM push_attempts ORDER BY id DESC LIMIT 1 OFFSET ?)",
+            [keep]
+        )
     }
 
     /// Attempts in id order, for `clawrelay audit --protocol push`.
-    public static func attempts(_ db: Database, since: Int64?, deviceID: String?, afterID: Int64, limit: Int) throws -> [(id: Int64, userID: String?, attempt: PushAttempt)] {
+    public static func attempts(
+        _ db: Database,
+        since: Int64?,
+        deviceID: String?,
+        afterID: Int64,
+        limit: Int
+    ) throws -> [(id: Int64, userID: String?, attempt: PushAttempt)] {
         var sql = "SELECT * FROM push_attempts WHERE id > ?"
         var arguments: [any DatabaseValueConvertible] = [afterID]
         if let since {
@@ -120,8 +142,15 @@ public enum PushTargetQueries {
         arguments.append(limit)
         return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { row in
             let attempt = PushAttempt(
-                timeMillis: row["at"], deviceID: row["device_id"], conversationID: row["conversation_id"], sink: row["sink"], target: row["target"],
-                status: row["status"], outcome: PushAttempt.Outcome(rawValue: row["outcome"]) ?? .failed, reason: row["reason"])
+                timeMillis: row["at"],
+                deviceID: row["device_id"],
+                conversationID: row["conversation_id"],
+                sink: row["sink"],
+                target: row["target"],
+                status: row["status"],
+                outcome: PushAttempt.Outcome(rawValue: row["outcome"]) ?? .failed,
+                reason: row["reason"]
+            )
             return (row["id"], row["user_id"], attempt)
         }
     }

@@ -11,18 +11,26 @@ public enum QueueQueries {
         for target in targets {
             try db.run(
                 "INSERT INTO notification_queue (device_id, conversation_id, item, queued_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-                [target.deviceID, item.conversationID, json, millis, millis + target.ttlMillis])
+                [target.deviceID, item.conversationID, json, millis, millis + target.ttlMillis]
+            )
             try db.run(
                 """
                 DELETE FROM notification_queue WHERE device_id = ? AND id <= (
                     SELECT id FROM notification_queue WHERE device_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)
                 """,
-                [target.deviceID, target.deviceID, target.capacity])
+                [target.deviceID, target.deviceID, target.capacity]
+            )
         }
     }
 
     /// A device's unexpired entries, oldest first (at most `limit`), only those of `conversations` when given.
-    public static func pending(_ db: Database, deviceID: String, conversations: Set<String>? = nil, at millis: Int64, limit: Int = 10_000) throws
+    public static func pending(
+        _ db: Database,
+        deviceID: String,
+        conversations: Set<String>? = nil,
+        at millis: Int64,
+        limit: Int = 10_000
+    ) throws
         -> [QueuedEvent]
     {
         if let conversations, conversations.isEmpty { return [] }

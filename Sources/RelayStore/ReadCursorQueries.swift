@@ -77,9 +77,14 @@ public enum ReadCursorQueries {
         let last = try EventQueries.last(db, conversationID: conversation.id)
         let read = try cursor(db, userID: userID, conversationID: conversation.id)?.seq ?? 0
         let unread =
-            try db.value(Int.self, "SELECT COUNT(*) FROM events WHERE conversation = ? AND seq > ? AND role = 'assistant'", [conversation.id, read]) ?? 0
+            try db.value(Int.self, "SELECT COUNT(*) FROM events WHERE conversation = ? AND seq > ? AND role = 'assistant'", [conversation.id, read])
+            ?? 0
         return ConversationSummary(
-            conversation: conversation, lastEvent: last, lastReadSeq: read, unreadCount: unread,
-            messageCount: try EventQueries.count(db, conversationID: conversation.id))
+            conversation: conversation,
+            lastEvent: last,
+            lastReadSeq: read,
+            unreadCount: unread,
+            messageCount: try EventQueries.count(db, conversationID: conversation.id)
+        )
     }
 }

@@ -23,8 +23,12 @@ public final class Store: Sendable {
         path = (dataDirectory as NSString).appendingPathComponent("relay.sqlite")
         let fullSync = ProcessInfo.processInfo.environment["CLAWRELAY_SYNC_NORMAL"] == nil
         let pool = try DatabaseOpener.open(
-            path: path, migrator: Migrations.relay(), fullSync: fullSync, ownCheckpoints: executor != nil,
-            writerCacheKiB: DatabaseOpener.storeWriterCacheKiB)
+            path: path,
+            migrator: Migrations.relay(),
+            fullSync: fullSync,
+            ownCheckpoints: executor != nil,
+            writerCacheKiB: DatabaseOpener.storeWriterCacheKiB
+        )
         self.pool = pool
         self.executor = executor
         worker = executor.map { StoreWorker(pool: pool, executor: $0) }
@@ -33,14 +37,16 @@ public final class Store: Sendable {
 
     /// Runs `work` in the writer's next batch; `completion` runs on the loop once committed.
     public func perform<R: Sendable>(
-        _ work: @escaping @Sendable (Database) throws -> R, completion: @escaping (Result<R, any Error>) -> Void
+        _ work: @escaping @Sendable (Database) throws -> R,
+        completion: @escaping (Result<R, any Error>) -> Void
     ) {
         perform(writing: { db, _ in try work(db) }, completion: completion)
     }
 
     /// `perform` for the hot path: `work` also gets the writer's raw statements.
     func perform<R: Sendable>(
-        writing work: @escaping @Sendable (Database, WriterStatements) throws -> R, completion: @escaping (Result<R, any Error>) -> Void
+        writing work: @escaping @Sendable (Database, WriterStatements) throws -> R,
+        completion: @escaping (Result<R, any Error>) -> Void
     ) {
         guard let worker, let executor else { preconditionFailure("Store opened without an executor") }
         let bound = LoopBound(completion, loop: executor)

@@ -13,7 +13,11 @@ public final class StoreJournal: CoreJournal {
     }
 
     public func resolveConversation(
-        _ key: ConversationKey, userID: String, draft: ConversationDraft, now: Int64, completion: @escaping (Result<Conversation, any Error>) -> Void
+        _ key: ConversationKey,
+        userID: String,
+        draft: ConversationDraft,
+        now: Int64,
+        completion: @escaping (Result<Conversation, any Error>) -> Void
     ) {
         store.perform({ db in try ConversationQueries.resolve(db, key: key, userID: userID, draft: draft, at: now) }, completion: completion)
     }
@@ -21,7 +25,8 @@ public final class StoreJournal: CoreJournal {
     public func findConversation(_ key: ConversationKey, userID: String, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
         store.perform(
             { db in try ConversationQueries.conversationID(db, key: key, userID: userID).flatMap { try ConversationQueries.fetch(db, id: $0) } },
-            completion: completion)
+            completion: completion
+        )
     }
 
     public func conversation(id: String, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
@@ -50,19 +55,36 @@ public final class StoreJournal: CoreJournal {
     public func accept(_ message: UserMessage, now: Int64, queue: [QueueTarget], completion: @escaping (Result<Acceptance, any Error>) -> Void) {
         store.perform(
             writing: { db, statements in try MessageQueries.accept(db, message, at: now, queue: queue, statements: statements) },
-            completion: completion)
+            completion: completion
+        )
     }
 
     public func finish(
-        _ turn: TurnRef, userID: String, conversationID: String, eventID: String, content: String, now: Int64, queue: [QueueTarget],
+        _ turn: TurnRef,
+        userID: String,
+        conversationID: String,
+        eventID: String,
+        content: String,
+        now: Int64,
+        queue: [QueueTarget],
         completion: @escaping (Result<ChatEvent, any Error>) -> Void
     ) {
         store.perform(
             writing: { db, statements in
                 try MessageQueries.finalize(
-                    db, turn: turn, userID: userID, conversationID: conversationID, eventID: eventID, content: content, at: now, queue: queue,
-                    statements: statements)
-            }, completion: completion)
+                    db,
+                    turn: turn,
+                    userID: userID,
+                    conversationID: conversationID,
+                    eventID: eventID,
+                    content: content,
+                    at: now,
+                    queue: queue,
+                    statements: statements
+                )
+            },
+            completion: completion
+        )
     }
 
     public func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Void, any Error>) -> Void) {
@@ -79,10 +101,13 @@ public final class StoreJournal: CoreJournal {
 
     public func dequeue(deviceID: String, ids: [Int64], completion: @escaping () -> Void) {
         let onError = onError
-        store.perform({ db in try QueueQueries.delete(db, deviceID: deviceID, ids: ids) }) { result in
-            if case .failure(let error) = result { onError("delete delivered queue entries", error) }
-            completion()
-        }
+        store.perform(
+            { db in try QueueQueries.delete(db, deviceID: deviceID, ids: ids) },
+            completion: { result in
+                if case .failure(let error) = result { onError("delete delivered queue entries", error) }
+                completion()
+            }
+        )
     }
 
     public func purgeQueues(now: Int64) {
@@ -93,9 +118,17 @@ public final class StoreJournal: CoreJournal {
         background("record presence") { db in try DeviceQueries.setPresence(db, id: deviceID, state.rawValue, at: now) }
     }
 
-    public func markRead(userID: String, conversationID: String, seq: Int64, now: Int64, completion: @escaping (Result<ReadCursor?, any Error>) -> Void) {
+    public func markRead(
+        userID: String,
+        conversationID: String,
+        seq: Int64,
+        now: Int64,
+        completion: @escaping (Result<ReadCursor?, any Error>) -> Void
+    ) {
         store.perform(
-            { db in try ReadCursorQueries.markRead(db, userID: userID, conversationID: conversationID, seq: seq, at: now) }, completion: completion)
+            { db in try ReadCursorQueries.markRead(db, userID: userID, conversationID: conversationID, seq: seq, at: now) },
+            completion: completion
+        )
     }
 
     func background(_ what: String, _ work: @escaping @Sendable (StoreTransaction) throws -> Void) {

@@ -11,9 +11,10 @@ import Synchronization
 final class StoreWorker: Sendable {
     /// Runs in the batch's transaction (in a savepoint of its own when `isolated`); returns the
     /// report, told whether the batch committed, and whether the operation failed.
-    typealias Operation = @Sendable (_ db: Database, _ statements: WriterStatements, _ isolated: Bool) -> (
-        report: @Sendable (_ committed: Bool) -> Void, failed: Bool
-    )
+    typealias Operation =
+        @Sendable (_ db: Database, _ statements: WriterStatements, _ isolated: Bool) -> (
+            report: @Sendable (_ committed: Bool) -> Void, failed: Bool
+        )
 
     private struct State {
         var queue: [Operation] = []

@@ -26,7 +26,13 @@ public enum TimelineQueries {
     /// The user's entries after `seq`, oldest first, at most `limit` and about `byteBudget` bytes
     /// of content (always at least one entry), read a page at a time so a history of large
     /// messages is never read whole; `more` tells whether entries after these were left out.
-    public static func after(_ db: Database, userID: String, seq: Int64, limit: Int, byteBudget: Int = .max) throws -> (
+    public static func after(
+        _ db: Database,
+        userID: String,
+        seq: Int64,
+        limit: Int,
+        byteBudget: Int = .max
+    ) throws -> (
         entries: [TimelineEntry], more: Bool
     ) {
         var entries: [TimelineEntry] = []
@@ -54,13 +60,23 @@ public enum TimelineQueries {
     /// The newest `limit` entries of a conversation before `seq` (all when nil) that fit in about
     /// `byteBudget` bytes of content (at least one), oldest first, and whether older ones exist.
     public static func page(
-        _ db: Database, userID: String, conversationID: String, before seq: Int64?, limit: Int, byteBudget: Int = .max
+        _ db: Database,
+        userID: String,
+        conversationID: String,
+        before seq: Int64?,
+        limit: Int,
+        byteBudget: Int = .max
     ) throws -> (entries: [TimelineEntry], hasMore: Bool) {
         let rows = try db.rows(
             "SELECT * FROM ("
-                + union(events: "e.user_id = :user AND e.conversation = :conversation", messages: "m.user_id = :user AND m.conversation_id = :conversation", seqAbove: "0")
+                + union(
+                    events: "e.user_id = :user AND e.conversation = :conversation",
+                    messages: "m.user_id = :user AND m.conversation_id = :conversation",
+                    seqAbove: "0"
+                )
                 + ") WHERE seq < :before ORDER BY seq DESC LIMIT :limit",
-            ["user": userID, "conversation": conversationID, "before": seq ?? Int64.max, "limit": limit + 1])
+            ["user": userID, "conversation": conversationID, "before": seq ?? Int64.max, "limit": limit + 1]
+        )
         var newest: [TimelineEntry] = []
         var bytes = 0
         for row in rows.prefix(limit) {
@@ -98,8 +114,16 @@ public enum TimelineQueries {
 
     private static func entry(from row: Row) -> TimelineEntry {
         TimelineEntry(
-            id: row["id"], clientID: row["client_id"], conversationID: row["conversation_id"], role: ChatRole(rawValue: row["role"]) ?? .assistant,
-            content: row["content"], status: TimelineEntry.Status(rawValue: row["status"]) ?? .complete, error: row["error"], seq: row["seq"],
-            createdAt: row["created_at"], completedAt: row["completed_at"])
+            id: row["id"],
+            clientID: row["client_id"],
+            conversationID: row["conversation_id"],
+            role: ChatRole(rawValue: row["role"]) ?? .assistant,
+            content: row["content"],
+            status: TimelineEntry.Status(rawValue: row["status"]) ?? .complete,
+            error: row["error"],
+            seq: row["seq"],
+            createdAt: row["created_at"],
+            completedAt: row["completed_at"]
+        )
     }
 }

@@ -53,12 +53,23 @@ public final class MemoryJournal: CoreJournal {
     public func queue(of deviceID: String) -> [QueueItem] { queueRows.filter { $0.deviceID == deviceID }.map(\.item) }
 
     public func resolveConversation(
-        _ key: ConversationKey, userID: String, draft: ConversationDraft, now: Int64, completion: @escaping (Result<Conversation, any Error>) -> Void
+        _ key: ConversationKey,
+        userID: String,
+        draft: ConversationDraft,
+        now: Int64,
+        completion: @escaping (Result<Conversation, any Error>) -> Void
     ) {
         if let id = keys[Self.key(userID, key)], let conversation = conversations[id] { return later(.success(conversation), completion) }
         let conversation = Conversation(
-            id: Conversation.newID(), userID: userID, title: draft.title, backend: draft.backend, workingDirectory: draft.workingDirectory,
-            createdAt: now, updatedAt: now, keys: [key] + draft.extraKeys)
+            id: Conversation.newID(),
+            userID: userID,
+            title: draft.title,
+            backend: draft.backend,
+            workingDirectory: draft.workingDirectory,
+            createdAt: now,
+            updatedAt: now,
+            keys: [key] + draft.extraKeys
+        )
         conversations[conversation.id] = conversation
         for name in [key] + draft.extraKeys { keys[Self.key(userID, name)] = conversation.id }
         later(.success(conversation), completion)
@@ -115,14 +126,26 @@ public final class MemoryJournal: CoreJournal {
             return later(.success(.duplicate(existing.state, runID: existing.runID, answer: existing.answer)), completion)
         }
         if let rejection = message.rejection { return later(.success(.rejected(rejection)), completion) }
-        if let missing = message.assetIDs.first(where: { assets[$0] != message.senderID }) { return later(.success(.missingAsset(missing)), completion) }
+        if let missing = message.assetIDs.first(where: { assets[$0] != message.senderID }) {
+            return later(.success(.missingAsset(missing)), completion)
+        }
         let runID = message.runID ?? Identifiers.newUUID()
         let event = append(
             ChatEvent(
-                id: Identifiers.newEventID(), seq: 0, userID: message.userID, conversationID: message.conversationID, role: .user,
-                content: message.content, timestampMillis: now, deviceID: message.deviceID, attachmentsJSON: message.attachmentsJSON,
-                turn: TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)),
-            queue: queue, now: now)
+                id: Identifiers.newEventID(),
+                seq: 0,
+                userID: message.userID,
+                conversationID: message.conversationID,
+                role: .user,
+                content: message.content,
+                timestampMillis: now,
+                deviceID: message.deviceID,
+                attachmentsJSON: message.attachmentsJSON,
+                turn: TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
+            ),
+            queue: queue,
+            now: now
+        )
         lastSeq[message.userID] = event.seq + 1
         moveCursor(userID: message.senderID, conversationID: message.conversationID, seq: event.seq, now: now)
         let answer = AnswerSlot(id: Identifiers.newEventID(), seq: event.seq + 1)
@@ -131,14 +154,28 @@ public final class MemoryJournal: CoreJournal {
     }
 
     public func finish(
-        _ turn: TurnRef, userID: String, conversationID: String, eventID: String, content: String, now: Int64, queue: [QueueTarget],
+        _ turn: TurnRef,
+        userID: String,
+        conversationID: String,
+        eventID: String,
+        content: String,
+        now: Int64,
+        queue: [QueueTarget],
         completion: @escaping (Result<ChatEvent, any Error>) -> Void
     ) {
         if let error = failWrites { return later(.failure(error), completion) }
         records["\(turn.deviceID)|\(turn.clientID)"]?.state = .finalized
         var event = ChatEvent(
-            id: eventID, seq: 0, userID: userID, conversationID: conversationID, role: .assistant, content: content, timestampMillis: now,
-            deviceID: nil, attachmentsJSON: nil)
+            id: eventID,
+            seq: 0,
+            userID: userID,
+            conversationID: conversationID,
+            role: .assistant,
+            content: content,
+            timestampMillis: now,
+            deviceID: nil,
+            attachmentsJSON: nil
+        )
         event.turn = turn
         later(.success(append(event, queue: queue, now: now)), completion)
     }
@@ -178,7 +215,13 @@ public final class MemoryJournal: CoreJournal {
 
     public func recordPresence(deviceID: String, state: DevicePresence.State, now: Int64) { presence[deviceID] = state }
 
-    public func markRead(userID: String, conversationID: String, seq: Int64, now: Int64, completion: @escaping (Result<ReadCursor?, any Error>) -> Void) {
+    public func markRead(
+        userID: String,
+        conversationID: String,
+        seq: Int64,
+        now: Int64,
+        completion: @escaping (Result<ReadCursor?, any Error>) -> Void
+    ) {
         if let error = failWrites { return later(.failure(error), completion) }
         let newest = events.filter { $0.conversationID == conversationID }.map(\.seq).max() ?? 0
         later(.success(moveCursor(userID: userID, conversationID: conversationID, seq: min(seq, newest), now: now)), completion)

@@ -82,8 +82,17 @@ public final class HTTPExchange {
     var clientAskedToClose = false
 
     init(
-        connectionID: UInt64, wsi: OpaquePointer, listener: String, method: String, path: String, query: String,
-        authorization: String?, contentType: String?, contentLength: Int?, isWebSocketUpgradePath: Bool, loop: ServiceLoop
+        connectionID: UInt64,
+        wsi: OpaquePointer,
+        listener: String,
+        method: String,
+        path: String,
+        query: String,
+        authorization: String?,
+        contentType: String?,
+        contentLength: Int?,
+        isWebSocketUpgradePath: Bool,
+        loop: ServiceLoop
     ) {
         self.connectionID = connectionID
         self.wsi = wsi

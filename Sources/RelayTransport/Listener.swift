@@ -25,8 +25,14 @@ public struct ListenerConfig: Sendable {
     public var pongTimeoutMillis: Int
 
     public init(
-        name: String, host: String, port: Int, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil,
-        webSocketPaths: Set<String> = [], maxMessageBytes: Int = 1 << 20, pingIntervalMillis: Int = 30_000,
+        name: String,
+        host: String,
+        port: Int,
+        tlsCertificatePath: String? = nil,
+        tlsKeyPath: String? = nil,
+        webSocketPaths: Set<String> = [],
+        maxMessageBytes: Int = 1 << 20,
+        pingIntervalMillis: Int = 30_000,
         pongTimeoutMillis: Int = 90_000
     ) {
         self.name = name
@@ -107,7 +113,10 @@ public enum FrameDirection: String, Sendable {
 
 /// One frame or HTTP message seen at the transport edge.
 public struct FrameRecord: Sendable {
-    public enum Kind: String, Sendable { case webSocket = "ws", http }
+    public enum Kind: String, Sendable {
+        case webSocket = "ws"
+        case http
+    }
     public var timeMillis: Int64
     public var connectionID: UInt64
     public var listener: String

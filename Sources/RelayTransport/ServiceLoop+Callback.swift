@@ -3,8 +3,11 @@ import Foundation
 
 /// The one lws protocol callback; routes each reason to the loop that owns the context.
 func relayServiceCallback(
-    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
-    _ input: UnsafeMutableRawPointer?, _ length: Int
+    _ wsi: OpaquePointer?,
+    _ reason: lws_callback_reasons,
+    _ user: UnsafeMutableRawPointer?,
+    _ input: UnsafeMutableRawPointer?,
+    _ length: Int
 ) -> Int32 {
     guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else { return 0 }
     let loop = Unmanaged<ServiceLoop>.fromOpaque(raw).takeUnretainedValue()
@@ -100,7 +103,8 @@ extension ServiceLoop {
     }
 
     static let headerTimeoutSeconds: Int32 = 10
-    static let methodNotAllowed = "HTTP/1.1 405 Method Not Allowed\r\nallow: GET, POST, PUT, PATCH, DELETE, OPTIONS, HEAD\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+    static let methodNotAllowed =
+        "HTTP/1.1 405 Method Not Allowed\r\nallow: GET, POST, PUT, PATCH, DELETE, OPTIONS, HEAD\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 
     /// Close codes a peer may send (RFC 6455 §7.4): 1000–1003, 1007–1014, and 3000–4999.
     static func isValidPeerCloseCode(_ code: UInt16) -> Bool {
@@ -126,7 +130,8 @@ extension ServiceLoop {
     private func writeRefusal(_ response: HTTPResponse, to wsi: OpaquePointer) {
         guard case .bytes(let body) = response.body else { return }
         let reason = response.status == 401 ? "Unauthorized" : response.status == 403 ? "Forbidden" : "Refused"
-        let head = "HTTP/1.1 \(response.status) \(reason)\r\ncontent-type: \(response.contentType)\r\ncontent-length: \(body.count)\r\nconnection: close\r\n\r\n"
+        let head =
+            "HTTP/1.1 \(response.status) \(reason)\r\ncontent-type: \(response.contentType)\r\ncontent-length: \(body.count)\r\nconnection: close\r\n\r\n"
         var bytes = [UInt8](repeating: 0, count: Int(relay_lws_pre())) + Array(head.utf8) + body
         let count = bytes.count - Int(relay_lws_pre())
         bytes.withUnsafeMutableBufferPointer { buffer in
@@ -160,8 +165,11 @@ extension ServiceLoop {
             custom[name] = String(cString: buffer)
         }
         return RequestHeaders(
-            query: queryString(wsi), authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
-            userAgent: header(wsi, WSI_TOKEN_HTTP_USER_AGENT), custom: custom)
+            query: queryString(wsi),
+            authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
+            userAgent: header(wsi, WSI_TOKEN_HTTP_USER_AGENT),
+            custom: custom
+        )
     }
 
     func peerAddress(_ wsi: OpaquePointer) -> String {
@@ -172,8 +180,16 @@ extension ServiceLoop {
 
     /// Hands one frame or HTTP message to the observer (the audit), if there is one.
     func observe(
-        _ connectionID: UInt64, _ listener: String, _ direction: FrameDirection, _ kind: FrameRecord.Kind, _ opcode: String,
-        _ body: [UInt8], size: Int? = nil, device: String? = nil, user: String? = nil, millis: Int64? = nil
+        _ connectionID: UInt64,
+        _ listener: String,
+        _ direction: FrameDirection,
+        _ kind: FrameRecord.Kind,
+        _ opcode: String,
+        _ body: [UInt8],
+        size: Int? = nil,
+        device: String? = nil,
+        user: String? = nil,
+        millis: Int64? = nil
     ) {
         if logger.logLevel <= .trace {
             // Sizes and kinds only: bodies may hold secrets (the audit log redacts them).
@@ -182,14 +198,25 @@ extension ServiceLoop {
                 metadata: [
                     "listener": "\(listener)", "conn": "\(connectionID)", "direction": "\(direction)", "kind": "\(kind)", "opcode": "\(opcode)",
                     "bytes": "\(size ?? body.count)",
-                ])
+                ]
+            )
         }
         guard let frameObserver else { return }
         let millis = millis ?? Int64(Date().timeIntervalSince1970 * 1000)
         frameObserver.observe(
             FrameRecord(
-                timeMillis: millis, connectionID: connectionID, listener: listener, direction: direction, kind: kind,
-                opcode: opcode, size: size ?? body.count, body: body, deviceID: device, userID: user))
+                timeMillis: millis,
+                connectionID: connectionID,
+                listener: listener,
+                direction: direction,
+                kind: kind,
+                opcode: opcode,
+                size: size ?? body.count,
+                body: body,
+                deviceID: device,
+                userID: user
+            )
+        )
     }
 
     // MARK: WebSocket
@@ -199,8 +226,14 @@ extension ServiceLoop {
         lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
         let id = newConnectionID(for: wsi)
         let connection = WebSocketConnection(
-            id: id, wsi: wsi, listener: entry.config.name, path: header(wsi, WSI_TOKEN_GET_URI) ?? "/",
-            peerAddress: peerAddress(wsi), loop: self, maxMessageBytes: entry.config.maxMessageBytes)
+            id: id,
+            wsi: wsi,
+            listener: entry.config.name,
+            path: header(wsi, WSI_TOKEN_GET_URI) ?? "/",
+            peerAddress: peerAddress(wsi),
+            loop: self,
+            maxMessageBytes: entry.config.maxMessageBytes
+        )
         connection.maxBufferedBytes = entry.config.maxBufferedBytes
         connection.headers = requestHeaders(wsi, custom: entry.config.customHeaders)
         webSockets[wsi] = connection
@@ -239,8 +272,15 @@ extension ServiceLoop {
         // Observed after the handler, so a frame that names its device (a pairing request) is
         // attributed to it; replies are observed when written, later.
         observe(
-            connection.id, connection.listener, .inbound, .webSocket, connection.fragmentsAreBinary ? "binary" : "text", bytes,
-            device: connection.deviceID, user: connection.userID)
+            connection.id,
+            connection.listener,
+            .inbound,
+            .webSocket,
+            connection.fragmentsAreBinary ? "binary" : "text",
+            bytes,
+            device: connection.deviceID,
+            user: connection.userID
+        )
         return 0
     }
 
@@ -254,8 +294,15 @@ extension ServiceLoop {
         guard let connection = webSockets.removeValue(forKey: wsi) else { return }
         connection.isClosed = true
         observe(
-            connection.id, connection.listener, .inbound, .webSocket, "closed",
-            Array("\(connection.peerCloseCode.map(String.init) ?? "-")".utf8), device: connection.deviceID, user: connection.userID)
+            connection.id,
+            connection.listener,
+            .inbound,
+            .webSocket,
+            "closed",
+            Array("\(connection.peerCloseCode.map(String.init) ?? "-")".utf8),
+            device: connection.deviceID,
+            user: connection.userID
+        )
         if connection.isClient {
             connection.clientHandler?.clientClosed(connection, error: nil)
         } else {

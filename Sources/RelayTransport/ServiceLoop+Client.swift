@@ -82,9 +82,15 @@ extension ServiceLoop {
         let token = UInt64(UInt(bitPattern: lws_wsi_user(wsi)))
         guard let pending = pendingClients.removeValue(forKey: token), let handler = pending.handler else { return -1 }
         let connection = WebSocketConnection(
-            id: newConnectionID(for: wsi), wsi: wsi, listener: Self.clientVhostName, path: pending.target.path,
-            peerAddress: "\(pending.target.host):\(pending.target.port)", loop: self, maxMessageBytes: pending.target.maxMessageBytes,
-            clientHandler: handler)
+            id: newConnectionID(for: wsi),
+            wsi: wsi,
+            listener: Self.clientVhostName,
+            path: pending.target.path,
+            peerAddress: "\(pending.target.host):\(pending.target.port)",
+            loop: self,
+            maxMessageBytes: pending.target.maxMessageBytes,
+            clientHandler: handler
+        )
         webSockets[wsi] = connection
         handler.clientConnected(connection)
         return 0

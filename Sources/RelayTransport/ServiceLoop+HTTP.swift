@@ -21,10 +21,18 @@ extension ServiceLoop {
         let lengthText = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH)?.trimmingCharacters(in: .whitespaces)
         let lengthHeader = lengthText.flatMap { Int($0) }
         let exchange = HTTPExchange(
-            connectionID: newConnectionID(for: wsi), wsi: wsi, listener: entry.config.name, method: method, path: path,
-            query: queryString(wsi), authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
-            contentType: header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE), contentLength: lengthHeader,
-            isWebSocketUpgradePath: entry.config.webSocketPaths.contains(path), loop: self)
+            connectionID: newConnectionID(for: wsi),
+            wsi: wsi,
+            listener: entry.config.name,
+            method: method,
+            path: path,
+            query: queryString(wsi),
+            authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
+            contentType: header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE),
+            contentLength: lengthHeader,
+            isWebSocketUpgradePath: entry.config.webSocketPaths.contains(path),
+            loop: self
+        )
         exchange.headers = requestHeaders(wsi, custom: entry.config.customHeaders)
         // `Connection: close`: the socket ends with this answer instead of idling until the
         // keep-alive timeout (lws would keep it).

@@ -50,8 +50,16 @@ extension ServiceLoop {
             payload.withUnsafeBytes { scratch.baseAddress!.advanced(by: pre + length).copyMemory(from: $0.baseAddress!, byteCount: payload.count) }
             length += payload.count
             observe(
-                connection.id, connection.listener, .outbound, .webSocket, isText ? "text" : "binary", payload,
-                device: connection.deviceID, user: connection.userID, millis: millis)
+                connection.id,
+                connection.listener,
+                .outbound,
+                .webSocket,
+                isText ? "text" : "binary",
+                payload,
+                device: connection.deviceID,
+                user: connection.userID,
+                millis: millis
+            )
             if let onWritten { written.append(onWritten) }
         }
         guard length > 0 else { return 0 }
@@ -72,10 +80,22 @@ extension ServiceLoop {
             let base = scratch.baseAddress!
             bytes.withUnsafeBytes { base.advanced(by: pre).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
             let written = lws_write(
-                wsi, base.advanced(by: pre).assumingMemoryBound(to: UInt8.self), bytes.count, isText ? LWS_WRITE_TEXT : LWS_WRITE_BINARY)
+                wsi,
+                base.advanced(by: pre).assumingMemoryBound(to: UInt8.self),
+                bytes.count,
+                isText ? LWS_WRITE_TEXT : LWS_WRITE_BINARY
+            )
             observe(
-                connection.id, connection.listener, .outbound, .webSocket, isText ? "text" : "binary", bytes,
-                device: connection.deviceID, user: connection.userID, millis: millis)
+                connection.id,
+                connection.listener,
+                .outbound,
+                .webSocket,
+                isText ? "text" : "binary",
+                bytes,
+                device: connection.deviceID,
+                user: connection.userID,
+                millis: millis
+            )
             if written < bytes.count { return -1 }
             onWritten?()
         case .ping:
@@ -87,8 +107,16 @@ extension ServiceLoop {
         case .close(let code, let reason):
             var bytes = Array(reason.utf8)
             observe(
-                connection.id, connection.listener, .outbound, .webSocket, "close", Array("\(code) \(reason)".utf8),
-                device: connection.deviceID, user: connection.userID, millis: millis)
+                connection.id,
+                connection.listener,
+                .outbound,
+                .webSocket,
+                "close",
+                Array("\(code) \(reason)".utf8),
+                device: connection.deviceID,
+                user: connection.userID,
+                millis: millis
+            )
             lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
             return -1
         }

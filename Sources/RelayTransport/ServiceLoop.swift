@@ -1,7 +1,7 @@
 import CLibWebSockets
-import RelayCore
 import Foundation
 import Logging
+import RelayKit
 import Synchronization
 
 public struct TransportError: Error, CustomStringConvertible, Sendable {
@@ -196,7 +196,8 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
         info.port = CONTEXT_PORT_NO_LISTEN
         // lws 4.1 checks UTF-8 (and closes with 1007) only when the context has the option; the
         // vhost's copy of it is ignored.
-        info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS) | UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) | UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        info.options =
+            UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS) | UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) | UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.protocols = UnsafePointer(protocolStorage)
         guard let context = lws_create_context(&info) else {
@@ -235,7 +236,10 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
                 vinfo.ssl_private_key_filepath = cString(key)
                 vinfo.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
             }
-            let tls = entry.config.tlsCertificatePath.map { cert in " (is the TLS certificate \(cert) or key \(entry.config.tlsKeyPath ?? "") unreadable, not PEM, or swapped?)" } ?? ""
+            let tls =
+                entry.config.tlsCertificatePath.map { cert in
+                    " (is the TLS certificate \(cert) or key \(entry.config.tlsKeyPath ?? "") unreadable, not PEM, or swapped?)"
+                } ?? ""
             guard let vhost = lws_create_vhost(context, &vinfo) else {
                 startError = "cannot listen on \(place)" + (tls.isEmpty ? ": libwebsockets refused the address" : tls)
                 lws_context_destroy(context)

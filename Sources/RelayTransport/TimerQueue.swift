@@ -1,5 +1,5 @@
 import Foundation
-import RelayCore
+import RelayKit
 
 /// Deadlines kept in order; the loop fires the due ones.
 ///

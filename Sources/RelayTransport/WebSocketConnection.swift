@@ -58,7 +58,13 @@ public final class WebSocketConnection {
     public internal(set) var peerCloseCode: UInt16?
 
     init(
-        id: UInt64, wsi: OpaquePointer, listener: String, path: String, peerAddress: String, loop: ServiceLoop, maxMessageBytes: Int,
+        id: UInt64,
+        wsi: OpaquePointer,
+        listener: String,
+        path: String,
+        peerAddress: String,
+        loop: ServiceLoop,
+        maxMessageBytes: Int,
         clientHandler: ClientHandler? = nil
     ) {
         self.id = id
@@ -140,7 +146,9 @@ public final class WebSocketConnection {
     /// The peer does not read: drop what waits (protocols replay or resend it on reconnect) and close.
     private func shedSlowConsumer() {
         loop.logger.warning(
-            "closing a slow consumer", metadata: ["listener": "\(listener)", "conn": "\(id)", "unsent": "\(bufferedBytes)"])
+            "closing a slow consumer",
+            metadata: ["listener": "\(listener)", "conn": "\(id)", "unsent": "\(bufferedBytes)"]
+        )
         outbound.removeAll()
         outboundHead = 0
         bufferedBytes = 0
@@ -170,7 +178,12 @@ extension WebSocketConnection {
     /// Logs a protocol error this socket caused: at info when the relay closes the socket for it
     /// (a lifecycle event an operator reads), at debug otherwise. Never a frame body.
     public func logFailure(
-        _ logger: Logger?, protocol name: String, device: String, code: String, message: String, closingWith closeCode: UInt16?
+        _ logger: Logger?,
+        protocol name: String,
+        device: String,
+        code: String,
+        message: String,
+        closingWith closeCode: UInt16?
     ) {
         guard let logger else { return }
         var metadata: Logger.Metadata = [

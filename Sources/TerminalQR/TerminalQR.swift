@@ -16,14 +16,16 @@ public enum TerminalQR {
         }
         // Light modules print as blocks so the code reads on dark terminals (inverted colours scan fine).
         return stride(from: 0, to: size, by: 2).map { y in
-            String((0..<size).map { x -> Character in
-                switch (dark(x, y), dark(x, y + 1)) {
-                case (false, false): "█"
-                case (false, true): "▀"
-                case (true, false): "▄"
-                case (true, true): " "
+            String(
+                (0..<size).map { x -> Character in
+                    switch (dark(x, y), dark(x, y + 1)) {
+                    case (false, false): "█"
+                    case (false, true): "▀"
+                    case (true, false): "▄"
+                    case (true, true): " "
+                    }
                 }
-            })
+            )
         }
     }
 }

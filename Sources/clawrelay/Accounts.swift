@@ -4,7 +4,9 @@ import RelayCore
 import RelayStore
 
 struct Accounts: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the upstream accounts' link state (connected, retrying, awaiting approval, bad credentials, failed).")
+    static let configuration = CommandConfiguration(
+        abstract: "Show the upstream accounts' link state (connected, retrying, awaiting approval, bad credentials, failed)."
+    )
 
     @OptionGroup var options: DataOptions
     @Flag(help: "One JSON array instead of a table.") var json = false
@@ -13,7 +15,16 @@ struct Accounts: ParsableCommand {
         let store = Devices.openStore(options)
         let accounts = try store.read { try AccountQueries.all($0) }
         if json {
-            print(JSONValue.array(accounts.map { .object(["name": .string($0.name), "kind": .string($0.kind), "state": .string($0.state), "detail": .string($0.detail), "updatedAt": .int($0.updatedAt)]) }).encoded())
+            print(
+                JSONValue.array(
+                    accounts.map {
+                        .object([
+                            "name": .string($0.name), "kind": .string($0.kind), "state": .string($0.state), "detail": .string($0.detail),
+                            "updatedAt": .int($0.updatedAt),
+                        ])
+                    }
+                ).encoded()
+            )
             return
         }
         if accounts.isEmpty { print("no upstream accounts (or the relay has not started)") }

@@ -13,7 +13,8 @@ struct Audit: ParsableCommand {
     @Option(name: .customLong("device"), help: "Only this device id, or the 8-character prefix the text output prints.") var deviceID: String?
     @Option(
         name: .customLong("protocol"),
-        help: "Only this listener: clawline, gateway, companion, admin (or client for the relay's own upstream links, push for push attempts).")
+        help: "Only this listener: clawline, gateway, companion, admin (or client for the relay's own upstream links, push for push attempts)."
+    )
     var protocolName: String?
 
     static let protocols = ["clawline", "gateway", "companion", "admin", "client", "push"]
@@ -65,7 +66,13 @@ struct Audit: ParsableCommand {
         var lastID: Int64 = 0
         repeat {
             let entries = try AuditQueries.fetch(
-                log, since: sinceMillis, deviceID: deviceID, protocolName: protocolName, afterID: lastID, limit: follow ? 1000 : limit)
+                log,
+                since: sinceMillis,
+                deviceID: deviceID,
+                protocolName: protocolName,
+                afterID: lastID,
+                limit: follow ? 1000 : limit
+            )
             for entry in entries {
                 print(json ? Self.json(entry) : Self.line(entry))
                 lastID = entry.id
@@ -108,7 +115,8 @@ struct Audit: ParsableCommand {
 
     static func line(_ attempt: PushAttempt) -> String {
         let time = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(attempt.timeMillis) / 1000))
-        return "\(time) push -> \(attempt.sink) \(attempt.target) dev=\(attempt.deviceID.prefix(8)) \(attempt.status) \(attempt.outcome.rawValue) \(attempt.reason)"
+        return
+            "\(time) push -> \(attempt.sink) \(attempt.target) dev=\(attempt.deviceID.prefix(8)) \(attempt.status) \(attempt.outcome.rawValue) \(attempt.reason)"
     }
 
     static func json(_ entry: AuditEntry) -> String {

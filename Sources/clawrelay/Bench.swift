@@ -5,7 +5,8 @@ import RelayBench
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure the relay: roundtrip, fanout, idle, replay, audit, chaos, fuzz, with baselines.",
-        discussion: "Starts its own relays on loopback with temporary data directories and the echo backend.")
+        discussion: "Starts its own relays on loopback with temporary data directories and the echo backend."
+    )
 
     @Argument(help: "Scenarios: roundtrip, fanout, idle, replay, audit, gateway, chaos, fuzz, all (the first six).") var scenarios: [String] = ["all"]
     @Option(help: "Devices for roundtrip/audit/chaos (and baseline connections).") var devices: Int?

@@ -16,7 +16,8 @@ struct Chat: ParsableCommand {
             --send TEXT streams the answer to stdout (to --conversation KEY, a new conversation on \
             --new BACKEND, or the session "main"). The first run asks the relay to pair this terminal \
             and waits until an operator approves it (clawrelay devices approve <id>).
-            """)
+            """
+    )
 
     @Option(help: "The gateway listener (the relay's [gateway], or an OpenClaw gateway).") var url = "ws://127.0.0.1:18789"
     @Option(help: "This terminal's Ed25519 identity (0600; default ~/.config/clawrelay/chat.key).") var identity: String?
@@ -48,7 +49,11 @@ struct Chat: ParsableCommand {
             loop.stop(graceMillis: 500)
             return
         }
-        let outcome = ChatOnce(list: list, send: send, key: conversation ?? newBackend.map { "backend:\($0):\(Identifiers.newUUID().prefix(8))" } ?? "main")
+        let outcome = ChatOnce(
+            list: list,
+            send: send,
+            key: conversation ?? newBackend.map { "backend:\($0):\(Identifiers.newUUID().prefix(8))" } ?? "main"
+        )
         let code = outcome.run(on: loop, target: target, identity: accountIdentity, logger: logger, seconds: wait)
         loop.stop(graceMillis: 500)
         if code != 0 { Foundation.exit(code) }

@@ -18,10 +18,12 @@ struct ChatOnce: Sendable {
         let code = Mutex<Int32?>(nil)
         let done = DispatchSemaphore(value: 0)
         let finish: @Sendable (Int32) -> Void = { value in
-            guard code.withLock({ current in
-                defer { if current == nil { current = value } }
-                return current == nil
-            }) else { return }
+            guard
+                code.withLock({ current in
+                    defer { if current == nil { current = value } }
+                    return current == nil
+                })
+            else { return }
             done.signal()
         }
         let job = self
@@ -34,7 +36,9 @@ struct ChatOnce: Sendable {
                 case .awaitingApproval where !toldToApprove:
                     toldToApprove = true
                     let device = client?.deviceID ?? "?"
-                    Self.stderr("This terminal is not paired with the relay yet (\(detail)).\nApprove it there with:\n  clawrelay devices approve \(device)\nWaiting…")
+                    Self.stderr(
+                        "This terminal is not paired with the relay yet (\(detail)).\nApprove it there with:\n  clawrelay devices approve \(device)\nWaiting…"
+                    )
                 case .connected:
                     guard let client else { return }
                     job.act(on: client, finish: finish)

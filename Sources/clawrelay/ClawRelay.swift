@@ -10,7 +10,8 @@ struct ClawRelay: ParsableCommand {
         abstract: "A multi-account message bridge and relay for AI assistant clients.",
         version: "clawrelay \(RelayVersion.current)",
         subcommands: [Serve.self, Chat.self, Devices.self, Accounts.self, Conversations.self, PairLink.self, Companion.self, Audit.self, Bench.self],
-        defaultSubcommand: Serve.self)
+        defaultSubcommand: Serve.self
+    )
 }
 
 /// `--config` and `--data-dir`, accepted by every subcommand.

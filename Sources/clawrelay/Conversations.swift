@@ -5,7 +5,9 @@ import RelayStore
 
 struct Conversations: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show conversations across protocols and bind one to a backend.", subcommands: [List.self, Show.self, Bind.self])
+        abstract: "Show conversations across protocols and bind one to a backend.",
+        subcommands: [List.self, Show.self, Bind.self]
+    )
 
     static func json(_ conversation: Conversation, events: Int? = nil) -> JSONValue {
         var fields: [String: JSONValue] = [
@@ -59,16 +61,27 @@ struct Conversations: ParsableCommand {
             guard (1...1_000).contains(limit) else { throw ValidationError("--limit must be 1 to 1000") }
             let store = Devices.openStore(options)
             let (id, limit) = (self.id, self.limit)
-            guard let (conversation, events) = try store.read({ db -> (Conversation, [ChatEvent])? in
-                guard let conversation = try ConversationQueries.fetch(db, id: id) else { return nil }
-                return (conversation, try EventQueries.conversation(db, userID: conversation.userID, conversationID: id, limit: limit))
-            }) else { fail("no conversation \(id) (clawrelay conversations list shows them)") }
+            guard
+                let (conversation, events) = try store.read({ db -> (Conversation, [ChatEvent])? in
+                    guard let conversation = try ConversationQueries.fetch(db, id: id) else { return nil }
+                    return (conversation, try EventQueries.conversation(db, userID: conversation.userID, conversationID: id, limit: limit))
+                })
+            else { fail("no conversation \(id) (clawrelay conversations list shows them)") }
             if json {
                 guard case .object(var fields) = Conversations.json(conversation) else { return }
-                fields["messages"] = .array(events.map { .object(["id": .string($0.id), "seq": .int($0.seq), "role": .string($0.role.rawValue), "content": .string($0.content), "at": .int($0.timestampMillis)]) })
+                fields["messages"] = .array(
+                    events.map {
+                        .object([
+                            "id": .string($0.id), "seq": .int($0.seq), "role": .string($0.role.rawValue), "content": .string($0.content),
+                            "at": .int($0.timestampMillis),
+                        ])
+                    }
+                )
                 return print(JSONValue.object(fields).encoded())
             }
-            print("\(conversation.id)  user \(conversation.userID)  backend \(conversation.backend ?? "(default)")  title \(conversation.title ?? "-")")
+            print(
+                "\(conversation.id)  user \(conversation.userID)  backend \(conversation.backend ?? "(default)")  title \(conversation.title ?? "-")"
+            )
             print("keys: \(conversation.keys.map(\.description).joined(separator: ", "))")
             for event in events { print("[\(event.seq)] \(event.role.rawValue): \(event.content.prefix(200))") }
         }
@@ -93,7 +106,8 @@ struct Conversations: ParsableCommand {
             let names = options.loadExisting().backends.map(\.name)
             guard names.contains(backend) else { fail("no backend named \(backend); configured: \(names.joined(separator: ", "))") }
             let (id, backend) = (self.id, self.backend)
-            guard try store.write({ db in try ConversationQueries.update(db, id: id, at: SystemClock().nowMillis()) { $0.backend = backend } }) != nil else {
+            guard try store.write({ db in try ConversationQueries.update(db, id: id, at: SystemClock().nowMillis()) { $0.backend = backend } }) != nil
+            else {
                 fail("no conversation \(id) (clawrelay conversations list shows them)")
             }
             print("\(id) is bound to \(backend) (the relay is not running; it applies at the next start)")

@@ -7,7 +7,9 @@ import RelayStore
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List, approve, deny or revoke devices, or make one an admin (works while the relay runs).",
-        subcommands: [List.self, Approve.self, Deny.self, Allow.self, Revoke.self, Admin.self, Push.self], defaultSubcommand: List.self)
+        subcommands: [List.self, Approve.self, Deny.self, Allow.self, Revoke.self, Admin.self, Push.self],
+        defaultSubcommand: List.self
+    )
 
     static func openStore(_ options: DataOptions) -> Store {
         let config = options.loadExisting()
@@ -21,7 +23,9 @@ struct Devices: ParsableCommand {
     /// Queues a command for the running relay and waits for its answer.
     static func ask(_ store: Store, _ action: OperatorCommand.Action, deviceID: String, userID: String?, timeout: Double = 5) -> String? {
         do {
-            let id = try store.write { try OperatorQueries.enqueue($0, action: action, deviceID: deviceID, userID: userID, at: SystemClock().nowMillis()) }
+            let id = try store.write {
+                try OperatorQueries.enqueue($0, action: action, deviceID: deviceID, userID: userID, at: SystemClock().nowMillis())
+            }
             let deadline = Date().addingTimeInterval(timeout)
             while Date() < deadline {
                 if let result = try store.read({ try OperatorQueries.result($0, id: id) }) { return result }
@@ -64,7 +68,10 @@ struct Devices: ParsableCommand {
             let store = Devices.openStore(options)
             let now = SystemClock().nowMillis()
             let (devices, pending, depths, targets) = try store.read { db in
-                (try DeviceQueries.all(db), try OperatorQueries.pendingPairings(db), try QueueQueries.depths(db, at: now), try PushTargetQueries.listing(db))
+                (
+                    try DeviceQueries.all(db), try OperatorQueries.pendingPairings(db), try QueueQueries.depths(db, at: now),
+                    try PushTargetQueries.listing(db)
+                )
             }
             var rows: [JSONValue] = devices.map { device in
                 .object([
@@ -79,7 +86,8 @@ struct Devices: ParsableCommand {
                                 "target": .string(entry.target), "retiredAt": entry.retiredAt.map(JSONValue.int) ?? .null,
                                 "retiredReason": entry.reason.map(JSONValue.string) ?? .null,
                             ])
-                        }),
+                        }
+                    ),
                 ])
             }
             rows += pending.map { entry in
@@ -109,15 +117,18 @@ struct Devices: ParsableCommand {
             }
             let widths = header.indices.map { column in ([header] + table).map { $0[column].count }.max() ?? 0 }
             for line in [header] + table {
-                print(line.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
-                    .trimmingCharacters(in: .whitespaces))
+                print(
+                    line.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                        .trimmingCharacters(in: .whitespaces)
+                )
             }
         }
     }
 
     struct Push: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Give a device a push target (APNs token or ntfy topic), or take one away (works while the relay runs).")
+            abstract: "Give a device a push target (APNs token or ntfy topic), or take one away (works while the relay runs)."
+        )
         @OptionGroup var options: DataOptions
         @Argument(help: "The device id.") var deviceID: String
         @Option(help: "The device's APNs token, in hex.") var apns: String?
@@ -131,7 +142,9 @@ struct Devices: ParsableCommand {
             if let ntfy {
                 let isURL = PushTarget.origin(of: ntfy) != nil
                 let isTopic = !ntfy.isEmpty && ntfy.count <= 64 && ntfy.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
-                guard (isURL && ntfy.count <= 512) || isTopic else { fail("--ntfy takes an http(s) topic URL or a topic name (letters, digits, - and _)") }
+                guard (isURL && ntfy.count <= 512) || isTopic else {
+                    fail("--ntfy takes an http(s) topic URL or a topic name (letters, digits, - and _)")
+                }
             }
             if let remove, PushTarget.Kind(rawValue: remove) == nil { fail("--remove takes apns or ntfy") }
             let store = Devices.openStore(options)
@@ -204,7 +217,8 @@ struct Devices: ParsableCommand {
 
     struct Admin: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Make a paired device an admin (it approves pairings and shares the Clawline admin channel), or not.")
+            abstract: "Make a paired device an admin (it approves pairings and shares the Clawline admin channel), or not."
+        )
         @OptionGroup var options: DataOptions
         @Argument(help: "The device id.") var deviceID: String
         @Flag(name: .customLong("remove"), help: "Take admin away instead.") var remove = false

@@ -14,7 +14,12 @@ struct JSONLogHandler: LogHandler {
     }
 
     func log(
-        level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String, file: String, function: String,
+        level: Logger.Level,
+        message: Logger.Message,
+        metadata explicit: Logger.Metadata?,
+        source: String,
+        file: String,
+        function: String,
         line: UInt
     ) {
         var fields: [String: String] = [:]

@@ -8,7 +8,8 @@ import TerminalQR
 struct PairLink: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pair-link",
-        abstract: "Print a one-time optaplus://pair link (and its QR code) for a gateway client; it expires after 5 minutes.")
+        abstract: "Print a one-time optaplus://pair link (and its QR code) for a gateway client; it expires after 5 minutes."
+    )
 
     @OptionGroup var options: DataOptions
     @Option(help: "Host the client should dial (default: the [gateway] listen host).") var host: String?
@@ -46,7 +47,11 @@ struct PairLink: ParsableCommand {
         // Loopback, or a wildcard address no client can dial.
         if remote == nil, ListenEndpoint(host: dialHost, port: gateway.port).isLoopback || ["0.0.0.0", "::", ""].contains(dialHost) {
             FileHandle.standardError.write(
-                Data("clawrelay: the link points at \(dialHost), which a phone cannot reach; pass --host <this machine's LAN address> (and listen there with allow_public) or --remote wss://…\n".utf8))
+                Data(
+                    "clawrelay: the link points at \(dialHost), which a phone cannot reach; pass --host <this machine's LAN address> (and listen there with allow_public) or --remote wss://…\n"
+                        .utf8
+                )
+            )
         }
         let store: Store
         do { store = try Store(dataDirectory: config.dataDirectory, executor: nil) } catch { fail("\(error)") }

@@ -8,7 +8,10 @@ struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the relay until SIGTERM or SIGINT.")
 
     @OptionGroup var options: DataOptions
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning or error (overrides [server] log_level and CLAWRELAY_LOG_LEVEL).")
+    @Option(
+        name: .customLong("log-level"),
+        help: "trace, debug, info, notice, warning or error (overrides [server] log_level and CLAWRELAY_LOG_LEVEL)."
+    )
     var logLevel: String?
 
     func run() throws {
@@ -40,7 +43,9 @@ struct Serve: ParsableCommand {
         do { try relay.start() } catch { fail("\(error)") }
 
         let order = ["clawline", "gateway", "companion", "discoclaw", "admin"]
-        let addresses = relay.boundAddresses.sorted { (order.firstIndex(of: $0.key) ?? 99) < (order.firstIndex(of: $1.key) ?? 99) }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let addresses = relay.boundAddresses.sorted { (order.firstIndex(of: $0.key) ?? 99) < (order.firstIndex(of: $1.key) ?? 99) }.map {
+            "\($0.key)=\($0.value)"
+        }.joined(separator: " ")
         print("clawrelay ready \(addresses)")
         fflush(nil)
         logger.info("relay started", metadata: ["data_dir": "\(config.dataDirectory)", "listeners": "\(addresses)"])

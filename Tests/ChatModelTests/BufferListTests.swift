@@ -29,7 +29,8 @@ import Testing
         list.add(ChatBuffer(session: session("b1", backend: "beta")))
         #expect(
             list.keys == ["alpha", "b1", "new-claude", "b-tie", "old-claude", "newest-claude", "codex-1", "loose"],
-            "a new backend's group goes where its name sorts")
+            "a new backend's group goes where its name sorts"
+        )
         list.add(ChatBuffer(session: session("z", backend: "zeta")))
         #expect(list.keys.suffix(2) == ["z", "loose"])
     }

@@ -8,7 +8,13 @@ struct ChatFixture {
     init(defaultBackend: String? = "claude", bell: Bool = true) {
         state = ChatState(
             configuration: ChatConfiguration(
-                defaultBackend: defaultBackend, historyLimit: 200, clientIDPrefix: "t", bellOnActivity: bell, now: { ChatFixture.start }))
+                defaultBackend: defaultBackend,
+                historyLimit: 200,
+                clientIDPrefix: "t",
+                bellOnActivity: bell,
+                now: { ChatFixture.start }
+            )
+        )
     }
 
     /// Connected, 80×24, with these conversations listed (the most recent one becomes active).
@@ -52,7 +58,12 @@ struct ChatFixture {
 }
 
 func session(
-    _ key: String, displayName: String? = nil, backend: String? = "claude", updatedAt: Int64 = 0, unread: Int = 0, lastRead: Int64? = nil
+    _ key: String,
+    displayName: String? = nil,
+    backend: String? = "claude",
+    updatedAt: Int64 = 0,
+    unread: Int = 0,
+    lastRead: Int64? = nil
 ) -> SessionSummary {
     SessionSummary(key: key, displayName: displayName ?? key, backend: backend, unreadCount: unread, lastReadSeq: lastRead, updatedAt: updatedAt)
 }

@@ -63,7 +63,8 @@ import Testing
             screen.status == [
                 StyledSpan("[connected]", .connected), StyledSpan(" [1:Trip]"), StyledSpan(" [Act:"), StyledSpan(" 3:Notes(1)", .activityMessage),
                 StyledSpan("]"),
-            ])
+            ]
+        )
         #expect(screen.input.rows == ["> hé世"])
         #expect(screen.cursorRow == 23 && screen.cursorColumn == 6)
         #expect(screen.conversation.rows.count == 3)

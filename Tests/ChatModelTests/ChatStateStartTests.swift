@@ -29,7 +29,8 @@ import Testing
         #expect(
             fixture.server(.backendsListed(names: ["codex", "claude"], defaultBackend: "codex")) == [
                 .createConversation(backend: "codex", title: "codex"), .redraw,
-            ])
+            ]
+        )
         #expect(fixture.server(.backendsListed(names: ["codex"], defaultBackend: "codex")) == [.redraw])
     }
 

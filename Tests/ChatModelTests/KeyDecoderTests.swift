@@ -15,7 +15,8 @@ import Testing
 
     @Test func controlBytes() {
         #expect(
-            decode("\u{1}\u{5}\u{b}\u{15}\u{17}\u{19}") == [.control("a"), .control("e"), .control("k"), .control("u"), .control("w"), .control("y")])
+            decode("\u{1}\u{5}\u{b}\u{15}\u{17}\u{19}") == [.control("a"), .control("e"), .control("k"), .control("u"), .control("w"), .control("y")]
+        )
         #expect(decode("\r\t\u{7F}\u{8}") == [.enter, .tab, .backspace, .backspace])
         #expect(decode("\n") == [.control("j")], "LF is Ctrl-J: a newline in the input, not Enter")
         #expect(decode("\u{0}\u{1F}") == [.control(" "), .control("_")])
@@ -56,7 +57,8 @@ import Testing
         var decoder = KeyDecoder()
         #expect(
             decoder.decode([0xFF, 0x61, 0xC3, 0x28]) == [.character("\u{FFFD}"), .character("a"), .character("\u{FFFD}"), .character("(")],
-            "invalid UTF-8")
+            "invalid UTF-8"
+        )
     }
 
     @Test func bytesSplitAnywhereGiveTheSameKeys() {

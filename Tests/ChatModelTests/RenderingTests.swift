@@ -25,7 +25,8 @@ import Testing
         let lines = [line("1", 1, "a"), line("2", 2, "b"), line("3", 3, "c", role: .assistant)]
         #expect(
             renderer.rows(of: lines, marker: LineOrder(seq: 1, local: 0)).map(\.style) == [.user, .user, .unreadMarker, .assistant],
-            "the user's own lines are not news")
+            "the user's own lines are not news"
+        )
         let answers = lines.map {
             var line = $0
             line.role = .assistant
@@ -36,7 +37,9 @@ import Testing
         #expect(rows[1].text == "─── new messages " + String(repeating: "─", count: 23))
         #expect(DisplayWidth.of(rows[1].text) == 40)
         #expect(
-            !renderer.rows(of: answers, marker: LineOrder(seq: 3, local: 0)).contains { $0.style == .unreadMarker }, "nothing after it: no marker")
+            !renderer.rows(of: answers, marker: LineOrder(seq: 3, local: 0)).contains { $0.style == .unreadMarker },
+            "nothing after it: no marker"
+        )
         #expect(renderer.rows(of: answers, marker: .start).first?.style == .unreadMarker)
     }
 
@@ -45,7 +48,10 @@ import Testing
             of: [
                 line("1", 1, "p", state: .pending), line("2", 2, "s", role: .assistant, state: .streaming), line("3", 3, "x", role: .system),
                 line("4", 4, "e", role: .error),
-            ], marker: nil, highlight: "3")
+            ],
+            marker: nil,
+            highlight: "3"
+        )
         #expect(rows.map(\.style) == [.pending, .streaming, .searchMatch, .error])
     }
 

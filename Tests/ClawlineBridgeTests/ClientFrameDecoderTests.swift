@@ -1,6 +1,7 @@
-@testable import ClawlineBridge
 import RelayCore
 import Testing
+
+@testable import ClawlineBridge
 
 @Suite struct ClientFrameDecoderTests {
     let device = "0f0e8a3c-6a6b-4c1d-9e2f-1a2b3c4d5e6f"
@@ -37,7 +38,9 @@ import Testing
         #expect(action(pair(device, "null")) == .error(.invalidMessage, close: false))
         #expect(action(pair(device, #"{"platform":"","model":"x"}"#)) == .error(.invalidMessage, close: false))
         let long = String(repeating: "é", count: 33)
-        #expect(action(pair(device, #"{"platform":"iOS","model":"x"}"#, name: #""claimedName":"\#(long)","#)) == .error(.invalidMessage, close: false))
+        #expect(
+            action(pair(device, #"{"platform":"iOS","model":"x"}"#, name: #""claimedName":"\#(long)","#)) == .error(.invalidMessage, close: false)
+        )
         guard case .success(.pairRequest(let request)) = ClientFrameDecoder.decode(pair(device, #"{"platform":"iOS","model":"x"}"#)) else {
             Issue.record("valid pair_request refused")
             return
@@ -60,8 +63,10 @@ import Testing
         #expect(action(#"{"type":"message","id":"x_1","content":"hi"}"#) == .error(.invalidMessage, close: false))
         #expect(action(#"{"type":"message","id":"c_1","content":""}"#) == .error(.invalidMessage, close: false))
         #expect(action(#"{"type":"message","id":"c_1"}"#) == .error(.invalidMessage, close: false))
-        #expect(ClientFrameDecoder.decode(#"{"type":"message","id":"c_1","content":"hi","extra":1}"#)
-            == .success(.message(.init(clientID: "c_1", content: "hi", attachments: []))))
+        #expect(
+            ClientFrameDecoder.decode(#"{"type":"message","id":"c_1","content":"hi","extra":1}"#)
+                == .success(.message(.init(clientID: "c_1", content: "hi", attachments: [])))
+        )
     }
 
     @Test func typingRules() {
@@ -74,9 +79,13 @@ import Testing
         let user = Identifiers.newUUID()
         #expect(action(#"{"type":"pair_decision","deviceId":"\#(device)","approve":true}"#) == .error(.invalidMessage, close: false))
         #expect(action(#"{"type":"pair_decision","deviceId":"\#(device)","approve":true,"userId":""}"#) == .error(.invalidMessage, close: false))
-        #expect(ClientFrameDecoder.decode(#"{"type":"pair_decision","deviceId":"\#(device)","approve":false}"#)
-            == .success(.pairDecision(deviceID: device, approve: false, userID: nil)))
-        #expect(ClientFrameDecoder.decode(#"{"type":"pair_decision","deviceId":"\#(device)","approve":true,"userId":"\#(user)"}"#)
-            == .success(.pairDecision(deviceID: device, approve: true, userID: user)))
+        #expect(
+            ClientFrameDecoder.decode(#"{"type":"pair_decision","deviceId":"\#(device)","approve":false}"#)
+                == .success(.pairDecision(deviceID: device, approve: false, userID: nil))
+        )
+        #expect(
+            ClientFrameDecoder.decode(#"{"type":"pair_decision","deviceId":"\#(device)","approve":true,"userId":"\#(user)"}"#)
+                == .success(.pairDecision(deviceID: device, approve: true, userID: user))
+        )
     }
 }

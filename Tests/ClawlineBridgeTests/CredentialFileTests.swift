@@ -1,8 +1,9 @@
-@testable import ClawlineBridge
 import Foundation
 import Logging
 import RelayCore
 import Testing
+
+@testable import ClawlineBridge
 
 @Suite struct CredentialFileTests {
     let directory: String

@@ -1,7 +1,8 @@
-@testable import ClawlineBridge
 import Foundation
 import RelayCore
 import Testing
+
+@testable import ClawlineBridge
 
 @Suite struct MessageRulesTests {
     func image(_ bytes: Int, mime: String = "image/png") -> JSONValue {
@@ -45,7 +46,8 @@ import Testing
     }
 
     @Test func multipartFindsTheFilePart() throws {
-        let body = "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\nPNGDATA\r\n--XyZ--\r\n"
+        let body =
+            "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\nPNGDATA\r\n--XyZ--\r\n"
         let form = try #require(MultipartForm.parse(Data(body.utf8), boundary: "XyZ"))
         #expect(form.parts.count == 1)
         #expect(form.parts[0].name == "file")
@@ -59,33 +61,68 @@ import Testing
 @Suite struct FastFramesTests {
     @Test func hotFramesMatchTheEncoder() throws {
         let event = ChatEvent(
-            id: "s_1", seq: 1, userID: "u", conversationID: "main", role: .user, content: "quote \" slash \\ line\n tab\t bell\u{7} é 🎉",
-            timestampMillis: 42, deviceID: "d1", attachmentsJSON: nil)
+            id: "s_1",
+            seq: 1,
+            userID: "u",
+            conversationID: "main",
+            role: .user,
+            content: "quote \" slash \\ line\n tab\t bell\u{7} é 🎉",
+            timestampMillis: 42,
+            deviceID: "d1",
+            attachmentsJSON: nil
+        )
         let fast = try #require(JSONValue.parse(FastFrames.message(event)))
         let slow = try #require(JSONValue.parse(FrameEncoder.encode(ServerFrame.message(event))))
         #expect(fast == slow)
         let assistant = ChatEvent(
-            id: "s_2", seq: 2, userID: "u", conversationID: "main", role: .assistant, content: "hi", timestampMillis: 43, deviceID: nil,
-            attachmentsJSON: nil)
+            id: "s_2",
+            seq: 2,
+            userID: "u",
+            conversationID: "main",
+            role: .assistant,
+            content: "hi",
+            timestampMillis: 43,
+            deviceID: nil,
+            attachmentsJSON: nil
+        )
         #expect(JSONValue.parse(FastFrames.message(assistant)) == JSONValue.parse(FrameEncoder.encode(ServerFrame.message(assistant))))
         let plain = ChatEvent(
-            id: "s_3", seq: 3, userID: "u", conversationID: "main", role: .assistant, content: "no escapes: é 🎉 中文", timestampMillis: -5,
-            deviceID: nil, attachmentsJSON: nil)
+            id: "s_3",
+            seq: 3,
+            userID: "u",
+            conversationID: "main",
+            role: .assistant,
+            content: "no escapes: é 🎉 中文",
+            timestampMillis: -5,
+            deviceID: nil,
+            attachmentsJSON: nil
+        )
         #expect(JSONValue.parse(FastFrames.message(plain)) == JSONValue.parse(FrameEncoder.encode(ServerFrame.message(plain))))
-        let streaming = try #require(JSONValue.parse(FastFrames.streaming(id: "s_4", content: "a\u{1F}b", timestamp: 1_700_000_000_000, channel: .personal)))
+        let streaming = try #require(
+            JSONValue.parse(FastFrames.streaming(id: "s_4", content: "a\u{1F}b", timestamp: 1_700_000_000_000, channel: .personal))
+        )
         #expect(streaming["content"]?.stringValue == "a\u{1F}b" && streaming["streaming"]?.boolValue == true)
         #expect(streaming["timestamp"]?.intValue == 1_700_000_000_000)
         #expect(JSONValue.parse(FastFrames.ack("c_\"x")) == JSONValue.parse(FrameEncoder.encode(ServerFrame.Ack(id: "c_\"x"))))
         #expect(
             JSONValue.parse(FastFrames.typing(true, channel: .admin))
-                == JSONValue.parse(FrameEncoder.encode(ServerFrame.Typing(active: true, channelType: "admin"))))
+                == JSONValue.parse(FrameEncoder.encode(ServerFrame.Typing(active: true, channelType: "admin")))
+        )
     }
 
     @Test func attachmentsCarryStableIdsAndOnlyTypesTheAppKnows() throws {
         let stored = #"[{"type":"image","mimeType":"image/png","data":"AAECAw=="},{"type":"asset","assetId":"a_1"},{"type":"url","url":"https://x"}]"#
         let event = ChatEvent(
-            id: "s_9", seq: 9, userID: ClawlineChannel.adminAudience, conversationID: "cv", role: .user, content: "look", timestampMillis: 1,
-            deviceID: "d1", attachmentsJSON: stored)
+            id: "s_9",
+            seq: 9,
+            userID: ClawlineChannel.adminAudience,
+            conversationID: "cv",
+            role: .user,
+            content: "look",
+            timestampMillis: 1,
+            deviceID: "d1",
+            attachmentsJSON: stored
+        )
         let frame = try #require(JSONValue.parse(FastFrames.message(event)))
         #expect(frame == JSONValue.parse(FrameEncoder.encode(ServerFrame.message(event))))
         #expect(frame["channelType"]?.stringValue == "admin")

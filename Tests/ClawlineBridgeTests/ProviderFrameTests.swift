@@ -1,6 +1,7 @@
-@testable import ClawlineBridge
 import RelayCore
 import Testing
+
+@testable import ClawlineBridge
 
 @Suite struct ProviderFrameTests {
     let device = "0f0e8a3c-6a6b-4c1d-9e2f-1a2b3c4d5e6f"
@@ -11,11 +12,14 @@ import Testing
     @Test func pairAndAuthResults() {
         #expect(
             decode(#"{"type":"pair_result","success":true,"token":"t","userId":"u"}"#)
-                == .pairResult(.init(success: true, token: "t", userID: "u", reason: nil)))
+                == .pairResult(.init(success: true, token: "t", userID: "u", reason: nil))
+        )
         #expect(
-            decode(#"{"type":"pair_result","success":false,"reason":"pair_denied"}"#) == .pairResult(.init(success: false, reason: "pair_denied")))
+            decode(#"{"type":"pair_result","success":false,"reason":"pair_denied"}"#) == .pairResult(.init(success: false, reason: "pair_denied"))
+        )
         let auth = decode(
-            #"{"type":"auth_result","success":true,"userId":"u","sessionId":"s","replayCount":3,"replayTruncated":false,"historyReset":true}"#)
+            #"{"type":"auth_result","success":true,"userId":"u","sessionId":"s","replayCount":3,"replayTruncated":false,"historyReset":true}"#
+        )
         #expect(auth == .authResult(.init(success: true, userID: "u", replayCount: 3, replayTruncated: false, historyReset: true)))
         #expect(
             decode(#"{"type":"auth_result","success":false,"reason":"token_revoked"}"#) == .authResult(.init(success: false, reason: "token_revoked"))
@@ -26,7 +30,8 @@ import Testing
     @Test func messagesAcksErrorsAndTyping() {
         #expect(
             decode(#"{"type":"message","id":"s_1","role":"user","content":"hi","timestamp":1,"streaming":false,"deviceId":"d","attachments":[]}"#)
-                == .message(ProviderMessage(id: "s_1", role: .user, content: "hi", deviceID: "d")))
+                == .message(ProviderMessage(id: "s_1", role: .user, content: "hi", deviceID: "d"))
+        )
         let streaming = decode(#"{"type":"message","id":"s_2","role":"assistant","content":"He","timestamp":1,"streaming":true}"#)
         #expect(streaming == .message(ProviderMessage(id: "s_2", role: .assistant, content: "He", streaming: true)))
         if case .message(let message) = streaming { #expect(!message.isCursor, "a streaming update is no stored event") }
@@ -35,7 +40,8 @@ import Testing
         #expect(decode(#"{"type":"ack","id":"c_1"}"#) == .ack(id: "c_1"))
         #expect(
             decode(#"{"type":"error","code":"server_error","message":"boom","messageId":"c_1"}"#)
-                == .error(code: "server_error", message: "boom", messageID: "c_1"))
+                == .error(code: "server_error", message: "boom", messageID: "c_1")
+        )
         #expect(decode(#"{"type":"error"}"#) == .error(code: "server_error", message: "server_error", messageID: nil))
         #expect(decode(#"{"type":"typing","role":"assistant","active":true}"#) == .typing(active: true))
     }
@@ -52,14 +58,18 @@ import Testing
     /// What the account sends passes the relay's own Clawline decoder, field for field.
     @Test func requestsAreWhatAProviderAccepts() throws {
         let pair = ClientFrameDecoder.decode(ProviderRequest.pairRequest(deviceID: device, claimedName: "studio"))
-        guard case .success(.pairRequest(let request)) = pair else { Issue.record("refused: \(pair)"); return }
+        guard case .success(.pairRequest(let request)) = pair else {
+            Issue.record("refused: \(pair)")
+            return
+        }
         #expect(request.deviceID == device && request.claimedName == "studio")
         #expect(request.deviceInfo["platform"] == .string("linux") && request.deviceInfo["model"] == .string("clawrelay"))
         #expect(request.deviceInfo["appVersion"] == .string(RelayVersion.current))
 
         #expect(
             ClientFrameDecoder.decode(ProviderRequest.auth(token: token, deviceID: device, lastMessageID: "s_9"))
-                == .success(.auth(token: token, deviceID: device, lastMessageID: "s_9")))
+                == .success(.auth(token: token, deviceID: device, lastMessageID: "s_9"))
+        )
         let first = ProviderRequest.auth(token: token, deviceID: device, lastMessageID: nil)
         #expect(JSONValue.parse(first)?["lastMessageId"] == nil, "no cursor before the first event")
         #expect(ClientFrameDecoder.decode(first) == .success(.auth(token: token, deviceID: device, lastMessageID: nil)))

@@ -1,6 +1,7 @@
-@testable import ClawlineBridge
 import RelayCore
 import Testing
+
+@testable import ClawlineBridge
 
 @Suite struct ProviderLinkMachineTests {
     typealias Machine = ProviderLinkMachine
@@ -9,7 +10,11 @@ import Testing
     /// A machine whose jitter is always zero: retries wait 80 % of the backoff step.
     func machine(token: String? = nil) -> Machine {
         let settings = Machine.Settings(
-            endpoint: "127.0.0.1:18800", deviceID: Self.device, claimedName: "studio", accountFile: "/d/accounts/up.clawline.json")
+            endpoint: "127.0.0.1:18800",
+            deviceID: Self.device,
+            claimedName: "studio",
+            accountFile: "/d/accounts/up.clawline.json"
+        )
         return Machine(settings: settings, token: token) { _ in 0 }
     }
 

@@ -1,6 +1,7 @@
-@testable import ClawlineBridge
 import RelayCore
 import Testing
+
+@testable import ClawlineBridge
 
 /// A `ProviderTurnBook` on a test clock with message ids `c_1`, `c_2`, …, the provider's side of
 /// the conversation as helpers, and readers for the book's actions.

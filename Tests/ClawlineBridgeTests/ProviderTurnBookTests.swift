@@ -1,6 +1,7 @@
-@testable import ClawlineBridge
 import RelayCore
 import Testing
+
+@testable import ClawlineBridge
 
 @Suite struct ProviderTurnBookTests {
     typealias Fixture = ProviderTurnBookFixture

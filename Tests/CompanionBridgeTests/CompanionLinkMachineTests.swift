@@ -1,6 +1,7 @@
-@testable import CompanionBridge
 import RelayCore
 import Testing
+
+@testable import CompanionBridge
 
 @Suite struct CompanionLinkMachineTests {
     typealias Machine = CompanionLinkMachine
@@ -38,7 +39,10 @@ import Testing
         var link = ready()
         let first = link.tick(now: 0)
         #expect(first.count == 2)
-        guard case .send(let ping) = first[0] else { Issue.record("no ping: \(first)"); return }
+        guard case .send(let ping) = first[0] else {
+            Issue.record("no ping: \(first)")
+            return
+        }
         #expect(JSONValue.parse(ping)?["type"] == .string("ping"))
         #expect(first[1] == .armTick(afterMillis: 15_000))
         _ = link.received(.pong)

@@ -1,6 +1,7 @@
-@testable import CompanionBridge
 import RelayCore
 import Testing
+
+@testable import CompanionBridge
 
 /// An `UpstreamTurnBook` with request ids `r1`, `r2`, … and helpers to read its actions.
 struct TurnBookFixture {

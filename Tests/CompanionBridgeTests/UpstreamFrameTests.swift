@@ -1,23 +1,30 @@
-@testable import CompanionBridge
 import RelayCore
 import RelayTransport
 import Testing
+
+@testable import CompanionBridge
 
 @Suite struct UpstreamFrameTests {
     func decode(_ text: String) -> UpstreamFrame? { UpstreamFrame.decode(Array(text.utf8)) }
 
     @Test func welcomeAsTheServerSendsIt() {
-        let text = #"{"type":"welcome","timestamp":"2026-11-22T10:00:00.123Z","data":{"clientId":"c1","serverVersion":"1.0.0","claudeCodeVersion":null,"capabilities":["chat"],"maxSessions":10}}"#
+        let text =
+            #"{"type":"welcome","timestamp":"2026-11-22T10:00:00.123Z","data":{"clientId":"c1","serverVersion":"1.0.0","claudeCodeVersion":null,"capabilities":["chat"],"maxSessions":10}}"#
         #expect(decode(text) == .welcome(serverVersion: "1.0.0"))
         #expect(decode(#"{"type":"welcome"}"#) == .welcome(serverVersion: nil))
     }
 
     @Test func sessionStartedInTheRelayAndTheRealServerForms() {
-        let relay = #"{"type":"streamStarted","requestId":"r1","timestamp":"t","data":{"sessionId":"s1","sessionName":"app","workingDirectory":"/p/app"}}"#
-        let server = #"{"type":"streamStart","requestId":"r2","timestamp":"t","data":{"success":true,"sessionId":"s2","message":"ok","timestamp":"t"}}"#
+        let relay =
+            #"{"type":"streamStarted","requestId":"r1","timestamp":"t","data":{"sessionId":"s1","sessionName":"app","workingDirectory":"/p/app"}}"#
+        let server =
+            #"{"type":"streamStart","requestId":"r2","timestamp":"t","data":{"success":true,"sessionId":"s2","message":"ok","timestamp":"t"}}"#
         #expect(decode(relay) == .sessionStarted(requestID: "r1", sessionID: "s1"))
         #expect(decode(server) == .sessionStarted(requestID: "r2", sessionID: "s2"))
-        #expect(decode(#"{"type":"streamStart","requestId":"r3","data":{"success":true,"sessionId":null}}"#) == .sessionStarted(requestID: "r3", sessionID: nil))
+        #expect(
+            decode(#"{"type":"streamStart","requestId":"r3","data":{"success":true,"sessionId":null}}"#)
+                == .sessionStarted(requestID: "r3", sessionID: nil)
+        )
     }
 
     @Test func refusedStreamStartIsAnError() {
@@ -26,8 +33,10 @@ import Testing
     }
 
     @Test func errorInEveryForm() {
-        let server = #"{"type":"error","requestId":"r1","timestamp":"t","error":{"code":"COMMAND_FAILED","message":"AICLI Code execution failed: boom","command":"x"}}"#
-        let relay = #"{"type":"error","requestId":"r2","timestamp":"t","error":{"code":"INVALID_SESSION","message":"no such session"},"data":{"code":"INVALID_SESSION","message":"no such session","details":{}}}"#
+        let server =
+            #"{"type":"error","requestId":"r1","timestamp":"t","error":{"code":"COMMAND_FAILED","message":"AICLI Code execution failed: boom","command":"x"}}"#
+        let relay =
+            #"{"type":"error","requestId":"r2","timestamp":"t","error":{"code":"INVALID_SESSION","message":"no such session"},"data":{"code":"INVALID_SESSION","message":"no such session","details":{}}}"#
         let guide = #"{"type":"error","requestId":null,"data":{"sessionId":"s","error":"it broke","code":"SESSION_LIMIT"}}"#
         let bare = #"{"type":"error","requestId":"r4","data":{"code":"X","message":""}}"#
         #expect(decode(server) == .error(requestID: "r1", code: "COMMAND_FAILED", message: "AICLI Code execution failed: boom"))
@@ -42,12 +51,17 @@ import Testing
         let failed = #"{"type":"claudeResponse","requestId":"r2","data":{"content":"","success":false,"sessionId":"s","error":"backend down"}}"#
         #expect(decode(ok) == .response(UpstreamResponse(requestID: "r1", success: true, content: "hello")))
         #expect(decode(failed) == .response(UpstreamResponse(requestID: "r2", success: false, content: "", error: "backend down")))
-        #expect(decode(#"{"type":"claudeResponse","requestId":"r3","data":{"content":"x"}}"#) == .response(UpstreamResponse(requestID: "r3", success: true, content: "x")))
+        #expect(
+            decode(#"{"type":"claudeResponse","requestId":"r3","data":{"content":"x"}}"#)
+                == .response(UpstreamResponse(requestID: "r3", success: true, content: "x"))
+        )
     }
 
     @Test func streamChunkWithQueuedMarkers() {
-        let live = #"{"type":"streamChunk","requestId":null,"timestamp":"t","data":{"sessionId":"s1","chunk":{"id":"chunk-0","type":"text","content":"Hi","timestamp":"t","isFinal":false},"isFinal":false}}"#
-        let queued = #"{"type":"streamChunk","requestId":null,"timestamp":"t","data":{"sessionId":"s1","chunk":{"id":"chunk-0","type":"text","content":"old","isFinal":false}},"_queued":true,"_queuedAt":"t"}"#
+        let live =
+            #"{"type":"streamChunk","requestId":null,"timestamp":"t","data":{"sessionId":"s1","chunk":{"id":"chunk-0","type":"text","content":"Hi","timestamp":"t","isFinal":false},"isFinal":false}}"#
+        let queued =
+            #"{"type":"streamChunk","requestId":null,"timestamp":"t","data":{"sessionId":"s1","chunk":{"id":"chunk-0","type":"text","content":"old","isFinal":false}},"_queued":true,"_queuedAt":"t"}"#
         #expect(decode(live) == .chunk(UpstreamChunk(sessionID: "s1", type: "text", content: "Hi")))
         #expect(decode(queued) == .chunk(UpstreamChunk(sessionID: "s1", type: "text", content: "old", isQueued: true)))
         #expect(decode(#"{"type":"streamChunk","data":{"chunk":{"type":"text","content":"x"}}}"#) == .other(type: "streamChunk"))

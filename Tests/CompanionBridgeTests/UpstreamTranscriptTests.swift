@@ -1,5 +1,6 @@
-@testable import CompanionBridge
 import Testing
+
+@testable import CompanionBridge
 
 @Suite struct UpstreamTranscriptTests {
     @Test func textChunksJoinWithABlankLine() {

@@ -1,6 +1,7 @@
-@testable import CompanionBridge
 import RelayCore
 import Testing
+
+@testable import CompanionBridge
 
 @Suite struct UpstreamTurnBookTests {
     typealias F = TurnBookFixture
@@ -26,7 +27,8 @@ import Testing
         #expect(F.events(f.chunk("s1", "First.")) == ["t1": [.progress("First.")]])
         #expect(F.events(f.chunk("s1", "Second.")) == ["t1": [.progress("First.\n\nSecond.")]])
         #expect(f.chunk("s1", "", type: "complete").isEmpty)
-        let answer = #"{"type":"claudeResponse","requestId":"\#(commandID)","timestamp":"t","data":{"content":"First.\n\nSecond.","success":true,"sessionId":"s1","error":null}}"#
+        let answer =
+            #"{"type":"claudeResponse","requestId":"\#(commandID)","timestamp":"t","data":{"content":"First.\n\nSecond.","success":true,"sessionId":"s1","error":null}}"#
         #expect(F.events(try f.receive(raw: answer)) == ["t1": [.final("First.\n\nSecond.")]])
         #expect(f.book.count == 0)
     }
@@ -74,7 +76,8 @@ import Testing
         var f = F()
         let first = try f.run("t1", session: "s1")
         let second = try #require(F.sent(f.start("t2")).first?["requestId"]?.stringValue)
-        let refused = #"{"type":"error","requestId":"\#(first)","timestamp":"t","error":{"code":"COMMAND_FAILED","message":"AICLI Code execution failed"}}"#
+        let refused =
+            #"{"type":"error","requestId":"\#(first)","timestamp":"t","error":{"code":"COMMAND_FAILED","message":"AICLI Code execution failed"}}"#
         #expect(F.events(try f.receive(raw: refused)) == ["t1": [.failed("AICLI Code execution failed (COMMAND_FAILED)")]])
         let response = f.receive(.response(UpstreamResponse(requestID: second, success: false, content: "", error: "backend down")))
         #expect(F.events(response) == ["t2": [.failed("backend down")]])
@@ -105,7 +108,9 @@ import Testing
         let reason = TurnEvent.failed("the server could not start a session: outside projects_root (INVALID_WORKING_DIRECTORY)")
         #expect(F.events(refused) == ["t1": [reason], "t2": [reason]])
         #expect(f.book.count == 1)
-        #expect(F.events(f.receive(.sessionStarted(requestID: "r2", sessionID: nil))) == ["t3": [.failed("the server started a session without an id")]])
+        #expect(
+            F.events(f.receive(.sessionStarted(requestID: "r2", sessionID: nil))) == ["t3": [.failed("the server started a session without an id")]]
+        )
     }
 
     @Test func cancelledTurnsSayNothingButStillClaimTheirChunks() throws {

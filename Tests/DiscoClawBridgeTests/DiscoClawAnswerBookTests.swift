@@ -57,7 +57,8 @@ import Testing
         #expect(
             book.posted("t1", answerID: "a1", userSeq: 5, now: 2) == [
                 Action(turnID: "t1", event: .progress("Hi")), Action(turnID: "t1", event: .progress("Hi there")),
-            ])
+            ]
+        )
         #expect(book.heldCount == 1, "only the unclaimed answer's event stays")
     }
 
@@ -106,7 +107,8 @@ import Testing
         #expect(book.receive(delta("a1", "12345"), now: 0) == [Action(turnID: "t1", event: .progress("12345"))])
         #expect(book.receive(delta("a1", "6789"), now: 0).isEmpty)
         #expect(
-            book.receive(.complete(messageID: "a1", content: "123456789", seq: nil), now: 0) == [Action(turnID: "t1", event: .final("123456789"))])
+            book.receive(.complete(messageID: "a1", content: "123456789", seq: nil), now: 0) == [Action(turnID: "t1", event: .final("123456789"))]
+        )
     }
 
     @Test func aForgottenTurnHearsNothingMore() {
@@ -151,11 +153,14 @@ import Testing
                 .init(id: "a1", status: "complete", content: "the answer", error: nil, seq: 20),
                 .init(id: "a2", status: "error", content: "", error: "cut by a restart", seq: 21),
                 .init(id: "a3", status: "streaming", content: "partial", error: nil, seq: 13),
-            ], cursor: 21)
+            ],
+            cursor: 21
+        )
         #expect(
             book.caughtUp(page) == [
                 Action(turnID: "t1", event: .final("the answer")), Action(turnID: "t2", event: .failed("cut by a restart")),
-            ])
+            ]
+        )
         #expect(book.count == 1 && book.cursor == 21)
         #expect(book.receive(delta("a3", "tial"), now: 0) == [Action(turnID: "t3", event: .progress("partial"))], "the socket goes on where it was")
         #expect(book.caughtUp(page).isEmpty, "a page read twice ends nothing twice")

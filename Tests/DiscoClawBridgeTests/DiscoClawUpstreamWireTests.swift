@@ -11,14 +11,17 @@ import Testing
     @Test func answerEventsDecode() {
         #expect(
             event(#"{"type":"message.delta","messageId":"a1","conversationId":"c","delta":"He","seq":7}"#)
-                == .delta(messageID: "a1", text: "He", seq: 7))
+                == .delta(messageID: "a1", text: "He", seq: 7)
+        )
         #expect(
             event(#"{"type":"message.complete","messageId":"a1","conversationId":"c","content":"Hello","seq":9}"#)
-                == .complete(messageID: "a1", content: "Hello", seq: 9))
+                == .complete(messageID: "a1", content: "Hello", seq: 9)
+        )
         #expect(event(#"{"type":"message.error","messageId":"a1","conversationId":"c","error":"boom"}"#) == .error(messageID: "a1", reason: "boom"))
         #expect(
             event(#"{"type":"message.delta","messageId":"a1","delta":"x","seq":1.7e12}"#)
-                == .delta(messageID: "a1", text: "x", seq: 1_700_000_000_000))
+                == .delta(messageID: "a1", text: "x", seq: 1_700_000_000_000)
+        )
     }
 
     @Test func everythingElseIsOtherOrNothing() {
@@ -37,14 +40,18 @@ import Testing
         let sync = try #require(
             JSONValue.parse(
                 #"{"conversations":[],"messages":[{"id":"a1","status":"complete","content":"hi","seq":44},{"id":"a2","status":"error","error":"cut","content":"","seq":45},{"bad":1}],"cursor":45}"#
-            ))
+            )
+        )
         #expect(
             Wire.syncPage(sync)
                 == Wire.SyncPage(
                     messages: [
                         Wire.Message(id: "a1", status: "complete", content: "hi", error: nil, seq: 44),
                         Wire.Message(id: "a2", status: "error", content: "", error: "cut", seq: 45),
-                    ], cursor: 45))
+                    ],
+                    cursor: 45
+                )
+        )
         let registration = try #require(JSONValue.parse(#"{"userId":"u","deviceId":"d","token":"t0k"}"#))
         #expect(Wire.registration(registration) == Wire.Registration(userID: "u", deviceID: "d", token: "t0k"))
         #expect(Wire.errorText(JSONValue.parse(#"{"statusCode":404,"error":"Not Found","message":"gone"}"#)) == "gone")

@@ -7,7 +7,14 @@ import Testing
 @Suite struct SessionListingTests {
     func conversation(title: String? = nil, keys: [ConversationKey] = [], directory: String? = nil) -> Conversation {
         Conversation(
-            id: "cv_0123456789abcdef", userID: "u", title: title, workingDirectory: directory, createdAt: 1, updatedAt: 50, keys: keys)
+            id: "cv_0123456789abcdef",
+            userID: "u",
+            title: title,
+            workingDirectory: directory,
+            createdAt: 1,
+            updatedAt: 50,
+            keys: keys
+        )
     }
 
     @Test func aConversationWithoutASessionKeyIsNamedByItsIdAndTheKeyMapsBack() {
@@ -36,11 +43,23 @@ import Testing
 
     @Test func anEntryCarriesTheNewestMessageAndTheUnreadCount() throws {
         let last = ChatEvent(
-            id: "s_9", seq: 9, userID: "u", conversationID: "cv_0123456789abcdef", role: .assistant, content: "an\nanswer", timestampMillis: 80,
-            deviceID: nil, attachmentsJSON: nil)
+            id: "s_9",
+            seq: 9,
+            userID: "u",
+            conversationID: "cv_0123456789abcdef",
+            role: .assistant,
+            content: "an\nanswer",
+            timestampMillis: 80,
+            deviceID: nil,
+            attachmentsJSON: nil
+        )
         let summary = ConversationSummary(
-            conversation: conversation(title: "Chat", keys: [ConversationKey("discoclaw", "x")]), lastEvent: last, lastReadSeq: 7, unreadCount: 1,
-            messageCount: 4)
+            conversation: conversation(title: "Chat", keys: [ConversationKey("discoclaw", "x")]),
+            lastEvent: last,
+            lastReadSeq: 7,
+            unreadCount: 1,
+            messageCount: 4
+        )
         let entry = SessionListing.json(summary, backend: "echo", backendKind: "echo")
         #expect(entry["key"]?.stringValue == "cv:cv_0123456789abcdef" && entry["displayName"]?.stringValue == "Chat")
         #expect(entry["lastMessagePreview"]?.stringValue == "an answer" && entry["lastMessageRole"]?.stringValue == "assistant")

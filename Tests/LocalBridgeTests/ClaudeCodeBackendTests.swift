@@ -16,9 +16,17 @@ import Testing
         let session = try #require(events.sessions.first ?? nil)
         #expect(session.hasPrefix("fixture-"))
         let bash = ToolActivity(
-            id: "toolu_01", name: "Bash", label: "pwd", inputJSON: #"{"command":"pwd","description":"Print the working directory"}"#)
+            id: "toolu_01",
+            name: "Bash",
+            label: "pwd",
+            inputJSON: #"{"command":"pwd","description":"Print the working directory"}"#
+        )
         let read = ToolActivity(
-            id: "toolu_02", name: "Read", label: fixture.directory + "/missing.txt", inputJSON: #"{"file_path":"\#(fixture.directory)/missing.txt"}"#)
+            id: "toolu_02",
+            name: "Read",
+            label: fixture.directory + "/missing.txt",
+            inputJSON: #"{"file_path":"\#(fixture.directory)/missing.txt"}"#
+        )
         var bashEnded = bash
         (bashEnded.inputJSON, bashEnded.success) = ("{}", true)
         var readEnded = read
@@ -32,7 +40,8 @@ import Testing
         #expect(run.argv == ["-p", "--output-format", "stream-json", "--verbose", "--model", "sonnet", "--", "hello"])
         #expect(run.resume == nil)
         #expect(
-            URL(fileURLWithPath: run.cwd).resolvingSymlinksInPath().path == URL(fileURLWithPath: fixture.directory).resolvingSymlinksInPath().path)
+            URL(fileURLWithPath: run.cwd).resolvingSymlinksInPath().path == URL(fileURLWithPath: fixture.directory).resolvingSymlinksInPath().path
+        )
     }
 
     @Test func theNextTurnResumesTheSessionAndReportsTheNewOne() async throws {
@@ -92,7 +101,10 @@ import Testing
         defer { fixture.remove() }
         let events = await TurnRecorder.run(fixture.backend(mode: "unknown-session"), text: "hi", backendSession: "fixture-gone")
         #expect(events.sessions == [nil])
-        guard case .failed(let reason)? = events.last else { Issue.record("expected a failure: \(events)"); return }
+        guard case .failed(let reason)? = events.last else {
+            Issue.record("expected a failure: \(events)")
+            return
+        }
         #expect(reason.hasPrefix("could not resume Claude Code session fixture-gone"))
         #expect(reason.contains("No conversation found with session ID: fixture-gone"))
     }
@@ -137,7 +149,10 @@ import Testing
     @Test func aMissingProgramFails() async {
         let backend = ClaudeCodeBackend(name: "claude", command: ["/nonexistent/claude"], timeoutSeconds: 5)
         let events = await TurnRecorder.run(backend, text: "hello")
-        guard case .failed(let reason)? = events.last else { Issue.record("expected a failure: \(events)"); return }
+        guard case .failed(let reason)? = events.last else {
+            Issue.record("expected a failure: \(events)")
+            return
+        }
         #expect(reason.hasPrefix("cannot start /nonexistent/claude"))
     }
 }

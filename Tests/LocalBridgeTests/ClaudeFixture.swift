@@ -29,12 +29,22 @@ struct ClaudeFixture {
     func remove() { try? FileManager.default.removeItem(atPath: directory) }
 
     func backend(
-        mode: String = "ok", extra: [String] = [], workingDirectory: String? = nil, timeout: Int = 20, exitGraceMillis: Int = 3_000,
+        mode: String = "ok",
+        extra: [String] = [],
+        workingDirectory: String? = nil,
+        timeout: Int = 20,
+        exitGraceMillis: Int = 3_000,
         command: [String] = [ClaudeFixture.program]
     ) -> ClaudeCodeBackend {
         ClaudeCodeBackend(
-            name: "claude", command: command, timeoutSeconds: timeout, environment: ["CLAUDE_FIXTURE_MODE": mode, "CLAUDE_FIXTURE_LOG": logPath],
-            workingDirectory: workingDirectory, extraArguments: extra, exitGraceMillis: exitGraceMillis)
+            name: "claude",
+            command: command,
+            timeoutSeconds: timeout,
+            environment: ["CLAUDE_FIXTURE_MODE": mode, "CLAUDE_FIXTURE_LOG": logPath],
+            workingDirectory: workingDirectory,
+            extraArguments: extra,
+            exitGraceMillis: exitGraceMillis
+        )
     }
 
     /// Every run logged so far.

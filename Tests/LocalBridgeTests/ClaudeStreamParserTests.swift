@@ -27,7 +27,11 @@ enum Stream {
 
 @Suite struct ClaudeStreamParserTests {
     static let bashStarted = ToolActivity(
-        id: "toolu_1", name: "Bash", label: "ls -la", inputJSON: #"{"command":"ls -la\nwc -l","description":"List"}"#)
+        id: "toolu_1",
+        name: "Bash",
+        label: "ls -la",
+        inputJSON: #"{"command":"ls -la\nwc -l","description":"List"}"#
+    )
 
     private func feed(_ parser: inout ClaudeStreamParser, _ line: String) throws -> [ChildOutput] {
         try parser.parse(line: Array(line.utf8))
@@ -42,7 +46,8 @@ enum Stream {
         #expect(
             try feed(&parser, Stream.toolResult("toolu_1", isError: false)) == [
                 .event(.toolEnded(ToolActivity(id: "toolu_1", name: "Bash", label: "ls -la", success: true)))
-            ])
+            ]
+        )
         #expect(try feed(&parser, Stream.text("Done.")) == [.grew])
         #expect(parser.text == "Looking.\n\nDone.")
         #expect(!parser.isComplete)
@@ -57,11 +62,13 @@ enum Stream {
         #expect(
             try feed(&parser, Stream.toolResult("toolu_1", isError: true)) == [
                 .event(.toolEnded(ToolActivity(id: "toolu_1", name: "Bash", label: "ls -la", success: false)))
-            ])
+            ]
+        )
         #expect(
             try feed(&parser, Stream.toolResult("toolu_9", isError: false)) == [
                 .event(.toolEnded(ToolActivity(id: "toolu_9", name: "unknown", success: true)))
-            ])
+            ]
+        )
     }
 
     @Test func aNewSessionIDInTheResultIsReported() throws {
@@ -122,7 +129,8 @@ enum Stream {
         #expect(parser.unreadable == 2)
         #expect(
             parser.ending(.exited(0), stderr: "")
-                == [.failed("Claude Code ended without a result; 2 unreadable lines of output, the first: not json at all")])
+                == [.failed("Claude Code ended without a result; 2 unreadable lines of output, the first: not json at all")]
+        )
         _ = try feed(&parser, Stream.result("fine"))
         #expect(parser.ending(.exited(0), stderr: "") == [.final("fine")], "a result makes the garbage harmless")
     }
@@ -134,7 +142,8 @@ enum Stream {
         #expect(
             parser.ending(.exited(3), stderr: "fatal: no network") == [
                 .failed("Claude Code exited with status 3 without a result; stderr: fatal: no network")
-            ])
+            ]
+        )
         #expect(parser.ending(.signaled(9), stderr: "") == [.failed("Claude Code was killed by signal 9 without a result")])
     }
 
@@ -143,7 +152,10 @@ enum Stream {
         let stderr = "No conversation found with session ID: s-old"
         let events = refused.ending(.exited(1), stderr: stderr)
         #expect(events.first == .backendSession(nil))
-        guard case .failed(let reason)? = events.last else { Issue.record("expected a failure: \(events)"); return }
+        guard case .failed(let reason)? = events.last else {
+            Issue.record("expected a failure: \(events)")
+            return
+        }
         #expect(reason.hasPrefix("could not resume Claude Code session s-old") && reason.contains(stderr))
         var started = ClaudeStreamParser(resumed: "s-old")
         _ = try feed(&started, Stream.initLine)

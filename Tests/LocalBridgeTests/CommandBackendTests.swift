@@ -44,7 +44,10 @@ import Testing
         let real = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
         #expect(here.last == .final("\(directory)|\(real)"))
         let missing = await TurnRecorder.run(script, text: "", workingDirectory: directory + "/not-there")
-        guard case .final(let answer)? = missing.last else { Issue.record("expected an answer: \(missing)"); return }
+        guard case .final(let answer)? = missing.last else {
+            Issue.record("expected an answer: \(missing)")
+            return
+        }
         #expect(answer.hasPrefix(directory + "/not-there|"), "the variable is set even when the directory does not exist")
         #expect(!answer.hasSuffix("/not-there"))
     }
@@ -89,7 +92,11 @@ import Testing
         let clock = ContinuousClock()
         let started = clock.now
         let backend = CommandBackend(
-            name: "ticker", command: ["/bin/sh", "-c", "while true; do echo tick; sleep 0.3; done"], timeoutSeconds: 1, maxSeconds: 2)
+            name: "ticker",
+            command: ["/bin/sh", "-c", "while true; do echo tick; sleep 0.3; done"],
+            timeoutSeconds: 1,
+            maxSeconds: 2
+        )
         let events = await TurnRecorder.run(backend, text: "")
         let elapsed = clock.now - started
         #expect(events.last == .failed("ran longer than 2 s"))

@@ -9,8 +9,13 @@ struct TurnRecorder {
     init(_ backend: any Backend, text: String, workingDirectory: String? = nil, backendSession: String? = nil) {
         let (stream, continuation) = AsyncStream.makeStream(of: TurnEvent.self)
         let turn = TurnRequest(
-            userID: "user-1", deviceID: "device-1", conversationID: "conv-1", text: text, workingDirectory: workingDirectory,
-            backendSession: backendSession)
+            userID: "user-1",
+            deviceID: "device-1",
+            conversationID: "conv-1",
+            text: text,
+            workingDirectory: workingDirectory,
+            backendSession: backendSession
+        )
         cancellation = backend.start(turn) { event in
             continuation.yield(event)
             switch event {

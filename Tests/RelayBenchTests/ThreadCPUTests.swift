@@ -63,7 +63,8 @@ import Testing
             usage == [
                 .init(name: "main", seconds: 0.5, threads: 1), .init(name: "worker", seconds: 0.4, threads: 2),
                 .init(name: "reused", seconds: 0.05, threads: 1),
-            ])
+            ]
+        )
     }
 
     /// Spins until this thread has used `cpuMillis` of CPU (its own clock, not the wall's).
@@ -113,6 +114,7 @@ import Testing
             StageSummary.parse(text) == [
                 StageSummary(stage: "received_to_submitted", count: 7, quantiles: ["0.5": 1.25e-05, "0.99": 0.002]),
                 StageSummary(stage: "store_queue", count: 0, quantiles: [:]),
-            ])
+            ]
+        )
     }
 }

@@ -62,8 +62,12 @@ final class CoreFixture {
     init() {
         journal = MemoryJournal(loop: loop)
         hub = RelayHub(
-            journal: journal, router: Router(backends: [backend, other], defaultBackend: nil), loop: loop, clock: loop.clock,
-            logger: Logger(label: "test"))
+            journal: journal,
+            router: Router(backends: [backend, other], defaultBackend: nil),
+            loop: loop,
+            clock: loop.clock,
+            logger: Logger(label: "test")
+        )
         conversation = resolve(.main)
     }
 
@@ -86,8 +90,12 @@ final class CoreFixture {
 
     func message(_ text: String, device: String, clientID: String? = nil, conversation: Conversation? = nil) -> UserMessage {
         UserMessage(
-            conversationID: (conversation ?? self.conversation).id, userID: user, deviceID: device, clientID: clientID ?? "c_\(text)",
-            content: text)
+            conversationID: (conversation ?? self.conversation).id,
+            userID: user,
+            deviceID: device,
+            clientID: clientID ?? "c_\(text)",
+            content: text
+        )
     }
 
     /// Submits and runs the loop until the store answered.

@@ -10,7 +10,8 @@ import Testing
                 == .object([
                     "a": .array([.int(1), .int(-2), .double(3.5), .double(1000), .bool(true), .bool(false), .null]),
                     "b": .object(["c": .string("d")]), "e": .string(""), "f": .int(0),
-                ]))
+                ])
+        )
     }
 
     @Test func decodesEscapesAndSurrogatePairs() {

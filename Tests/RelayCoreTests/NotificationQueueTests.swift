@@ -103,7 +103,10 @@ import Testing
         core.submit(core.message("doomed", device: "tablet", clientID: "req-1"))
         core.hub.presence.signal(.backgrounded, deviceID: "tablet")
         core.emit(.failed("backend down"), run: 0)
-        guard case .failure(let failure)? = core.journal.queue(of: "tablet").first else { Issue.record("no failure queued"); return }
+        guard case .failure(let failure)? = core.journal.queue(of: "tablet").first else {
+            Issue.record("no failure queued")
+            return
+        }
         #expect(failure.turn.clientID == "req-1")
         #expect(failure.cause == .failed)
     }

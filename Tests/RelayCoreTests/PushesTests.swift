@@ -173,8 +173,18 @@ final class RecordingDispatcher: PushDispatcher {
 
     @Test func aPushLeftPendingByAStopIsSentOnceWhenDue() {
         let stored = PendingPush(
-            id: "6f1c1f9e-5e0b-4d7e-9a61-2c8f0f3f2a11", deviceID: "phone", userID: core.user, conversationID: core.conversation.id, count: 2,
-            lastSeq: 7, failed: false, text: "done", runMillis: 0, createdAt: 0, dueAt: core.loop.clock.nowMillis() + 2_000)
+            id: "6f1c1f9e-5e0b-4d7e-9a61-2c8f0f3f2a11",
+            deviceID: "phone",
+            userID: core.user,
+            conversationID: core.conversation.id,
+            count: 2,
+            lastSeq: 7,
+            failed: false,
+            text: "done",
+            runMillis: 0,
+            createdAt: 0,
+            dueAt: core.loop.clock.nowMillis() + 2_000
+        )
         journal.pending[stored.id] = stored
         enable()
         core.loop.advance(millis: 1_999)

@@ -147,5 +147,15 @@ import Testing
 }
 
 extension ChatEvent {
-    static let empty = ChatEvent(id: "", seq: 0, userID: "", conversationID: "", role: .user, content: "", timestampMillis: 0, deviceID: nil, attachmentsJSON: nil)
+    static let empty = ChatEvent(
+        id: "",
+        seq: 0,
+        userID: "",
+        conversationID: "",
+        role: .user,
+        content: "",
+        timestampMillis: 0,
+        deviceID: nil,
+        attachmentsJSON: nil
+    )
 }

@@ -31,7 +31,9 @@ import Testing
         var random = Random(state: 15)
         // Needle letters in both cases, their `| 0x20` look-alikes, and pieces of the needles.
         let alphabet = Array("tokenpaswrdigucbyjTOKENPASWRDIGUCBYJ@_\"{}:. 0".utf8) + [0x9f, 0xe2, 0xc3]
-        let pieces = ["tok", "toke", "TOKEN", "secre", "SeCrEt", "bear", "BEARER", "eY", "eyJ", "sig", "signatur", "passwor", "authorizatio", "AUTHORIZATION"]
+        let pieces = [
+            "tok", "toke", "TOKEN", "secre", "SeCrEt", "bear", "BEARER", "eY", "eyJ", "sig", "signatur", "passwor", "authorizatio", "AUTHORIZATION",
+        ]
         for _ in 0..<20_000 {
             var body: [UInt8] = []
             for _ in 0..<Int.random(in: 0...40, using: &random) {

@@ -34,7 +34,8 @@ import Testing
             phone.messages.filter { $0.role == .assistant }.map(\.content) == [
                 "There is no backend named nope. Backends: other, scripted.",
                 "This conversation is answered by scripted. Backends: other, scripted. Switch with /backend NAME.",
-            ])
+            ]
+        )
         #expect(core.journal.conversations[core.conversation.id]?.backend == nil)
     }
 

@@ -43,15 +43,24 @@ import Testing
         let core = CoreFixture()
         core.connect("phone")
         let first = core.submit(core.message("hi", device: "phone", clientID: "c_1"))
-        guard case .accepted(_, let runID, _) = first else { Issue.record("not accepted: \(first)"); return }
+        guard case .accepted(_, let runID, _) = first else {
+            Issue.record("not accepted: \(first)")
+            return
+        }
         let retry = core.submit(core.message("hi", device: "phone", clientID: "c_1"))
-        guard case .duplicate(.active, runID, running: true) = retry else { Issue.record("expected a running duplicate: \(retry)"); return }
+        guard case .duplicate(.active, runID, running: true) = retry else {
+            Issue.record("expected a running duplicate: \(retry)")
+            return
+        }
         core.emit(.final("done"), run: 0)
         guard case .duplicate(.finalized, _, running: false) = core.submit(core.message("hi", device: "phone", clientID: "c_1")) else {
             Issue.record("expected a finalized duplicate")
             return
         }
-        guard case .mismatch = core.submit(core.message("changed", device: "phone", clientID: "c_1")) else { Issue.record("expected mismatch"); return }
+        guard case .mismatch = core.submit(core.message("changed", device: "phone", clientID: "c_1")) else {
+            Issue.record("expected mismatch")
+            return
+        }
         #expect(core.submit(core.message("hi", device: "tablet", clientID: "c_1")).isAccepted, "client ids are per device")
         #expect(core.backend.runs.count == 2)
         #expect(core.journal.events.filter { $0.role == .user }.count == 2)
@@ -158,7 +167,10 @@ import Testing
         let core = CoreFixture()
         core.connect("phone")
         core.journal.failWrites = StoreDown()
-        guard case .storeFailed = core.submit(core.message("hi", device: "phone")) else { Issue.record("expected storeFailed"); return }
+        guard case .storeFailed = core.submit(core.message("hi", device: "phone")) else {
+            Issue.record("expected storeFailed")
+            return
+        }
         #expect(core.backend.runs.isEmpty)
     }
 
@@ -184,7 +196,11 @@ import Testing
         let core = CoreFixture()
         core.connect("phone")
         var resolved: Conversation?
-        core.hub.conversations.resolve(ConversationKey("companion.dir", "/srv/app"), userID: core.user, draft: ConversationDraft(workingDirectory: "/srv/app")) {
+        core.hub.conversations.resolve(
+            ConversationKey("companion.dir", "/srv/app"),
+            userID: core.user,
+            draft: ConversationDraft(workingDirectory: "/srv/app")
+        ) {
             resolved = try? $0.get()
         }
         core.loop.runUntilIdle()

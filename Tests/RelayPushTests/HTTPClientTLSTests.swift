@@ -13,7 +13,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         try await makeCertificates(in: directory)
         let server = try await PythonHTTPServer.start(
-            certificate: directory.appendingPathComponent("server.pem").path, key: directory.appendingPathComponent("server.key").path)
+            certificate: directory.appendingPathComponent("server.pem").path,
+            key: directory.appendingPathComponent("server.key").path
+        )
         defer { server.stop() }
         let request = HTTPRequest(url: server.url("/echo", scheme: "https"), body: [7])
 
@@ -65,8 +67,12 @@ import Testing
         let request = ["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"]
         try await openssl(["req", "-new", "-config", "openssl.cnf"] + key + request, in: directory)
         try await openssl(
-            ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-set_serial", "1", "-days", "2", "-out", "server.pem",
-             "-extfile", "openssl.cnf", "-extensions", "server"], in: directory)
+            [
+                "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-set_serial", "1", "-days", "2", "-out", "server.pem",
+                "-extfile", "openssl.cnf", "-extensions", "server",
+            ],
+            in: directory
+        )
     }
 
     /// Runs openssl off the cooperative pool: the continuation resumes from its termination handler.

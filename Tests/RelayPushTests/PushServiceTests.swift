@@ -45,7 +45,13 @@ struct ImmediateExecutor: LoopExecutor {
 
     func service(_ http: ScriptedHTTP, webhooks: [PushSettings.Webhook] = []) throws -> PushService {
         var settings = PushSettings()
-        settings.apns = PushSettings.APNs(keyFile: keyFile, keyID: "KEY1234567", teamID: "TEAM123456", topic: "com.example.app", endpoint: "https://apns.test")
+        settings.apns = PushSettings.APNs(
+            keyFile: keyFile,
+            keyID: "KEY1234567",
+            teamID: "TEAM123456",
+            topic: "com.example.app",
+            endpoint: "https://apns.test"
+        )
         settings.retryBaseMillis = 1
         settings.webhooks = webhooks
         return try PushService(settings: settings, http: http, loop: ImmediateExecutor(), clock: clock, logger: Logger(label: "test"))
@@ -53,8 +59,18 @@ struct ImmediateExecutor: LoopExecutor {
 
     func delivery(_ targets: [PushTarget], body: String = "hello") -> PushDelivery {
         let push = PendingPush(
-            id: "0b7d3f4e-1c2a-4e5f-8a9b-0c1d2e3f4a5b", deviceID: "phone", userID: "u1", conversationID: "cv_1", count: 1, lastSeq: 9, failed: false,
-            text: body, runMillis: 0, createdAt: clock.nowMillis(), dueAt: clock.nowMillis())
+            id: "0b7d3f4e-1c2a-4e5f-8a9b-0c1d2e3f4a5b",
+            deviceID: "phone",
+            userID: "u1",
+            conversationID: "cv_1",
+            count: 1,
+            lastSeq: 9,
+            failed: false,
+            text: body,
+            runMillis: 0,
+            createdAt: clock.nowMillis(),
+            dueAt: clock.nowMillis()
+        )
         let device = PushDevice(deviceID: "phone", userID: "u1", protocolName: "test", targets: targets)
         return PushDelivery(push: push, device: device, content: PushContent(title: "echo", body: body, threadID: "cv_1"))
     }
@@ -67,7 +83,12 @@ struct ImmediateExecutor: LoopExecutor {
         await withCheckedContinuation { continuation in
             let once = Mutex(false)
             service.dispatch(delivery) { report in
-                guard once.withLock({ done in defer { done = true }; return !done }) else { return }
+                guard
+                    once.withLock({ done in
+                        defer { done = true }
+                        return !done
+                    })
+                else { return }
                 continuation.resume(returning: LoopBound(report, loop: ImmediateExecutor()).value)
             }
         }
@@ -101,7 +122,9 @@ struct ImmediateExecutor: LoopExecutor {
     }
 
     @Test func throttlingAndServerErrorsAreTriedThreeTimes() async throws {
-        let http = ScriptedHTTP([ScriptedHTTP.answer(429, #"{"reason":"TooManyRequests"}"#), ScriptedHTTP.answer(500), .failure(.transport("timeout"))])
+        let http = ScriptedHTTP([
+            ScriptedHTTP.answer(429, #"{"reason":"TooManyRequests"}"#), ScriptedHTTP.answer(500), .failure(.transport("timeout")),
+        ])
         let report = await send(try service(http), delivery([apnsTarget()]))
         #expect(report.attempts.map(\.outcome) == [.retrying, .retrying, .failed])
         #expect(report.attempts.map(\.status) == [429, 500, 0])

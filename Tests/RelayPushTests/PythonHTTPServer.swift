@@ -77,67 +77,67 @@ final class PythonHTTPServer: Sendable {
     }
 
     private static let script = """
-import json, os, ssl, sys, threading, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        import json, os, ssl, sys, threading, time
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-output = threading.Lock()
+        output = threading.Lock()
 
-def report(line):
-    # One write per line under a lock: print() from two threads interleaves text and newline.
-    with output:
-        sys.stdout.write(line + "\\n")
-        sys.stdout.flush()
+        def report(line):
+            # One write per line under a lock: print() from two threads interleaves text and newline.
+            with output:
+                sys.stdout.write(line + "\\n")
+                sys.stdout.flush()
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
 
-    def log_message(self, *args):
-        pass
+            def log_message(self, *args):
+                pass
 
-    def reply(self, status, body, headers=()):
-        self.send_response(status)
-        for name, value in headers:
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+            def reply(self, status, body, headers=()):
+                self.send_response(status)
+                for name, value in headers:
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
 
-    def answer(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        report("hit " + self.path)
-        if self.path == "/echo":
-            doc = {"method": self.command, "headers": [[k, v] for k, v in self.headers.items()], "body": list(body),
-                   "peerPort": self.client_address[1]}
-            self.reply(200, json.dumps(doc).encode(), [("Content-Type", "application/json"), ("X-Dup", "first"), ("X-Dup", "second")])
-        elif self.path.startswith("/status/"):
-            status = int(self.path[len("/status/"):])
-            self.reply(status, b"status %d" % status)
-        elif self.path.startswith("/slow/"):
-            time.sleep(int(self.path[len("/slow/"):]) / 1000)
-            self.reply(200, b"late")
-        elif self.path.startswith("/big/"):
-            self.reply(200, b"x" * int(self.path[len("/big/"):]))
-        else:
-            self.reply(404, b"no such path")
+            def answer(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                report("hit " + self.path)
+                if self.path == "/echo":
+                    doc = {"method": self.command, "headers": [[k, v] for k, v in self.headers.items()], "body": list(body),
+                           "peerPort": self.client_address[1]}
+                    self.reply(200, json.dumps(doc).encode(), [("Content-Type", "application/json"), ("X-Dup", "first"), ("X-Dup", "second")])
+                elif self.path.startswith("/status/"):
+                    status = int(self.path[len("/status/"):])
+                    self.reply(status, b"status %d" % status)
+                elif self.path.startswith("/slow/"):
+                    time.sleep(int(self.path[len("/slow/"):]) / 1000)
+                    self.reply(200, b"late")
+                elif self.path.startswith("/big/"):
+                    self.reply(200, b"x" * int(self.path[len("/big/"):]))
+                else:
+                    self.reply(404, b"no such path")
 
-    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = answer
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = answer
 
-def exit_when_parent_goes():
-    sys.stdin.read()
-    os._exit(0)
+        def exit_when_parent_goes():
+            sys.stdin.read()
+            os._exit(0)
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-server.daemon_threads = True
-if len(sys.argv) == 3:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(sys.argv[1], sys.argv[2])
-    context.set_alpn_protocols(["http/1.1"])
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-threading.Thread(target=exit_when_parent_goes, daemon=True).start()
-report("port %d" % server.server_address[1])
-server.serve_forever()
-"""
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        if len(sys.argv) == 3:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(sys.argv[1], sys.argv[2])
+            context.set_alpn_protocols(["http/1.1"])
+            server.socket = context.wrap_socket(server.socket, server_side=True)
+        threading.Thread(target=exit_when_parent_goes, daemon=True).start()
+        report("port %d" % server.server_address[1])
+        server.serve_forever()
+        """
 }
 
 /// Values a callback hands over from another thread, awaited with a deadline.

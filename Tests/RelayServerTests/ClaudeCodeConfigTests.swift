@@ -24,7 +24,8 @@ import Testing
             environment = { ANTHROPIC_MODEL = "sonnet" }
             working_directory = "\(directory)"
             extra_args = ["--permission-mode", "acceptEdits"]
-            """)
+            """
+        )
         var expected = ClaudeCodeSettings()
         expected.command = ["/opt/claude/bin/claude", "--debug"]
         expected.timeoutSeconds = 120
@@ -37,8 +38,12 @@ import Testing
             try backend("command = \"/usr/local/bin/claude\"\n")?.kind
                 == .claudeCode(
                     {
-                        var one = ClaudeCodeSettings(); one.command = ["/usr/local/bin/claude"]; return one
-                    }()))
+                        var one = ClaudeCodeSettings()
+                        one.command = ["/usr/local/bin/claude"]
+                        return one
+                    }()
+                )
+        )
     }
 
     @Test func badValuesNameTheFileLineAndKey() {
@@ -50,14 +55,21 @@ import Testing
         expectRejection(head + "extra_args = \"--verbose\"\n", .wrongType, "relay.toml:4: [[backends]] extra_args: expected an array of strings")
         expectRejection(head + "environment = [\"A=b\"]\n", .wrongType, "relay.toml:4: [[backends]] environment: expected a table of strings")
         expectRejection(
-            head + "working_directory = \"srv/app\"\n", .invalidValue, "relay.toml:4: [[backends]] working_directory: must be an absolute path")
+            head + "working_directory = \"srv/app\"\n",
+            .invalidValue,
+            "relay.toml:4: [[backends]] working_directory: must be an absolute path"
+        )
         expectRejection(
-            head + "working_directory = \"/nonexistent/clawrelay\"\n", .invalidValue,
-            #"relay.toml:4: [[backends]] working_directory: "/nonexistent/clawrelay" is not a directory"#)
+            head + "working_directory = \"/nonexistent/clawrelay\"\n",
+            .invalidValue,
+            #"relay.toml:4: [[backends]] working_directory: "/nonexistent/clawrelay" is not a directory"#
+        )
         expectRejection(head + "env = { A = \"b\" }\n", .invalidValue, #"relay.toml:4: [[backends]] env: applies only to kind = "command""#)
         expectRejection(head + "url = \"ws://x\"\n", .invalidValue, "relay.toml:4: [[backends]] url: applies only to kind = ")
         expectRejection(
-            "[[backends]]\nname = \"x\"\nkind = \"command\"\ncommand = [\"cat\"]\nextra_args = []\n", .invalidValue,
-            #"relay.toml:5: [[backends]] extra_args: applies only to kind = "claude-code""#)
+            "[[backends]]\nname = \"x\"\nkind = \"command\"\ncommand = [\"cat\"]\nextra_args = []\n",
+            .invalidValue,
+            #"relay.toml:5: [[backends]] extra_args: applies only to kind = "claude-code""#
+        )
     }
 }

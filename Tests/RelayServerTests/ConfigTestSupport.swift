@@ -13,7 +13,10 @@ func rejection(_ text: String) -> ConfigError? {
 }
 
 func expectRejection(
-    _ text: String, _ code: ConfigError.Code, _ description: String, sourceLocation: SourceLocation = #_sourceLocation
+    _ text: String,
+    _ code: ConfigError.Code,
+    _ description: String,
+    sourceLocation: SourceLocation = #_sourceLocation
 ) {
     guard let error = rejection(text) else {
         Issue.record("accepted: \(text)", sourceLocation: sourceLocation)

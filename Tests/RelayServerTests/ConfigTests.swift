@@ -89,7 +89,8 @@ import Testing
             config.backends == [
                 BackendSettings(name: "slow", kind: .echo(delayMillis: 250)),
                 BackendSettings(name: "script", kind: .command(command: ["/bin/sh", "-c", "cat"], timeoutSeconds: 30)),
-            ])
+            ]
+        )
         var expected = ClawlineSettings()
         expected.host = "0.0.0.0"
         expected.port = 0
@@ -122,7 +123,8 @@ import Testing
             "max_replay_messages", "max_queued_messages", "stream_inactivity_seconds", "messages_per_second", "typing_per_second",
             "pair_requests_per_minute", "auth_attempts_per_minute", "typing_timeout_seconds", "ping_interval_seconds",
             "pong_timeout_seconds", "max_upload_bytes", "max_frame_bytes", "backend", "tick_interval_ms", "handshake_timeout_ms",
-            "invoke_timeout_ms", "max_payload_bytes", "max_buffered_bytes", "user_id", "url", "session_key", "allow_self_signed", "expose_nodes", "shared_token", "password", "auto_approve_loopback", "mdns", "lan_host", "queue_until_foreground",
+            "invoke_timeout_ms", "max_payload_bytes", "max_buffered_bytes", "user_id", "url", "session_key", "allow_self_signed", "expose_nodes",
+            "shared_token", "password", "auto_approve_loopback", "mdns", "lan_host", "queue_until_foreground",
             "cancel_on_disconnect", "token", "working_directory", "environment", "extra_args", "conversation_title_prefix",
             "auth_token", "projects_root", "max_sessions", "idle_seconds",
             "background_idle_seconds", "queue_ttl_seconds", "max_queued_events", "max_queued_commands", "max_protocol", "apns_key_file",
@@ -149,7 +151,9 @@ import Testing
                 url = "ws://127.0.0.1:3001/ws"
                 token = "t"
                 working_directory = "/srv/app"
-                """, fileName: "relay.toml")
+                """,
+            fileName: "relay.toml"
+        )
         var expected = CompanionSettings()
         expected.port = 0
         expected.authToken = "abcdefghijklmnop_-0123"
@@ -164,19 +168,30 @@ import Testing
         #expect(url.path == "/ws" && url.port == 3001)
         expectRejection("[gateway]\nmax_protocol = 5\n", .invalidValue, "relay.toml:2: [gateway] max_protocol: must be 3 or 4")
         expectRejection("[companion]\nauth_token = \"short\"\n", .invalidValue, "relay.toml:2: [companion] auth_token: needs at least 16 characters")
-        expectRejection("[companion]\nauth_token = \"has+plus/and=equals000\"\n", .invalidValue, "relay.toml:2: [companion] auth_token: needs at least 16 characters")
         expectRejection(
-            "[[backends]]\nname = \"s\"\nkind = \"companion\"\nurl = \"ws://h:1/ws\"\n", .missingKey, "relay.toml:1: [[backends]] token: missing")
+            "[companion]\nauth_token = \"has+plus/and=equals000\"\n",
+            .invalidValue,
+            "relay.toml:2: [companion] auth_token: needs at least 16 characters"
+        )
+        expectRejection(
+            "[[backends]]\nname = \"s\"\nkind = \"companion\"\nurl = \"ws://h:1/ws\"\n",
+            .missingKey,
+            "relay.toml:1: [[backends]] token: missing"
+        )
     }
 
     @Test func unknownKeyNamesFileLineSectionAndKey() {
         expectRejection(
-            "[server]\nlog_level = \"info\"\n\n[clawline]\nlisten = \"127.0.0.1:0\"\nbogus_limit = 1\n", .unknownKey,
-            "relay.toml:6: [clawline] bogus_limit: unknown key")
+            "[server]\nlog_level = \"info\"\n\n[clawline]\nlisten = \"127.0.0.1:0\"\nbogus_limit = 1\n",
+            .unknownKey,
+            "relay.toml:6: [clawline] bogus_limit: unknown key"
+        )
         expectRejection("[admin]\ncolour = \"blue\"\n", .unknownKey, "relay.toml:2: [admin] colour: unknown key")
         expectRejection(
-            "[[backends]]\nname = \"a\"\nkind = \"echo\"\n\n[[backends]]\nname = \"b\"\nspeed = 3\n", .unknownKey,
-            "relay.toml:7: [[backends]] speed: unknown key")
+            "[[backends]]\nname = \"a\"\nkind = \"echo\"\n\n[[backends]]\nname = \"b\"\nspeed = 3\n",
+            .unknownKey,
+            "relay.toml:7: [[backends]] speed: unknown key"
+        )
         expectRejection("[clawline.extra]\nx = 1\n", .unknownKey, "relay.toml:1: [clawline] extra: unknown key")
     }
 
@@ -193,20 +208,35 @@ import Testing
     @Test func wrongTypesAndValues() {
         let clawline = "[clawline]\n"
         expectRejection(
-            clawline + "max_queued_messages = \"x\"\n", .wrongType,
-            #"relay.toml:2: [clawline] max_queued_messages: expected a positive integer, got "x""#)
+            clawline + "max_queued_messages = \"x\"\n",
+            .wrongType,
+            #"relay.toml:2: [clawline] max_queued_messages: expected a positive integer, got "x""#
+        )
         expectRejection(
-            clawline + "pending_ttl_seconds = -5\n", .invalidValue,
-            "relay.toml:2: [clawline] pending_ttl_seconds: expected a positive integer, got -5")
+            clawline + "pending_ttl_seconds = -5\n",
+            .invalidValue,
+            "relay.toml:2: [clawline] pending_ttl_seconds: expected a positive integer, got -5"
+        )
         expectRejection(
-            clawline + "messages_per_second = 0\n", .invalidValue, "relay.toml:2: [clawline] messages_per_second: expected a positive integer, got 0")
+            clawline + "messages_per_second = 0\n",
+            .invalidValue,
+            "relay.toml:2: [clawline] messages_per_second: expected a positive integer, got 0"
+        )
         expectRejection(
-            clawline + "max_replay_messages = true\n", .wrongType,
-            "relay.toml:2: [clawline] max_replay_messages: expected a positive integer, got true")
+            clawline + "max_replay_messages = true\n",
+            .wrongType,
+            "relay.toml:2: [clawline] max_replay_messages: expected a positive integer, got true"
+        )
         expectRejection(
-            clawline + "typing_per_second = 1.5\n", .wrongType, "relay.toml:2: [clawline] typing_per_second: expected a positive integer, got 1.5")
+            clawline + "typing_per_second = 1.5\n",
+            .wrongType,
+            "relay.toml:2: [clawline] typing_per_second: expected a positive integer, got 1.5"
+        )
         expectRejection(
-            clawline + "allow_public = \"yes\"\n", .wrongType, #"relay.toml:2: [clawline] allow_public: expected true or false, got "yes""#)
+            clawline + "allow_public = \"yes\"\n",
+            .wrongType,
+            #"relay.toml:2: [clawline] allow_public: expected true or false, got "yes""#
+        )
         expectRejection("[server]\nlog_level = \"loud\"\n", .invalidValue, "relay.toml:2: [server] log_level: expected one of trace, debug")
         expectRejection("[server]\ndata_dir = 5\n", .wrongType, "relay.toml:2: [server] data_dir: expected a string, got 5")
         expectRejection("server = 1\n", .wrongType, "relay.toml:1: [server]: expected a table, got 1")
@@ -237,18 +267,27 @@ import Testing
         expectRejection("[[backends]]\nname = \"cmd\"\nkind = \"command\"\n", .missingKey, "relay.toml:1: [[backends]] command: missing")
         expectRejection("[[backends]]\nname = \"cmd\"\nkind = \"command\"\ncommand = []\n", .invalidValue, "relay.toml:4: [[backends]] command:")
         expectRejection(
-            "[[backends]]\nname = \"cmd\"\nkind = \"command\"\ncommand = [\"a\", 1]\n", .wrongType,
-            "relay.toml:4: [[backends]] command: expected an array of strings, got 1")
+            "[[backends]]\nname = \"cmd\"\nkind = \"command\"\ncommand = [\"a\", 1]\n",
+            .wrongType,
+            "relay.toml:4: [[backends]] command: expected an array of strings, got 1"
+        )
         expectRejection("[[backends]]\nkind = \"echo\"\n", .missingKey, "relay.toml:1: [[backends]] name:")
         expectRejection("[[backends]]\nname = \"x\"\n", .missingKey, "relay.toml:1: [[backends]] kind:")
         expectRejection(
-            "[[backends]]\nname = \"x\"\nkind = \"magic\"\n", .invalidValue, #"relay.toml:3: [[backends]] kind: expected one of "echo", "command", "openclaw""#)
+            "[[backends]]\nname = \"x\"\nkind = \"magic\"\n",
+            .invalidValue,
+            #"relay.toml:3: [[backends]] kind: expected one of "echo", "command", "openclaw""#
+        )
         expectRejection(
-            "[[backends]]\nname = \"x\"\nkind = \"command\"\ncommand = [\"cat\"]\ndelay_ms = 5\n", .invalidValue,
-            "relay.toml:5: [[backends]] delay_ms: applies only to kind = \"echo\"")
+            "[[backends]]\nname = \"x\"\nkind = \"command\"\ncommand = [\"cat\"]\ndelay_ms = 5\n",
+            .invalidValue,
+            "relay.toml:5: [[backends]] delay_ms: applies only to kind = \"echo\""
+        )
         expectRejection(
-            "[[backends]]\nname = \"x\"\nkind = \"command\"\ncommand = [\"cat\"]\ntimeout_seconds = 0\n", .invalidValue,
-            "relay.toml:5: [[backends]] timeout_seconds:")
+            "[[backends]]\nname = \"x\"\nkind = \"command\"\ncommand = [\"cat\"]\ntimeout_seconds = 0\n",
+            .invalidValue,
+            "relay.toml:5: [[backends]] timeout_seconds:"
+        )
         expectRejection("backends = []\n", .invalidValue, "relay.toml:1: [[backends]]: needs at least one backend")
     }
 
@@ -259,7 +298,9 @@ import Testing
 
     @Test func unknownBackendReference() {
         expectRejection(
-            "[clawline]\nbackend = \"nowhere\"\n", .unknownBackend, #"relay.toml:2: [clawline] backend: no backend named "nowhere"; configured: echo"#
+            "[clawline]\nbackend = \"nowhere\"\n",
+            .unknownBackend,
+            #"relay.toml:2: [clawline] backend: no backend named "nowhere"; configured: echo"#
         )
         let text = "[[backends]]\nname = \"mine\"\nkind = \"echo\"\n[clawline]\nbackend = \"echo\"\n"
         expectRejection(text, .unknownBackend, #"relay.toml:5: [clawline] backend: no backend named "echo"; configured: mine"#)
@@ -270,8 +311,10 @@ import Testing
         expectRejection("[clawline]\ntls_cert = \(existing.debugDescription)\n", .missingKey, "relay.toml:2: [clawline] tls_cert: needs tls_key")
         expectRejection("[clawline]\ntls_key = \(existing.debugDescription)\n", .missingKey, "relay.toml:2: [clawline] tls_key: needs tls_cert")
         expectRejection(
-            "[clawline]\ntls_cert = \"/nonexistent/cert.pem\"\ntls_key = \"/nonexistent/key.pem\"\n", .invalidValue,
-            "relay.toml:2: [clawline] tls_cert: cannot read file")
+            "[clawline]\ntls_cert = \"/nonexistent/cert.pem\"\ntls_key = \"/nonexistent/key.pem\"\n",
+            .invalidValue,
+            "relay.toml:2: [clawline] tls_cert: cannot read file"
+        )
         let text = "[clawline]\ntls_cert = \(existing.debugDescription)\ntls_key = \(existing.debugDescription)\n"
         let config = try RelayConfig.parse(text: text, fileName: "relay.toml")
         #expect(config.clawline?.tlsCertificatePath == existing && config.clawline?.tlsKeyPath == existing)
@@ -322,7 +365,9 @@ import Testing
                 name = "up"
                 kind = "openclaw"
                 url = "wss://gw.local:18789/ws"
-                """, fileName: "relay.toml")
+                """,
+            fileName: "relay.toml"
+        )
         let gateway = try #require(config.gateway)
         #expect(gateway.tickIntervalMillis == 500 && gateway.userID == "u1" && gateway.backend == "up" && gateway.port == 0)
         guard case .openclaw(let url, let key, let selfSigned, let exposeNodes) = config.backends.first?.kind else {

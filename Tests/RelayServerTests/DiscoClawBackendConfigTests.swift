@@ -13,7 +13,10 @@ import Testing
                 setup_token = "s3tup"
                 allow_self_signed = true
                 conversation_title_prefix = "relay: "
-                """), fileName: "relay.toml")
+                """
+            ),
+            fileName: "relay.toml"
+        )
         guard case .discoclaw(let url, let credential, let allowSelfSigned, let prefix) = config.backends.first?.kind else {
             Issue.record("discoclaw backend not parsed: \(config.backends)")
             return
@@ -35,21 +38,30 @@ import Testing
     @Test func exactlyOneCredentialAndAnHTTPURL() {
         expectRejection(backend("url = \"http://h:1\"\n"), .missingKey, "relay.toml:1: [[backends]] token: missing; a discoclaw backend needs token")
         expectRejection(
-            backend("url = \"http://h:1\"\ntoken = \"a\"\nsetup_token = \"b\"\n"), .invalidValue,
-            "relay.toml:6: [[backends]] setup_token: give token or setup_token, not both")
+            backend("url = \"http://h:1\"\ntoken = \"a\"\nsetup_token = \"b\"\n"),
+            .invalidValue,
+            "relay.toml:6: [[backends]] setup_token: give token or setup_token, not both"
+        )
         expectRejection(backend("token = \"a\"\n"), .missingKey, "relay.toml:1: [[backends]] url: missing")
         expectRejection(backend("url = \"ws://h:1\"\ntoken = \"a\"\n"), .invalidValue, "relay.toml:4: [[backends]] url: expected http://host:port")
         expectRejection(
-            backend("url = \"http://u:p@h:1\"\ntoken = \"a\"\n"), .invalidValue, "relay.toml:4: [[backends]] url: expected http://host:port")
+            backend("url = \"http://u:p@h:1\"\ntoken = \"a\"\n"),
+            .invalidValue,
+            "relay.toml:4: [[backends]] url: expected http://host:port"
+        )
         expectRejection(backend("url = \"http://h:1/?token=x\"\ntoken = \"a\"\n"), .invalidValue, "relay.toml:4: [[backends]] url: expected")
         expectRejection(backend("url = \"http://h:1\"\ntoken = \"\"\n"), .invalidValue, "relay.toml:5: [[backends]] token: must not be empty")
         expectRejection(backend("url = \"http://h:1\"\ntoken = \"a b\"\n"), .invalidValue, "relay.toml:5: [[backends]] token: must not be empty")
         expectRejection(
-            backend("url = \"http://h:1\"\ntoken = \"a\"\nworking_directory = \"/x\"\n"), .invalidValue,
-            #"relay.toml:6: [[backends]] working_directory: applies only to kind = "companion""#)
+            backend("url = \"http://h:1\"\ntoken = \"a\"\nworking_directory = \"/x\"\n"),
+            .invalidValue,
+            #"relay.toml:6: [[backends]] working_directory: applies only to kind = "companion""#
+        )
         expectRejection(
-            "[[backends]]\nname = \"c\"\nkind = \"companion\"\nurl = \"ws://h:1/ws\"\ntoken = \"t\"\nsetup_token = \"s\"\n", .invalidValue,
-            #"relay.toml:6: [[backends]] setup_token: applies only to kind = "discoclaw""#)
+            "[[backends]]\nname = \"c\"\nkind = \"companion\"\nurl = \"ws://h:1/ws\"\ntoken = \"t\"\nsetup_token = \"s\"\n",
+            .invalidValue,
+            #"relay.toml:6: [[backends]] setup_token: applies only to kind = "discoclaw""#
+        )
     }
 
     @Test func httpURLsParse() {

@@ -16,7 +16,9 @@ import Testing
                 [[backends]]
                 name = "echo"
                 kind = "echo"
-                """, fileName: "relay.toml")
+                """,
+            fileName: "relay.toml"
+        )
         var expected = DiscoClawSettings()
         expected.port = 0
         expected.setupToken = "0123456789abcdef"
@@ -26,7 +28,11 @@ import Testing
     }
 
     @Test func discoClawMistakesNameTheKey() {
-        expectRejection("[discoclaw]\nsetup_token = \"short\"\n", .invalidValue, "relay.toml:2: [discoclaw] setup_token: needs at least 16 characters")
+        expectRejection(
+            "[discoclaw]\nsetup_token = \"short\"\n",
+            .invalidValue,
+            "relay.toml:2: [discoclaw] setup_token: needs at least 16 characters"
+        )
         expectRejection("[discoclaw]\nbackend = \"nope\"\n", .unknownBackend, "relay.toml:2: [discoclaw] backend: no backend named")
         expectRejection("[discoclaw]\nlisten = \"0.0.0.0:4242\"\n", .publicBind, "relay.toml:2: [discoclaw] listen:")
         expectRejection("[discoclaw]\nsetup = 1\n", .unknownKey, "relay.toml:2: [discoclaw] setup:")
@@ -53,7 +59,9 @@ import Testing
                 [[backends]]
                 name = "b"
                 kind = "echo"
-                """, fileName: "relay.toml")
+                """,
+            fileName: "relay.toml"
+        )
         let settings = try #require(config.companion)
         #expect(settings.routes.map(\.backend) == ["a", "b"])
         #expect(settings.backend(forDirectory: "/srv/site/docs") == "b")
@@ -61,7 +69,9 @@ import Testing
         #expect(settings.backend(forDirectory: "/srv/sites") == "a", "a prefix matches whole folder names only")
         #expect(settings.backend(forDirectory: "/home/me") == nil)
         expectRejection(
-            "[companion]\n\n[[companion.routes]]\ndirectory_prefix = \"relative\"\nbackend = \"echo\"\n", .missingKey,
-            "relay.toml:4: [[companion.routes]] directory_prefix:")
+            "[companion]\n\n[[companion.routes]]\ndirectory_prefix = \"relative\"\nbackend = \"echo\"\n",
+            .missingKey,
+            "relay.toml:4: [[companion.routes]] directory_prefix:"
+        )
     }
 }

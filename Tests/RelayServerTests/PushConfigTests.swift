@@ -14,24 +14,34 @@ import Testing
         """
 
     @Test func apnsWithWebhooksAndTiming() throws {
-        let text = Self.apns + """
-            apns_environment = "sandbox"
-            delay_seconds = 30
-            quiet_hours = "22:00-07:00"
-            timezone = "Europe/Berlin"
-            ntfy_url = "https://ntfy.example.com"
-            ntfy_token = "tk_secret"
+        let text =
+            Self.apns + """
+                apns_environment = "sandbox"
+                delay_seconds = 30
+                quiet_hours = "22:00-07:00"
+                timezone = "Europe/Berlin"
+                ntfy_url = "https://ntfy.example.com"
+                ntfy_token = "tk_secret"
 
-            [[push.webhooks]]
-            url = "https://hooks.example.com/a"
-            secret = "0123456789abcdef"
+                [[push.webhooks]]
+                url = "https://hooks.example.com/a"
+                secret = "0123456789abcdef"
 
-            [[push.webhooks]]
-            url = "http://127.0.0.1:9/b"
-            secret = "fedcba9876543210"
-            """
+                [[push.webhooks]]
+                url = "http://127.0.0.1:9/b"
+                secret = "fedcba9876543210"
+                """
         let push = try #require(try RelayConfig.parse(text: text, fileName: "relay.toml").push)
-        #expect(push.apns == PushSettings.APNs(keyFile: "AuthKey.p8", keyID: "ABC123DEFG", teamID: "TEAM123456", topic: "com.example.app", endpoint: PushSettings.APNs.sandbox))
+        #expect(
+            push.apns
+                == PushSettings.APNs(
+                    keyFile: "AuthKey.p8",
+                    keyID: "ABC123DEFG",
+                    teamID: "TEAM123456",
+                    topic: "com.example.app",
+                    endpoint: PushSettings.APNs.sandbox
+                )
+        )
         #expect(push.delaySeconds == 30 && push.quietHours == "22:00-07:00" && push.timezone == "Europe/Berlin")
         #expect(push.ntfyURL == "https://ntfy.example.com" && push.ntfyToken == "tk_secret")
         #expect(push.webhooks.map(\.url) == ["https://hooks.example.com/a", "http://127.0.0.1:9/b"])
@@ -45,12 +55,23 @@ import Testing
 
     @Test func apnsNeedsAllFourKeys() {
         expectRejection(
-            "[push]\napns_key_file = \"k.p8\"\napns_key_id = \"ABC123DEFG\"\n", .missingKey, "relay.toml:1: [push] apns_team_id: APNs needs apns_key_file")
+            "[push]\napns_key_file = \"k.p8\"\napns_key_id = \"ABC123DEFG\"\n",
+            .missingKey,
+            "relay.toml:1: [push] apns_team_id: APNs needs apns_key_file"
+        )
     }
 
     @Test func badValues() {
-        expectRejection(Self.apns + "apns_environment = \"staging\"\n", .invalidValue, "relay.toml:6: [push] apns_environment: expected production or sandbox")
-        expectRejection(Self.apns + "apns_endpoint = \"http://apns\"\n", .invalidValue, "relay.toml:6: [push] apns_endpoint: APNs is only reached over https://")
+        expectRejection(
+            Self.apns + "apns_environment = \"staging\"\n",
+            .invalidValue,
+            "relay.toml:6: [push] apns_environment: expected production or sandbox"
+        )
+        expectRejection(
+            Self.apns + "apns_endpoint = \"http://apns\"\n",
+            .invalidValue,
+            "relay.toml:6: [push] apns_endpoint: APNs is only reached over https://"
+        )
         expectRejection("[push]\ndelay_seconds = 90000\n", .invalidValue, "relay.toml:2: [push] delay_seconds: at most 86400")
         expectRejection("[push]\ndelay_seconds = -1\n", .invalidValue, "relay.toml:2: [push] delay_seconds: expected a non-negative integer")
         expectRejection("[push]\nquiet_hours = \"10pm-7am\"\n", .invalidValue, "relay.toml:2: [push] quiet_hours: expected HH:MM-HH:MM")

@@ -22,41 +22,58 @@ import Testing
     static let secretFrames: [Frame] = [
         // Clawline: auth, pairing, the upload's Authorization header, and the upstream account's auth.
         Frame(
-            name: "clawline auth", body: #"{"type":"auth","protocolVersion":1,"token":"\#(jwt)","deviceId":"d_1","lastMessageId":null}"#,
-            secrets: [jwt]),
+            name: "clawline auth",
+            body: #"{"type":"auth","protocolVersion":1,"token":"\#(jwt)","deviceId":"d_1","lastMessageId":null}"#,
+            secrets: [jwt]
+        ),
         Frame(name: "clawline pair_result", body: #"{"type":"pair_result","success":true,"token":"\#(jwt)","userId":"u_1"}"#, secrets: [jwt]),
         Frame(name: "clawline upload", body: "POST /upload\nauthorization: Bearer \(jwt)", secrets: [jwt]),
         Frame(
-            name: "clawline upstream account auth", body: #"{"type":"auth","protocolVersion":1,"token":"acct-secret-41","deviceId":"d_relay"}"#,
-            secrets: ["acct-secret-41"]),
+            name: "clawline upstream account auth",
+            body: #"{"type":"auth","protocolVersion":1,"token":"acct-secret-41","deviceId":"d_relay"}"#,
+            secrets: ["acct-secret-41"]
+        ),
         // Gateway: connect with shared token, password, device token and signature; hello-ok; rotation; OptaPlus pairing.
         Frame(
             name: "gateway connect",
             body: #"""
                 {"type":"req","id":"c1","method":"connect","params":{"minProtocol":3,"maxProtocol":3,"client":{"id":"openclaw-ios","version":"1.4","platform":"ios","mode":"ui"},"role":"operator","scopes":["operator.read","operator.write"],"auth":{"token":"gw-shared-77","deviceToken":"dtok-abc123","password":"pw-hunter2"},"device":{"id":"9f2c","publicKey":"MCowBQYDK2VwAyEA","signature":"c2lnbmF0dXJlLWJ5dGVz","signedAt":1700000000000,"nonce":"n-1"}}}
                 """#,
-            secrets: ["gw-shared-77", "dtok-abc123", "pw-hunter2", "c2lnbmF0dXJlLWJ5dGVz"]),
+            secrets: ["gw-shared-77", "dtok-abc123", "pw-hunter2", "c2lnbmF0dXJlLWJ5dGVz"]
+        ),
         Frame(
             name: "gateway hello-ok",
-            body: #"{"type":"res","id":"c1","ok":true,"payload":{"type":"hello-ok","protocol":3,"auth":{"deviceToken":"dtok-new-456","role":"operator","scopes":[],"issuedAtMs":1},"policy":{"maxPayload":26214400}}}"#,
-            secrets: ["dtok-new-456"]),
+            body:
+                #"{"type":"res","id":"c1","ok":true,"payload":{"type":"hello-ok","protocol":3,"auth":{"deviceToken":"dtok-new-456","role":"operator","scopes":[],"issuedAtMs":1},"policy":{"maxPayload":26214400}}}"#,
+            secrets: ["dtok-new-456"]
+        ),
         Frame(
             name: "gateway device.token.rotate",
             body: #"{"type":"res","id":"r2","ok":true,"payload":{"deviceId":"9f2c","role":"operator","token":"rotated-789"}}"#,
-            secrets: ["rotated-789"]),
+            secrets: ["rotated-789"]
+        ),
         Frame(
             name: "gateway device.pair",
-            body: #"{"type":"res","id":"p1","ok":true,"payload":{"pairings":[{"botId":"b1","token":"bot-tok-1","name":"Bot","emoji":"🤖"}],"gatewayFingerprint":"fp"}}"#,
-            secrets: ["bot-tok-1"]),
+            body:
+                #"{"type":"res","id":"p1","ok":true,"payload":{"pairings":[{"botId":"b1","token":"bot-tok-1","name":"Bot","emoji":"🤖"}],"gatewayFingerprint":"fp"}}"#,
+            secrets: ["bot-tok-1"]
+        ),
         Frame(
             name: "gateway upstream account connect",
             body: #"{"type":"req","id":"1","method":"connect","params":{"role":"operator","auth":{"token":"upstream-gw-tok"}}}"#,
-            secrets: ["upstream-gw-tok"]),
+            secrets: ["upstream-gw-tok"]
+        ),
         // Companion: both registerDevice shapes and a REST call's header.
         Frame(
-            name: "companion registerDevice", body: #"{"type":"registerDevice","deviceToken":"apns-0a1b2c","deviceInfo":{"name":"iPhone"}}"#,
-            secrets: ["apns-0a1b2c"]),
-        Frame(name: "companion registerDevice (app)", body: #"{"type":"registerDevice","token":"apns-3d4e5f","platform":"ios"}"#, secrets: ["apns-3d4e5f"]),
+            name: "companion registerDevice",
+            body: #"{"type":"registerDevice","deviceToken":"apns-0a1b2c","deviceInfo":{"name":"iPhone"}}"#,
+            secrets: ["apns-0a1b2c"]
+        ),
+        Frame(
+            name: "companion registerDevice (app)",
+            body: #"{"type":"registerDevice","token":"apns-3d4e5f","platform":"ios"}"#,
+            secrets: ["apns-3d4e5f"]
+        ),
         Frame(name: "companion REST", body: "POST /ask\nauthorization: Bearer companion-secret-1", secrets: ["companion-secret-1"]),
         // DiscoClaw: register (setup token), its reply, a new device's token, and an upstream account's REST call.
         Frame(name: "discoclaw register", body: #"{"name":"Phone","platform":"ios","setupToken":"setup-secret-1"}"#, secrets: ["setup-secret-1"]),
@@ -143,9 +160,19 @@ import Testing
         for (index, time) in times.enumerated() {
             log.append(
                 AuditEntry(
-                    timeMillis: time, connectionID: UInt64(index), protocolName: "clawline", direction: "in", kind: "ws", deviceID: "d_1",
-                    userID: nil, opcode: "text", size: 5, body: ""),
-                raw: Array("row \(index)".utf8))
+                    timeMillis: time,
+                    connectionID: UInt64(index),
+                    protocolName: "clawline",
+                    direction: "in",
+                    kind: "ws",
+                    deviceID: "d_1",
+                    userID: nil,
+                    opcode: "text",
+                    size: 5,
+                    body: ""
+                ),
+                raw: Array("row \(index)".utf8)
+            )
         }
         log.close()
         let reader = try AuditLog(dataDirectory: temp.directory, retentionDays: 0, startWriter: false)
@@ -178,9 +205,19 @@ import Testing
         for body in bodies {
             log.append(
                 AuditEntry(
-                    timeMillis: SystemClock().nowMillis(), connectionID: 7, protocolName: "clawline", direction: "in", kind: "ws", deviceID: "d_1",
-                    userID: nil, opcode: "text", size: body.utf8.count, body: ""),
-                raw: Array(body.utf8))
+                    timeMillis: SystemClock().nowMillis(),
+                    connectionID: 7,
+                    protocolName: "clawline",
+                    direction: "in",
+                    kind: "ws",
+                    deviceID: "d_1",
+                    userID: nil,
+                    opcode: "text",
+                    size: body.utf8.count,
+                    body: ""
+                ),
+                raw: Array(body.utf8)
+            )
         }
         log.close()
         let reader = try AuditLog(dataDirectory: temp.directory, retentionDays: 0, startWriter: false)

@@ -15,7 +15,15 @@ import Testing
             store.perform({ db -> (Int, Int, Int) in
                 for index in 0..<500 {
                     _ = try EventQueries.append(
-                        db, userID: "u", conversationID: "main", role: .user, content: "message \(index)", deviceID: nil, attachmentsJSON: nil, at: 1)
+                        db,
+                        userID: "u",
+                        conversationID: "main",
+                        role: .user,
+                        content: "message \(index)",
+                        deviceID: nil,
+                        attachmentsJSON: nil,
+                        at: 1
+                    )
                 }
                 return (
                     try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? -1, try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0,
@@ -31,11 +39,14 @@ import Testing
 
         // Everything the log held is in the database file now: a fresh connection that reads only
         // the file (immutable, so the log is ignored) sees every event.
-        let file = try DatabaseQueue(path: "file:\(directory)/relay.sqlite?immutable=1", configuration: {
-            var configuration = Configuration()
-            configuration.readonly = true
-            return configuration
-        }())
+        let file = try DatabaseQueue(
+            path: "file:\(directory)/relay.sqlite?immutable=1",
+            configuration: {
+                var configuration = Configuration()
+                configuration.readonly = true
+                return configuration
+            }()
+        )
         let count = try await file.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM events") }
         #expect(count == 500)
 

@@ -8,13 +8,24 @@ import Testing
 @Suite struct ConversationStoreTests {
     @Test func aKeyResolvesToOneConversationAndExtraKeysNameItToo() throws {
         let temp = try TemporaryStore()
-        let draft = ConversationDraft(title: "app", backend: "echo", workingDirectory: "/srv/app", extraKeys: [ConversationKey("companion.dir", "/srv/app")])
-        let first = try temp.store.write { try ConversationQueries.resolve($0, key: ConversationKey("companion", "s1"), userID: "u", draft: draft, at: 5) }
-        let again = try temp.store.write { try ConversationQueries.resolve($0, key: ConversationKey("companion.dir", "/srv/app"), userID: "u", draft: ConversationDraft(), at: 9) }
+        let draft = ConversationDraft(
+            title: "app",
+            backend: "echo",
+            workingDirectory: "/srv/app",
+            extraKeys: [ConversationKey("companion.dir", "/srv/app")]
+        )
+        let first = try temp.store.write {
+            try ConversationQueries.resolve($0, key: ConversationKey("companion", "s1"), userID: "u", draft: draft, at: 5)
+        }
+        let again = try temp.store.write {
+            try ConversationQueries.resolve($0, key: ConversationKey("companion.dir", "/srv/app"), userID: "u", draft: ConversationDraft(), at: 9)
+        }
         #expect(first == again)
         #expect(Set(first.keys) == [ConversationKey("companion", "s1"), ConversationKey("companion.dir", "/srv/app")])
         #expect(first.workingDirectory == "/srv/app" && first.backend == "echo" && first.createdAt == 5)
-        let other = try temp.store.write { try ConversationQueries.resolve($0, key: ConversationKey("companion", "s1"), userID: "someone else", draft: draft, at: 5) }
+        let other = try temp.store.write {
+            try ConversationQueries.resolve($0, key: ConversationKey("companion", "s1"), userID: "someone else", draft: draft, at: 5)
+        }
         #expect(other.id != first.id, "keys are per user")
     }
 
@@ -41,7 +52,8 @@ import Testing
             for (seq, name) in [(1, "main"), (2, "main"), (3, "backend:cmd:x")] {
                 try db.execute(
                     sql: "INSERT INTO events (user_id, seq, id, conversation, role, content, created_at) VALUES ('u', ?, ?, ?, 'user', 'hi', ?)",
-                    arguments: [seq, "s_\(seq)", name, seq * 10])
+                    arguments: [seq, "s_\(seq)", name, seq * 10]
+                )
             }
         }
         try Migrations.relay().migrate(queue)
@@ -66,7 +78,11 @@ import Testing
         try temp.store.write { db in
             for (index, conversation) in [doomed, kept, doomed].enumerated() {
                 _ = try MessageQueries.accept(
-                    db, UserMessage(conversationID: conversation.id, userID: "u", deviceID: "phone", clientID: "c\(index)", content: "x"), at: 1, queue: [])
+                    db,
+                    UserMessage(conversationID: conversation.id, userID: "u", deviceID: "phone", clientID: "c\(index)", content: "x"),
+                    at: 1,
+                    queue: []
+                )
             }
         }
         #expect(try temp.store.write { try ConversationQueries.delete($0, id: doomed.id) })
@@ -87,14 +103,18 @@ import Testing
                     INSERT INTO messages (device_id, client_id, user_id, content_hash, attachments_hash, streaming, ack_sent, user_event_id,
                                           created_at, conversation_id, run_id, assistant_event_id, answer_seq)
                     VALUES ('phone', 'c1', 'u', 'h', 'a', 0, 1, 's_1', 5, 'cv', 'run-1', 's_2', 2)
-                    """)
+                    """
+            )
         }
         try Migrations.relay().migrate(queue)
         try queue.read { db in
             let record = try #require(try MessageQueries.fetch(db, deviceID: "phone", clientID: "c1"))
             #expect(record.state == .finalized && record.runID == "run-1" && record.answer == AnswerSlot(id: "s_2", seq: 2))
             #expect(try db.columns(in: "messages").map(\.name).contains("ack_sent") == false)
-            let indexes = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('messages', 'conversations')")
+            let indexes = try String.fetchAll(
+                db,
+                sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('messages', 'conversations')"
+            )
             #expect(!indexes.contains("messages_conversation"))
             #expect(try db.indexes(on: "conversations").first { $0.name == "conversations_user" }?.columns == ["user_id"])
         }
@@ -105,7 +125,20 @@ import Testing
     let target = QueueTarget(deviceID: "tablet", ttlMillis: 1_000, capacity: 3)
 
     func event(_ content: String) -> QueueItem {
-        .message(ChatEvent(id: "s_\(content)", seq: 1, userID: "u", conversationID: "cv", role: .assistant, content: content, timestampMillis: 7, deviceID: nil, attachmentsJSON: nil, turn: TurnRef(runID: "r", deviceID: "tablet", clientID: "req-9")))
+        .message(
+            ChatEvent(
+                id: "s_\(content)",
+                seq: 1,
+                userID: "u",
+                conversationID: "cv",
+                role: .assistant,
+                content: content,
+                timestampMillis: 7,
+                deviceID: nil,
+                attachmentsJSON: nil,
+                turn: TurnRef(runID: "r", deviceID: "tablet", clientID: "req-9")
+            )
+        )
     }
 
     @Test func entriesComeBackInOrderWithTheirTurnAndAreCappedAndExpire() throws {
@@ -128,7 +161,12 @@ import Testing
         let temp = try TemporaryStore()
         let turn = TurnRef(runID: "run-1", deviceID: "tablet", clientID: "cmd:R")
         try temp.store.write { db in
-            _ = try MessageQueries.accept(db, UserMessage(conversationID: "cv", userID: "u", deviceID: "tablet", clientID: "cmd:R", runID: "run-1", content: "x"), at: 1, queue: [target])
+            _ = try MessageQueries.accept(
+                db,
+                UserMessage(conversationID: "cv", userID: "u", deviceID: "tablet", clientID: "cmd:R", runID: "run-1", content: "x"),
+                at: 1,
+                queue: [target]
+            )
             _ = try MessageQueries.finalize(db, turn: turn, userID: "u", conversationID: "cv", eventID: "s_a", content: "y", at: 2, queue: [target])
         }
         let turns: [TurnRef?] = try temp.store.read { try QueueQueries.pending($0, deviceID: "tablet", at: 5) }.map {
@@ -140,10 +178,24 @@ import Testing
     @Test func aFailedTurnIsRecordedAndQueuedInOneTransaction() throws {
         let temp = try TemporaryStore()
         try temp.store.write { db in
-            _ = try MessageQueries.accept(db, UserMessage(conversationID: "cv", userID: "u", deviceID: "tablet", clientID: "req-1", content: "x"), at: 1, queue: [])
+            _ = try MessageQueries.accept(
+                db,
+                UserMessage(conversationID: "cv", userID: "u", deviceID: "tablet", clientID: "req-1", content: "x"),
+                at: 1,
+                queue: []
+            )
             try MessageQueries.fail(
-                db, TurnFailure(turn: TurnRef(runID: "r", deviceID: "tablet", clientID: "req-1"), conversationID: "cv", userID: "u", cause: .aborted, reason: "stop", timestampMillis: 3),
-                queue: [target])
+                db,
+                TurnFailure(
+                    turn: TurnRef(runID: "r", deviceID: "tablet", clientID: "req-1"),
+                    conversationID: "cv",
+                    userID: "u",
+                    cause: .aborted,
+                    reason: "stop",
+                    timestampMillis: 3
+                ),
+                queue: [target]
+            )
         }
         #expect(try temp.store.read { try MessageQueries.fetch($0, deviceID: "tablet", clientID: "req-1") }?.state == .aborted)
         guard case .failure(let failure)? = try temp.store.read({ try QueueQueries.pending($0, deviceID: "tablet", at: 5) }).first?.item else {

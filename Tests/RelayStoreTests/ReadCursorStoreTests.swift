@@ -12,8 +12,15 @@ import Testing
             let conversation = try ConversationQueries.resolve(db, key: .session(key), userID: "u", draft: ConversationDraft(), at: 1)
             let stored = try events.enumerated().map { index, event in
                 try EventQueries.append(
-                    db, userID: "u", conversationID: conversation.id, role: event.0, content: event.1, deviceID: event.0 == .user ? "d" : nil,
-                    attachmentsJSON: nil, at: Int64(10 + index))
+                    db,
+                    userID: "u",
+                    conversationID: conversation.id,
+                    role: event.0,
+                    content: event.1,
+                    deviceID: event.0 == .user ? "d" : nil,
+                    attachmentsJSON: nil,
+                    at: Int64(10 + index)
+                )
             }
             return (conversation, stored)
         }
@@ -30,7 +37,9 @@ import Testing
     @Test func aCursorMovesOnlyForwardAndStopsAtTheNewestEvent() throws {
         let temp = try TemporaryStore()
         let (chat, events) = try conversation(temp, "main", [(.user, "a"), (.assistant, "b"), (.user, "c")])
-        #expect(try markRead(temp, chat, events[1].seq, at: 100) == ReadCursor(userID: "u", conversationID: chat.id, seq: events[1].seq, updatedAt: 100))
+        #expect(
+            try markRead(temp, chat, events[1].seq, at: 100) == ReadCursor(userID: "u", conversationID: chat.id, seq: events[1].seq, updatedAt: 100)
+        )
         #expect(try markRead(temp, chat, events[0].seq, at: 200) == nil, "backwards is no move")
         #expect(try markRead(temp, chat, events[1].seq, at: 300) == nil, "the same place is no move")
         #expect(try cursor(temp, chat)?.seq == events[1].seq && cursor(temp, chat)?.updatedAt == 100)
@@ -55,7 +64,11 @@ import Testing
 
     @Test func aSummaryCountsTheAnswersAfterTheCursor() throws {
         let temp = try TemporaryStore()
-        let (chat, events) = try conversation(temp, "main", [(.user, "q1"), (.assistant, "a1"), (.user, "q2"), (.assistant, "a2"), (.assistant, "a3")])
+        let (chat, events) = try conversation(
+            temp,
+            "main",
+            [(.user, "q1"), (.assistant, "a1"), (.user, "q2"), (.assistant, "a2"), (.assistant, "a3")]
+        )
         var summary = try #require(try temp.store.read { try ReadCursorQueries.summary($0, conversationID: chat.id, userID: "u") })
         #expect(summary.unreadCount == 3 && summary.lastReadSeq == 0, "nothing read: every answer, and no user message")
         #expect(summary.lastEvent?.content == "a3" && summary.messageCount == 5)
@@ -90,12 +103,16 @@ import Testing
             for (seq, conversation) in [(1, "cv_a"), (2, "cv_a"), (3, "cv_b")] {
                 try db.execute(
                     sql: "INSERT INTO events (user_id, seq, id, conversation, role, content, created_at) VALUES ('u', ?, ?, ?, 'assistant', 'x', ?)",
-                    arguments: [seq, "s_\(seq)", conversation, seq * 10])
+                    arguments: [seq, "s_\(seq)", conversation, seq * 10]
+                )
             }
         }
         try Migrations.relay().migrate(queue)
         let (a, b) = try queue.read { db in
-            (try ReadCursorQueries.cursor(db, userID: "u", conversationID: "cv_a"), try ReadCursorQueries.cursor(db, userID: "u", conversationID: "cv_b"))
+            (
+                try ReadCursorQueries.cursor(db, userID: "u", conversationID: "cv_a"),
+                try ReadCursorQueries.cursor(db, userID: "u", conversationID: "cv_b")
+            )
         }
         #expect(a == ReadCursor(userID: "u", conversationID: "cv_a", seq: 2, updatedAt: 20))
         #expect(b?.seq == 3)

@@ -1,7 +1,8 @@
 import Foundation
 import RelayCore
-@testable import RelayStore
 import Testing
+
+@testable import RelayStore
 
 /// A store in a fresh temporary directory, removed afterwards.
 final class TemporaryStore {
@@ -22,7 +23,15 @@ final class TemporaryStore {
         try store.write { db in
             try (0..<count).map { index in
                 try EventQueries.append(
-                    db, userID: user, conversationID: "main", role: .user, content: "m\(index)", deviceID: "d", attachmentsJSON: nil, at: Int64(index))
+                    db,
+                    userID: user,
+                    conversationID: "main",
+                    role: .user,
+                    content: "m\(index)",
+                    deviceID: "d",
+                    attachmentsJSON: nil,
+                    at: Int64(index)
+                )
             }
         }
     }
@@ -69,8 +78,15 @@ extension EventLogTests {
         let events = try temp.store.write { db in
             try order.enumerated().map { index, owner in
                 try EventQueries.append(
-                    db, userID: owner, conversationID: owner, role: .user, content: "\(owner)\(index)", deviceID: "d",
-                    attachmentsJSON: index == 3 ? #"[{"type":"asset","assetId":"a_x"}]"# : nil, at: 1)
+                    db,
+                    userID: owner,
+                    conversationID: owner,
+                    role: .user,
+                    content: "\(owner)\(index)",
+                    deviceID: "d",
+                    attachmentsJSON: index == 3 ? #"[{"type":"asset","assetId":"a_x"}]"# : nil,
+                    at: 1
+                )
             }
         }
         let both = ["u", "@admins"]
@@ -94,8 +110,11 @@ extension EventLogTests {
     func accept(_ store: Store, id: String, content: String, queue: [QueueTarget] = []) throws -> Acceptance {
         try store.write { db in
             try MessageQueries.accept(
-                db, UserMessage(conversationID: "cv_1", userID: "u", deviceID: "d", clientID: id, runID: "run-\(id)", content: content), at: 1,
-                queue: queue)
+                db,
+                UserMessage(conversationID: "cv_1", userID: "u", deviceID: "d", clientID: id, runID: "run-\(id)", content: content),
+                at: 1,
+                queue: queue
+            )
         }
     }
 
@@ -131,9 +150,20 @@ extension EventLogTests {
         let temp = try TemporaryStore()
         let log = try AuditLog(dataDirectory: temp.directory, retentionDays: 1, startWriter: true)
         log.append(
-            AuditEntry(timeMillis: SystemClock().nowMillis(), connectionID: 7, protocolName: "clawline", direction: "in", kind: "ws", deviceID: "d", userID: nil,
-                       opcode: "text", size: 10, body: ""),
-            raw: Array(#"{"type":"auth","token":"supersecret"}"#.utf8))
+            AuditEntry(
+                timeMillis: SystemClock().nowMillis(),
+                connectionID: 7,
+                protocolName: "clawline",
+                direction: "in",
+                kind: "ws",
+                deviceID: "d",
+                userID: nil,
+                opcode: "text",
+                size: 10,
+                body: ""
+            ),
+            raw: Array(#"{"type":"auth","token":"supersecret"}"#.utf8)
+        )
         log.close()
         let reader = try AuditLog(dataDirectory: temp.directory, retentionDays: 0, startWriter: false)
         let rows = try AuditQueries.fetch(reader, since: nil, deviceID: "d", protocolName: nil, afterID: 0, limit: 10)

@@ -29,12 +29,25 @@ struct Boom: Error {}
             let remaining = Mutex(3)
             func finish(_ name: String, _ ok: Bool) {
                 outcomes.withLock { $0[name] = ok }
-                if remaining.withLock({ $0 -= 1; return $0 }) == 0 { done.resume() }
+                if remaining.withLock({
+                    $0 -= 1
+                    return $0
+                }) == 0 {
+                    done.resume()
+                }
             }
             for name in ["first", "broken", "last"] {
                 store.perform({ db in
                     _ = try EventQueries.append(
-                        db, userID: "u", conversationID: "main", role: .user, content: name, deviceID: nil, attachmentsJSON: nil, at: 1)
+                        db,
+                        userID: "u",
+                        conversationID: "main",
+                        role: .user,
+                        content: name,
+                        deviceID: nil,
+                        attachmentsJSON: nil,
+                        at: 1
+                    )
                     if name == "broken" { throw Boom() }
                 }) { result in
                     if case .success = result { finish(name, true) } else { finish(name, false) }

@@ -31,7 +31,14 @@ public struct Transcript: Equatable, Sendable {
         let existing = index(ofID: message.id) ?? message.clientID.flatMap { index(ofID: $0) }
         let order = message.seq.map { LineOrder(seq: $0, local: 0) } ?? bottomOrder(keeping: existing)
         let line = ChatLine(
-            id: message.id, seq: message.seq, role: message.role, text: message.text, timestamp: message.timestamp, state: .final, order: order)
+            id: message.id,
+            seq: message.seq,
+            role: message.role,
+            text: message.text,
+            timestamp: message.timestamp,
+            state: .final,
+            order: order
+        )
         if let existing {
             if lines[existing] == line { return .unchanged }
             lines.remove(at: existing)

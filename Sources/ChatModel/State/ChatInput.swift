@@ -63,7 +63,12 @@ public struct SessionSummary: Equatable, Sendable {
     public var preview: String?
 
     public init(
-        key: String, displayName: String? = nil, backend: String? = nil, unreadCount: Int? = nil, lastReadSeq: Int64? = nil, updatedAt: Int64 = 0,
+        key: String,
+        displayName: String? = nil,
+        backend: String? = nil,
+        unreadCount: Int? = nil,
+        lastReadSeq: Int64? = nil,
+        updatedAt: Int64 = 0,
         preview: String? = nil
     ) {
         self.key = key
@@ -87,7 +92,12 @@ public struct SessionUpdate: Equatable, Sendable {
     public var preview: String?
 
     public init(
-        key: String, displayName: String? = nil, backend: String? = nil, unreadCount: Int? = nil, lastReadSeq: Int64? = nil, updatedAt: Int64? = nil,
+        key: String,
+        displayName: String? = nil,
+        backend: String? = nil,
+        unreadCount: Int? = nil,
+        lastReadSeq: Int64? = nil,
+        updatedAt: Int64? = nil,
         preview: String? = nil
     ) {
         self.key = key

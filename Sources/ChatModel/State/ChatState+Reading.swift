@@ -29,7 +29,10 @@ extension ChatState {
     func conversationRows(of buffer: ChatBuffer) -> [ViewRow] {
         let width = layout()?.conversation.width ?? 80
         let renderer = ConversationRenderer(
-            width: width, utcOffsetSeconds: configuration.utcOffsetSeconds, assistantName: buffer.backend ?? "assistant")
+            width: width,
+            utcOffsetSeconds: configuration.utcOffsetSeconds,
+            assistantName: buffer.backend ?? "assistant"
+        )
         let highlight = buffer.key == activeKey ? search?.matchID : nil
         return renderer.rows(of: buffer.lines, marker: buffer.unreadMarker, highlight: highlight)
     }

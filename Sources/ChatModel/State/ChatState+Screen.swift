@@ -14,9 +14,15 @@ extension ChatState {
                 SidebarRow.window(SidebarRow.rows(buffers, active: activeKey, hotlist: hotlist, width: $0.width), height: $0.height)
             } ?? []
         return ChatScreen(
-            layout: layout, title: TextWrap.fit(DisplayWidth.singleLine(titleText), width: layout.title.width), sidebar: sidebar,
+            layout: layout,
+            title: TextWrap.fit(DisplayWidth.singleLine(titleText), width: layout.title.width),
+            sidebar: sidebar,
             conversation: conversation,
-            status: statusSpans(conversation), input: input, cursorRow: layout.input.row + input.cursorRow, cursorColumn: input.cursorColumn)
+            status: statusSpans(conversation),
+            input: input,
+            cursorRow: layout.input.row + input.cursorRow,
+            cursorColumn: input.cursorColumn
+        )
     }
 
     /// The layout at the current terminal size; `nil` before the first resize.
@@ -63,7 +69,8 @@ extension ChatState {
                     StyledSpan(
                         " \(number):\(DisplayWidth.singleLine(buffer.displayName))\(unread)",
                         entry.level == .message ? .activityMessage : .activityLow
-                    ))
+                    )
+                )
             }
             spans.append(StyledSpan("]"))
         }

@@ -51,8 +51,14 @@ extension ChatState {
         for session in sessions where buffers[session.key] != nil {
             changed(
                 SessionUpdate(
-                    key: session.key, displayName: session.displayName, unreadCount: session.unreadCount, lastReadSeq: session.lastReadSeq,
-                    updatedAt: session.updatedAt, preview: session.preview))
+                    key: session.key,
+                    displayName: session.displayName,
+                    unreadCount: session.unreadCount,
+                    lastReadSeq: session.lastReadSeq,
+                    updatedAt: session.updatedAt,
+                    preview: session.preview
+                )
+            )
         }
         buffers.addNew(sessions)
         let first = !listedOnce

@@ -14,7 +14,10 @@ public struct ChatConfiguration: Sendable {
     public var now: @Sendable () -> Int64
 
     public init(
-        defaultBackend: String? = nil, historyLimit: Int = 200, utcOffsetSeconds: Int = 0, clientIDPrefix: String = "tui",
+        defaultBackend: String? = nil,
+        historyLimit: Int = 200,
+        utcOffsetSeconds: Int = 0,
+        clientIDPrefix: String = "tui",
         bellOnActivity: Bool = true,
         now: @escaping @Sendable () -> Int64
     ) {

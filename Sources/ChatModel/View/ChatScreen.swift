@@ -63,9 +63,12 @@ extension SidebarRow {
                 let name = TextWrap.fit("\(number) \(DisplayWidth.singleLine(buffer.displayName))", width: max(1, width - DisplayWidth.of(unread)))
                 rows.append(
                     SidebarRow(
-                        text: TextWrap.fit(name + unread, width: width), kind: .buffer(number: number, key: buffer.key),
+                        text: TextWrap.fit(name + unread, width: width),
+                        kind: .buffer(number: number, key: buffer.key),
                         isActive: buffer.key == active,
-                        activity: hotlist.level(of: buffer.key)))
+                        activity: hotlist.level(of: buffer.key)
+                    )
+                )
             }
         }
         return rows

@@ -45,6 +45,7 @@ public struct ScreenLayout: Equatable, Sendable {
             sidebar: sidebarWidth > 0 ? ScreenRect(row: 1, column: 0, width: sidebarWidth, height: middleHeight) : nil,
             conversation: ScreenRect(row: 1, column: conversationColumn, width: columns - conversationColumn, height: middleHeight),
             status: ScreenRect(row: max(0, rows - inputHeight - 1), column: 0, width: columns, height: rows >= inputHeight + 2 ? 1 : 0),
-            input: ScreenRect(row: rows - inputHeight, column: 0, width: columns, height: inputHeight))
+            input: ScreenRect(row: rows - inputHeight, column: 0, width: columns, height: inputHeight)
+        )
     }
 }

@@ -16,8 +16,13 @@ public struct TurnRequest: Sendable {
     public var backendSession: String?
 
     public init(
-        userID: String, deviceID: String, conversationID: String, text: String, runID: String = Identifiers.newUUID(),
-        workingDirectory: String? = nil, backendSession: String? = nil
+        userID: String,
+        deviceID: String,
+        conversationID: String,
+        text: String,
+        runID: String = Identifiers.newUUID(),
+        workingDirectory: String? = nil,
+        backendSession: String? = nil
     ) {
         self.userID = userID
         self.deviceID = deviceID

@@ -42,8 +42,16 @@ public struct Conversation: Sendable, Equatable, Codable {
     public var keys: [ConversationKey]
 
     public init(
-        id: String, userID: String, title: String? = nil, backend: String? = nil, workingDirectory: String? = nil, backendSession: String? = nil,
-        createdAt: Int64, updatedAt: Int64, archived: Bool = false, keys: [ConversationKey] = []
+        id: String,
+        userID: String,
+        title: String? = nil,
+        backend: String? = nil,
+        workingDirectory: String? = nil,
+        backendSession: String? = nil,
+        createdAt: Int64,
+        updatedAt: Int64,
+        archived: Bool = false,
+        keys: [ConversationKey] = []
     ) {
         self.id = id
         self.userID = userID

@@ -26,7 +26,9 @@ public final class Conversations {
     /// The conversation `key` names for `userID`, created from `draft` the first time (observers
     /// of `ConversationChanges` hear a creation).
     public func resolve(
-        _ key: ConversationKey, userID: String, draft: ConversationDraft = ConversationDraft(),
+        _ key: ConversationKey,
+        userID: String,
+        draft: ConversationDraft = ConversationDraft(),
         completion: @escaping (Result<Conversation, any Error>) -> Void
     ) {
         let userKey = UserKey(userID: userID, key: key)

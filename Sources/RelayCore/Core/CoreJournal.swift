@@ -26,9 +26,17 @@ public struct UserMessage: Sendable {
     public var receivedAt: UInt64 = 0
 
     public init(
-        conversationID: String, userID: String, senderID: String? = nil, deviceID: String, clientID: String, runID: String? = nil,
+        conversationID: String,
+        userID: String,
+        senderID: String? = nil,
+        deviceID: String,
+        clientID: String,
+        runID: String? = nil,
         content: String,
-        attachmentsJSON: String? = nil, attachmentsHash: String = "", assetIDs: [String] = [], rejection: (any Error & Sendable)? = nil
+        attachmentsJSON: String? = nil,
+        attachmentsHash: String = "",
+        assetIDs: [String] = [],
+        rejection: (any Error & Sendable)? = nil
     ) {
         self.conversationID = conversationID
         self.userID = userID
@@ -148,8 +156,12 @@ public struct QueuedEvent: Sendable, Equatable {
 public protocol CoreJournal: AnyObject {
     /// The conversation `key` names for `userID`, created from `draft` the first time.
     func resolveConversation(
-        _ key: ConversationKey, userID: String, draft: ConversationDraft, now: Int64,
-        completion: @escaping (Result<Conversation, any Error>) -> Void)
+        _ key: ConversationKey,
+        userID: String,
+        draft: ConversationDraft,
+        now: Int64,
+        completion: @escaping (Result<Conversation, any Error>) -> Void
+    )
     /// The conversation `key` names for `userID`, nil when there is none (nothing is created).
     func findConversation(_ key: ConversationKey, userID: String, completion: @escaping (Result<Conversation?, any Error>) -> Void)
     /// A conversation by id, nil when there is none.
@@ -169,8 +181,15 @@ public protocol CoreJournal: AnyObject {
     func accept(_ message: UserMessage, now: Int64, queue: [QueueTarget], completion: @escaping (Result<Acceptance, any Error>) -> Void)
     /// Stores the answer as event `eventID` and finalizes the message, queueing it for `queue`.
     func finish(
-        _ turn: TurnRef, userID: String, conversationID: String, eventID: String, content: String, now: Int64, queue: [QueueTarget],
-        completion: @escaping (Result<ChatEvent, any Error>) -> Void)
+        _ turn: TurnRef,
+        userID: String,
+        conversationID: String,
+        eventID: String,
+        content: String,
+        now: Int64,
+        queue: [QueueTarget],
+        completion: @escaping (Result<ChatEvent, any Error>) -> Void
+    )
     /// Records how a turn ended without an answer and queues the failure for `queue`.
     func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Void, any Error>) -> Void)
     /// Queues an event that was already stored, for devices that left the foreground meanwhile.

@@ -27,7 +27,13 @@ public final class NotificationQueue {
     public private(set) var drainedEvents = 0
 
     init(
-        journal: CoreJournal, presence: Presence, bus: Bus, conversations: Conversations, pushes: Pushes, cursors: ReadCursors, clock: any Clock
+        journal: CoreJournal,
+        presence: Presence,
+        bus: Bus,
+        conversations: Conversations,
+        pushes: Pushes,
+        cursors: ReadCursors,
+        clock: any Clock
     ) {
         self.journal = journal
         self.presence = presence

@@ -36,7 +36,12 @@ public final class Presence {
             entry.delivery = delivery
             entries[deviceID] = entry
         } else {
-            entries[deviceID] = Entry(userID: userID, protocolName: protocolName, delivery: delivery, presence: DevicePresence(now: clock.nowMillis()))
+            entries[deviceID] = Entry(
+                userID: userID,
+                protocolName: protocolName,
+                delivery: delivery,
+                presence: DevicePresence(now: clock.nowMillis())
+            )
         }
         if case .queue = delivery { queueing[userID, default: []].insert(deviceID) }
     }

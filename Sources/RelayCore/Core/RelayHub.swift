@@ -53,10 +53,25 @@ public final class RelayHub {
         cursors = ReadCursors(journal: journal, clock: clock, changes: changes)
         pushes = Pushes(presence: presence, bus: bus, conversations: conversations, router: router, loop: loop, clock: clock, logger: logger)
         queue = NotificationQueue(
-            journal: journal, presence: presence, bus: bus, conversations: conversations, pushes: pushes, cursors: cursors, clock: clock)
+            journal: journal,
+            presence: presence,
+            bus: bus,
+            conversations: conversations,
+            pushes: pushes,
+            cursors: cursors,
+            clock: clock
+        )
         turns = Turns(
-            journal: journal, conversations: conversations, queue: queue, bus: bus, router: router, loop: loop, clock: clock, logger: logger,
-            stages: stages)
+            journal: journal,
+            conversations: conversations,
+            queue: queue,
+            bus: bus,
+            router: router,
+            loop: loop,
+            clock: clock,
+            logger: logger,
+            stages: stages
+        )
         presence.onChange = { [weak self] deviceID, entry, state in self?.presenceChanged(deviceID, entry, state) }
     }
 

@@ -16,8 +16,14 @@ extension Turns {
         turn.stamps.started = MonotonicClock.nanos()
         stages.record(.committedToTurnStarted, from: turn.stamps.committed, to: turn.stamps.started)
         let request = TurnRequest(
-            userID: turn.userID, deviceID: turn.ref.deviceID, conversationID: conversationID, text: turn.text, runID: turn.ref.runID,
-            workingDirectory: conversation?.workingDirectory, backendSession: conversation?.backendSession)
+            userID: turn.userID,
+            deviceID: turn.ref.deviceID,
+            conversationID: conversationID,
+            text: turn.text,
+            runID: turn.ref.runID,
+            workingDirectory: conversation?.workingDirectory,
+            backendSession: conversation?.backendSession
+        )
         let bound = LoopBound((self, turn), loop: loop)
         let loop = self.loop
         turn.cancellation = backend.start(request) { event in
@@ -90,7 +96,12 @@ extension Turns {
         turn.stamps.finalSubmitted = MonotonicClock.nanos()
         stages.record(.firstProgressToFinal, from: turn.stamps.firstProgress, to: turn.stamps.finalSubmitted)
         journal.finish(
-            turn.ref, userID: turn.userID, conversationID: turn.conversationID, eventID: turn.eventID, content: text, now: clock.nowMillis(),
+            turn.ref,
+            userID: turn.userID,
+            conversationID: turn.conversationID,
+            eventID: turn.eventID,
+            content: text,
+            now: clock.nowMillis(),
             queue: targets
         ) { [self] result in
             let committedAt = MonotonicClock.nanos()
@@ -126,11 +137,19 @@ extension Turns {
             metadata: [
                 "conversation": "\(turn.conversationID)", "run": "\(turn.ref.runID)", "device": "\(turn.ref.deviceID)", "cause": "\(cause.rawValue)",
                 "reason": "\(reason)",
-            ])
+            ]
+        )
         record(
             TurnFailure(
-                turn: turn.ref, conversationID: turn.conversationID, userID: turn.userID, cause: cause, reason: reason, timestampMillis: clock.nowMillis(),
-                answerID: turn.eventID))
+                turn: turn.ref,
+                conversationID: turn.conversationID,
+                userID: turn.userID,
+                cause: cause,
+                reason: reason,
+                timestampMillis: clock.nowMillis(),
+                answerID: turn.eventID
+            )
+        )
         bus.publish(.assistantTyping(conversationID: turn.conversationID, active: false), to: turn.userID)
         runNext(turn.conversationID)
     }
@@ -161,8 +180,15 @@ extension Turns {
             aborted.append(turn.ref.runID)
             record(
                 TurnFailure(
-                    turn: turn.ref, conversationID: conversationID, userID: turn.userID, cause: .aborted, reason: reason, timestampMillis: clock.nowMillis(),
-                    answerID: turn.eventID))
+                    turn: turn.ref,
+                    conversationID: conversationID,
+                    userID: turn.userID,
+                    cause: .aborted,
+                    reason: reason,
+                    timestampMillis: clock.nowMillis(),
+                    answerID: turn.eventID
+                )
+            )
         }
         dropIfIdle(conversationID)
         return aborted
@@ -183,8 +209,14 @@ extension Turns {
         for (conversationID, lane) in lanes {
             for dropped in lane.queue where dropped.ref.deviceID == deviceID {
                 let failure = TurnFailure(
-                    turn: dropped.ref, conversationID: conversationID, userID: dropped.userID, cause: .abandoned, reason: "its device disconnected",
-                    timestampMillis: clock.nowMillis(), answerID: dropped.eventID)
+                    turn: dropped.ref,
+                    conversationID: conversationID,
+                    userID: dropped.userID,
+                    cause: .abandoned,
+                    reason: "its device disconnected",
+                    timestampMillis: clock.nowMillis(),
+                    answerID: dropped.eventID
+                )
                 ended(dropped.ref.runID, .failed(failure))
             }
             lane.queue.removeAll { $0.ref.deviceID == deviceID }

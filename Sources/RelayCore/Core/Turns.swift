@@ -111,8 +111,15 @@ public final class Turns {
     public internal(set) var failedCount = 0
 
     init(
-        journal: CoreJournal, conversations: Conversations, queue: NotificationQueue, bus: Bus, router: Router, loop: any LoopScheduler,
-        clock: any Clock, logger: Logger, stages: StageRecorder
+        journal: CoreJournal,
+        conversations: Conversations,
+        queue: NotificationQueue,
+        bus: Bus,
+        router: Router,
+        loop: any LoopScheduler,
+        clock: any Clock,
+        logger: Logger,
+        stages: StageRecorder
     ) {
         self.journal = journal
         self.conversations = conversations
@@ -152,16 +159,27 @@ public final class Turns {
                 queue.publish(.message(event), userID: message.userID, queuedFor: targets)
                 if stillWanted {
                     let turn = Turn(
-                        ref: ref, userID: message.userID, conversationID: message.conversationID, text: message.content, policy: policy,
-                        answer: answer)
+                        ref: ref,
+                        userID: message.userID,
+                        conversationID: message.conversationID,
+                        text: message.content,
+                        policy: policy,
+                        answer: answer
+                    )
                     turn.stamps.received = message.receivedAt
                     turn.stamps.committed = committedAt
                     enqueue(turn)
                 } else {
                     // Stored, but its device was abandoned meanwhile: no turn, and whoever waits hears so.
                     let failure = TurnFailure(
-                        turn: ref, conversationID: message.conversationID, userID: message.userID, cause: .abandoned, reason: "its device disconnected",
-                        timestampMillis: clock.nowMillis(), answerID: answer.id)
+                        turn: ref,
+                        conversationID: message.conversationID,
+                        userID: message.userID,
+                        cause: .abandoned,
+                        reason: "its device disconnected",
+                        timestampMillis: clock.nowMillis(),
+                        answerID: answer.id
+                    )
                     ended(runID, .failed(failure))
                 }
             case .success(.duplicate(let state, let runID, let answer)):
@@ -170,7 +188,16 @@ public final class Turns {
                 if state == .active, !running, stillWanted {
                     // Acknowledged before and never answered (its socket went away): run it now.
                     let slot = answer ?? AnswerSlot(id: Identifiers.newEventID(), seq: 0)
-                    enqueue(Turn(ref: ref, userID: message.userID, conversationID: message.conversationID, text: message.content, policy: policy, answer: slot))
+                    enqueue(
+                        Turn(
+                            ref: ref,
+                            userID: message.userID,
+                            conversationID: message.conversationID,
+                            text: message.content,
+                            policy: policy,
+                            answer: slot
+                        )
+                    )
                     running = true
                 }
                 completion(.duplicate(state, runID: runID, running: running))

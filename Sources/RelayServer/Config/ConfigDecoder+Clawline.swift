@@ -24,7 +24,9 @@ extension ConfigDecoder {
 
     static func clawline(_ table: ConfigTable, backends: [BackendSettings]) throws(ConfigError) -> ClawlineSettings {
         let integers = clawlineIntegers
-        try table.rejectUnknownKeys(["listen", "allow_public", "tls_cert", "tls_key"] + integers.map(\.key) + ["backend", "admin_backend", "cancel_on_disconnect"])
+        try table.rejectUnknownKeys(
+            ["listen", "allow_public", "tls_cert", "tls_key"] + integers.map(\.key) + ["backend", "admin_backend", "cancel_on_disconnect"]
+        )
         var settings = ClawlineSettings()
         let endpoint = try table.endpoint("listen", default: RelayConfig.defaultClawlineEndpoint)
         settings.host = endpoint.host

@@ -19,7 +19,8 @@ extension ConfigDecoder {
     static func companion(_ table: ConfigTable, backends: [BackendSettings]) throws(ConfigError) -> CompanionSettings {
         let integers = companionIntegers
         try table.rejectUnknownKeys(
-            ["listen", "allow_public", "tls_cert", "tls_key", "auth_token", "user_id", "backend", "projects_root", "routes"] + integers.map(\.key))
+            ["listen", "allow_public", "tls_cert", "tls_key", "auth_token", "user_id", "backend", "projects_root", "routes"] + integers.map(\.key)
+        )
         var settings = CompanionSettings()
         let endpoint = try table.endpoint("listen", default: RelayConfig.defaultCompanionEndpoint)
         settings.host = endpoint.host

@@ -25,7 +25,9 @@ extension ConfigDecoder {
         }
         (settings.tlsCertificatePath, settings.tlsKeyPath) = try table.tlsPaths()
         if let token = try table.string("setup_token") {
-            guard token.utf8.count >= 16 else { throw table.error(.invalidValue, key: "setup_token", "needs at least 16 characters (anyone who has it can register)") }
+            guard token.utf8.count >= 16 else {
+                throw table.error(.invalidValue, key: "setup_token", "needs at least 16 characters (anyone who has it can register)")
+            }
             settings.setupToken = token
         }
         if let user = try table.string("user_id") {

@@ -9,8 +9,10 @@ extension ConfigDecoder {
         }
         guard let url = HTTPURL(text) else {
             throw entry.error(
-                .invalidValue, key: "url",
-                "expected http://host:port[/prefix] or https://host:port[/prefix] (no user, query or fragment), got \(quoted(text))")
+                .invalidValue,
+                key: "url",
+                "expected http://host:port[/prefix] or https://host:port[/prefix] (no user, query or fragment), got \(quoted(text))"
+            )
         }
         let token = try entry.string("token")
         let setupToken = try entry.string("setup_token")
@@ -30,13 +32,20 @@ extension ConfigDecoder {
             throw entry.error(.invalidValue, key: "setup_token", "give token or setup_token, not both")
         case (nil, nil):
             throw entry.error(
-                .missingKey, key: "token", "missing; a discoclaw backend needs token (a device token) or setup_token (to register once)")
+                .missingKey,
+                key: "token",
+                "missing; a discoclaw backend needs token (a device token) or setup_token (to register once)"
+            )
         }
         return BackendSettings(
             name: name,
             kind: .discoclaw(
-                url: url, credential: credential, allowSelfSigned: try entry.bool("allow_self_signed") ?? false,
-                titlePrefix: try entry.string("conversation_title_prefix")))
+                url: url,
+                credential: credential,
+                allowSelfSigned: try entry.bool("allow_self_signed") ?? false,
+                titlePrefix: try entry.string("conversation_title_prefix")
+            )
+        )
     }
 
     /// Non-empty, and nothing that would break a header or a URL query (the token goes in both).

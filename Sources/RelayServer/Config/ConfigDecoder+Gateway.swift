@@ -17,8 +17,12 @@ extension ConfigDecoder {
     static func gateway(_ table: ConfigTable, backends: [BackendSettings]) throws(ConfigError) -> GatewaySettings {
         let integers = gatewayIntegers
         try table.rejectUnknownKeys(
-            ["listen", "allow_public", "tls_cert", "tls_key", "user_id", "backend", "name", "shared_token", "password", "auto_approve_loopback", "mdns", "lan_host", "queue_until_foreground"]
-                + integers.map(\.key))
+            [
+                "listen", "allow_public", "tls_cert", "tls_key", "user_id", "backend", "name", "shared_token", "password", "auto_approve_loopback",
+                "mdns", "lan_host", "queue_until_foreground",
+            ]
+                + integers.map(\.key)
+        )
         var settings = GatewaySettings()
         let endpoint = try table.endpoint("listen", default: RelayConfig.defaultGatewayEndpoint)
         settings.host = endpoint.host
@@ -29,8 +33,10 @@ extension ConfigDecoder {
         // A socket holding more unsent bytes is closed as a slow consumer: one message must fit.
         guard settings.maxBufferedBytes >= settings.maxPayloadBytes else {
             throw table.error(
-                .invalidValue, key: "max_buffered_bytes",
-                "must be at least max_payload_bytes (\(settings.maxPayloadBytes)): one message must fit in a socket's unsent bytes")
+                .invalidValue,
+                key: "max_buffered_bytes",
+                "must be at least max_payload_bytes (\(settings.maxPayloadBytes)): one message must fit in a socket's unsent bytes"
+            )
         }
         (settings.tlsCertificatePath, settings.tlsKeyPath) = try table.tlsPaths()
         if let user = try table.string("user_id") { settings.userID = user }
@@ -43,7 +49,9 @@ extension ConfigDecoder {
         settings.lanHost = try table.string("lan_host")
         settings.backend = try table.backendName(among: backends)
         settings.backendKinds = BackendSettings.kindsByName(backends)
-        guard (3...4).contains(settings.maxProtocol) else { throw table.error(.invalidValue, key: "max_protocol", "must be 3 or 4, got \(settings.maxProtocol)") }
+        guard (3...4).contains(settings.maxProtocol) else {
+            throw table.error(.invalidValue, key: "max_protocol", "must be 3 or 4, got \(settings.maxProtocol)")
+        }
         return settings
     }
 }

@@ -17,11 +17,16 @@ extension ConfigDecoder {
             var values: [String: String] = [:]
             for key in apnsKeys {
                 guard let value = try table.string(key), !value.isEmpty else {
-                    throw table.error(.missingKey, key: key, "APNs needs apns_key_file, apns_key_id, apns_team_id and apns_topic (see README, Push notifications)")
+                    throw table.error(
+                        .missingKey,
+                        key: key,
+                        "APNs needs apns_key_file, apns_key_id, apns_team_id and apns_topic (see README, Push notifications)"
+                    )
                 }
                 values[key] = value
             }
-            for key in ["apns_key_id", "apns_team_id"] where !(values[key]!.utf8.count <= 64 && values[key]!.allSatisfy { $0.isLetter || $0.isNumber }) {
+            for key in ["apns_key_id", "apns_team_id"]
+            where !(values[key]!.utf8.count <= 64 && values[key]!.allSatisfy { $0.isLetter || $0.isNumber }) {
                 throw table.error(.invalidValue, key: key, "expected Apple's 10-character identifier, got \(quoted(values[key]!))")
             }
             var endpoint = PushSettings.APNs.production
@@ -31,12 +36,18 @@ extension ConfigDecoder {
             case let other?: throw table.error(.invalidValue, key: "apns_environment", "expected production or sandbox, got \(quoted(other))")
             }
             if let given = try table.string("apns_endpoint") {
-                guard given.hasPrefix("https://") else { throw table.error(.invalidValue, key: "apns_endpoint", "APNs is only reached over https://") }
+                guard given.hasPrefix("https://") else {
+                    throw table.error(.invalidValue, key: "apns_endpoint", "APNs is only reached over https://")
+                }
                 endpoint = given.hasSuffix("/") ? String(given.dropLast()) : given
             }
             settings.apns = PushSettings.APNs(
-                keyFile: values["apns_key_file"]!, keyID: values["apns_key_id"]!, teamID: values["apns_team_id"]!, topic: values["apns_topic"]!,
-                endpoint: endpoint)
+                keyFile: values["apns_key_file"]!,
+                keyID: values["apns_key_id"]!,
+                teamID: values["apns_team_id"]!,
+                topic: values["apns_topic"]!,
+                endpoint: endpoint
+            )
         }
         settings.caFile = try table.string("apns_ca_file")
         if let url = try table.string("ntfy_url") {

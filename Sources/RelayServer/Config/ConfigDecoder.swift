@@ -25,7 +25,10 @@ struct ConfigDecoder {
             if let level = try server.string("log_level") {
                 guard RelayConfig.logLevels.contains(level) else {
                     throw server.error(
-                        .invalidValue, key: "log_level", "expected one of \(RelayConfig.logLevels.joined(separator: ", ")), got \(quoted(level))")
+                        .invalidValue,
+                        key: "log_level",
+                        "expected one of \(RelayConfig.logLevels.joined(separator: ", ")), got \(quoted(level))"
+                    )
                 }
                 config.logLevel = level
             }
@@ -158,8 +161,12 @@ struct ConfigDecoder {
             return BackendSettings(
                 name: name,
                 kind: .companion(
-                    url: target, token: token, workingDirectory: try entry.string("working_directory"),
-                    allowSelfSigned: try entry.bool("allow_self_signed") ?? false))
+                    url: target,
+                    token: token,
+                    workingDirectory: try entry.string("working_directory"),
+                    allowSelfSigned: try entry.bool("allow_self_signed") ?? false
+                )
+            )
         case "clawline":
             let target = try upstreamURL(entry, kind: kind, example: "ws://host:18800/ws")
             let deviceName = try entry.string("device_name") ?? "clawrelay"
@@ -167,7 +174,9 @@ struct ConfigDecoder {
                 throw entry.error(.invalidValue, key: "device_name", "needs 1 to 64 bytes of UTF-8 (the provider's limit for a device name)")
             }
             return BackendSettings(
-                name: name, kind: .clawline(url: target, deviceName: deviceName, allowSelfSigned: try entry.bool("allow_self_signed") ?? false))
+                name: name,
+                kind: .clawline(url: target, deviceName: deviceName, allowSelfSigned: try entry.bool("allow_self_signed") ?? false)
+            )
         case "discoclaw":
             return try discoClawBackend(name: name, entry)
         case "openclaw":
@@ -175,8 +184,12 @@ struct ConfigDecoder {
             return BackendSettings(
                 name: name,
                 kind: .openclaw(
-                    url: target, sessionKey: try entry.string("session_key"), allowSelfSigned: try entry.bool("allow_self_signed") ?? false,
-                    exposeNodes: try entry.bool("expose_nodes") ?? false))
+                    url: target,
+                    sessionKey: try entry.string("session_key"),
+                    allowSelfSigned: try entry.bool("allow_self_signed") ?? false,
+                    exposeNodes: try entry.bool("expose_nodes") ?? false
+                )
+            )
         default:
             guard let command = try entry.strings("command") else {
                 throw entry.error(.missingKey, key: "command", #"missing; a command backend needs command = ["program", "argument", ...]"#)
@@ -187,8 +200,12 @@ struct ConfigDecoder {
             return BackendSettings(
                 name: name,
                 kind: .command(
-                    command: command, timeoutSeconds: try entry.integer("timeout_seconds") ?? 30, maxSeconds: try entry.integer("max_seconds"),
-                    environment: try entry.stringTable("env") ?? [:]))
+                    command: command,
+                    timeoutSeconds: try entry.integer("timeout_seconds") ?? 30,
+                    maxSeconds: try entry.integer("max_seconds"),
+                    environment: try entry.stringTable("env") ?? [:]
+                )
+            )
         }
     }
 

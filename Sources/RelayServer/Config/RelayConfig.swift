@@ -108,15 +108,21 @@ public struct RelayConfig: Sendable {
         }
         if let bad = TableHeaderCheck.firstInvalid(in: text) {
             throw ConfigError(
-                code: .syntax, file: fileName, line: bad.line, section: nil, key: nil,
-                message: "a table name must start with a letter, digit, _, - or a quote, not \(bad.found)")
+                code: .syntax,
+                file: fileName,
+                line: bad.line,
+                section: nil,
+                key: nil,
+                message: "a table name must start with a letter, digit, _, - or a quote, not \(bad.found)"
+            )
         }
         let root: TOMLTable
         do {
             root = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
             // An unquoted `listen = 127.0.0.1:0` reads as a TOML time: say what was meant.
-            let hint = error.description.contains("parsing time") || error.description.contains("parsing date")
+            let hint =
+                error.description.contains("parsing time") || error.description.contains("parsing date")
                 ? #" (an address must be quoted: listen = "127.0.0.1:18800")"# : ""
             throw ConfigError(code: .syntax, file: fileName, line: error.source.begin.line, section: nil, key: nil, message: error.description + hint)
         } catch {

@@ -87,8 +87,17 @@ public struct PendingPush: Sendable, Equatable, Codable {
     public static let textLimit = 1_000
 
     public init(
-        id: String, deviceID: String, userID: String, conversationID: String, count: Int, lastSeq: Int64, failed: Bool, text: String,
-        runMillis: Int64, createdAt: Int64, dueAt: Int64
+        id: String,
+        deviceID: String,
+        userID: String,
+        conversationID: String,
+        count: Int,
+        lastSeq: Int64,
+        failed: Bool,
+        text: String,
+        runMillis: Int64,
+        createdAt: Int64,
+        dueAt: Int64
     ) {
         self.id = id
         self.deviceID = deviceID
@@ -179,7 +188,14 @@ public struct PushAttempt: Sendable, Equatable {
     public var reason: String
 
     public init(
-        timeMillis: Int64, deviceID: String, conversationID: String, sink: String, target: String, status: Int, outcome: Outcome, reason: String
+        timeMillis: Int64,
+        deviceID: String,
+        conversationID: String,
+        sink: String,
+        target: String,
+        status: Int,
+        outcome: Outcome,
+        reason: String
     ) {
         self.timeMillis = timeMillis
         self.deviceID = deviceID

@@ -127,8 +127,18 @@ public final class Pushes {
             var push =
                 pending[key]
                 ?? PendingPush(
-                    id: Identifiers.newUUID(), deviceID: deviceID, userID: userID, conversationID: conversationID, count: 0, lastSeq: 0, failed: false,
-                    text: "", runMillis: 0, createdAt: now, dueAt: due(now + settings.delayMillis))
+                    id: Identifiers.newUUID(),
+                    deviceID: deviceID,
+                    userID: userID,
+                    conversationID: conversationID,
+                    count: 0,
+                    lastSeq: 0,
+                    failed: false,
+                    text: "",
+                    runMillis: 0,
+                    createdAt: now,
+                    dueAt: due(now + settings.delayMillis)
+                )
             push.count += 1
             push.lastSeq = max(push.lastSeq, seq)
             push.failed = failed
@@ -222,7 +232,9 @@ public final class Pushes {
         for (target, reason) in report.retired {
             journal?.retire(target, reason: reason, at: now)
             logger.notice(
-                "push target retired", metadata: ["device": "\(target.deviceID)", "target": "\(target.redacted)", "reason": "\(reason)"])
+                "push target retired",
+                metadata: ["device": "\(target.deviceID)", "target": "\(target.redacted)", "reason": "\(reason)"]
+            )
             guard var device = devices[target.deviceID] else { continue }
             device.targets.removeAll { $0 == target }
             if device.targets.isEmpty { forget(target.deviceID) } else { devices[target.deviceID] = device }

@@ -1,0 +1,39 @@
+import RelayCore
+import RelayStore
+
+extension ClawlineDownstream: OperatorActions {
+    public func resolvePending(deviceID: String, approve: Bool, userID: String?, completion: @escaping (String) -> Void) -> Bool {
+        guard pairing.entry(deviceID) != nil else { return false }
+        decide(deviceID: deviceID, approve: approve, userID: userID, completion: completion)
+        return true
+    }
+
+    /// Live sockets of the device follow its admin flag: they join or leave the admin channel and
+    /// hear a new `user_info`.
+    public func refresh(deviceID: String) {
+        store.perform(
+            { db in try DeviceQueries.fetch(db, id: deviceID) },
+            completion: { [self] result in
+                guard case .success(let device?) = result else { return }
+                for session in sessions.values where session.deviceID == deviceID && session.phase == .live && session.isAdmin != device.isAdmin {
+                    setAdmin(device.isAdmin, on: session)
+                    session.send(ServerFrame.UserInfo(userId: device.userID, isAdmin: device.isAdmin))
+                }
+            }
+        )
+    }
+
+    /// Forgets rate-limit history older than its window, so memory follows active devices only.
+    func scheduleLimiterPruning() {
+        loop.schedule(afterMillis: 60_000) { [weak self] in
+            guard let self else { return }
+            let now = clock.nowMillis()
+            pairLimiter.prune(now: now)
+            authLimiter.prune(now: now)
+            messageLimiter.prune(now: now)
+            typingLimiter.prune(now: now)
+            oversizeLimiter.prune(now: now)
+            scheduleLimiterPruning()
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Logging
+import RelayCore
+import RelayTransport
+
+/// A client account on a Claude Companion server (a real one, or another relay's `[companion]`).
+///
+/// The link waits for `welcome`, opens one upstream session per working directory and sends each
+/// turn as a `claudeCommand`; `streamChunk` text becomes progress, `claudeResponse` the answer.
+public final class CompanionBackend: Backend {
+    public let name: String
+    private let loop: ServiceLoop
+    private let runs: LoopBound<CompanionRuns>
+
+    /// Loop thread. `target.path` is the server's WebSocket path; the token goes in `?token=`.
+    public init(
+        name: String,
+        target: ServiceLoop.ClientTarget,
+        token: String,
+        workingDirectory: String?,
+        loop: ServiceLoop,
+        logger: Logger,
+        onState: @escaping (LinkState, String) -> Void
+    ) {
+        self.name = name
+        self.loop = loop
+        let link = CompanionLink(name: name, target: target, token: token, loop: loop, logger: logger, onState: onState)
+        runs = LoopBound(CompanionRuns(link: link, workingDirectory: workingDirectory, clock: SystemClock()), loop: loop)
+    }
+
+    /// Opens the link; it heals itself from then on. Loop thread.
+    public func connect() { runs.value.link.connect() }
+
+    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
+        runs.startTurn(turn, events: events)
+    }
+}
+
+/// The turns of one Companion account: `UpstreamTurnBook`'s actions performed on its link.
+///
+/// - Important: loop thread only.
+final class CompanionRuns: UpstreamTurns {
+    let link: CompanionLink
+    private let workingDirectory: String?
+    private let clock: any Clock
+    private var book = UpstreamTurnBook()
+    private var sinks: [String: @Sendable (TurnEvent) -> Void] = [:]
+
+    init(link: CompanionLink, workingDirectory: String?, clock: any Clock) {
+        self.link = link
+        self.workingDirectory = workingDirectory
+        self.clock = clock
+        link.onFrame = { [weak self] frame in
+            guard let self else { return }
+            perform(book.receive(frame, now: clock.nowMillis()))
+        }
+        link.onTick = { [weak self] now in
+            guard let self else { return }
+            perform(book.expire(now: now))
+        }
+        link.onDown = { [weak self] in
+            guard let self else { return }
+            perform(book.linkDown(reason: "the link to \(self.link.name) dropped"))
+        }
+    }
+
+    func start(_ turn: TurnRequest, id: String, events: @escaping @Sendable (TurnEvent) -> Void) {
+        guard link.isReady else { return events(.failed("the link to \(link.name) is \(link.state.rawValue)")) }
+        sinks[id] = events
+        // The configured directory is a place on that server; a conversation's own directory is a
+        // place here, and means something there only when both sides share a layout.
+        perform(book.start(id, text: turn.text, directory: workingDirectory ?? turn.workingDirectory, now: clock.nowMillis()))
+    }
+
+    func cancel(_ id: String) {
+        sinks[id] = nil
+        book.cancel(id, now: clock.nowMillis())
+    }
+
+    private func perform(_ actions: [UpstreamTurnBook.Action]) {
+        for action in actions {
+            switch action {
+            case .send(let text):
+                link.send(text)
+            case .emit(let id, let event):
+                guard let sink = sinks[id] else { continue }
+                switch event {
+                case .final, .failed: sinks[id] = nil
+                case .typing, .progress, .toolStarted, .toolEnded, .backendSession: break
+                }
+                sink(event)
+            }
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Logging
+import RelayCore
+import RelayTransport
+
+/// Node passthrough: for each node connected downstream and each gateway account marked
+/// `expose_nodes`, the relay connects upstream as a node with a relay-held identity for that
+/// (device, account) pair, declares the device's caps and commands, and forwards invokes and
+/// results both ways. A device going away closes its upstream node links.
+///
+/// - Important: loop thread only.
+public final class NodePassthrough {
+    public struct Account: Sendable {
+        public var name: String
+        public var target: ServiceLoop.ClientTarget
+        public init(name: String, target: ServiceLoop.ClientTarget) {
+            self.name = name
+            self.target = target
+        }
+    }
+
+    private let accounts: [Account]
+    private let accountsDirectory: String
+    private let loop: ServiceLoop
+    private let logger: Logger
+    private let onState: (String, LinkState, String) -> Void
+    private var links: [String: [OpenClawLink]] = [:]
+    weak var downstream: GatewayDownstream?
+
+    public init(
+        accounts: [Account],
+        accountsDirectory: String,
+        loop: ServiceLoop,
+        logger: Logger,
+        onState: @escaping (String, LinkState, String) -> Void
+    ) {
+        self.accounts = accounts
+        self.accountsDirectory = accountsDirectory
+        self.loop = loop
+        self.logger = logger
+        self.onState = onState
+    }
+
+    func nodeConnected(_ node: GatewaySession) {
+        nodeDisconnected(deviceID: node.deviceID)
+        let deviceID = node.deviceID
+        for account in accounts {
+            let linkName = "\(account.name)/node-\(deviceID.prefix(12))"
+            let identity: AccountIdentity
+            do {
+                identity = try AccountIdentity(directory: accountsDirectory, account: "\(account.name)-node-\(deviceID.prefix(32))")
+            } catch {
+                logger.error("node passthrough: no identity", metadata: ["account": "\(account.name)", "error": "\(error)"])
+                continue
+            }
+            let hello = LinkHello(
+                role: "node",
+                scopes: [],
+                mode: "node",
+                displayName: "\(node.displayName ?? String(deviceID.prefix(8))) via clawrelay",
+                caps: node.caps,
+                commands: node.commands,
+                permissions: node.permissions
+            )
+            let link = OpenClawLink(
+                name: linkName,
+                target: account.target,
+                identity: identity,
+                loop: loop,
+                logger: logger,
+                hello: hello
+            ) { [weak self] state, detail in self?.onState(linkName, state, detail) }
+            link.onEvent = { [weak self, weak link] name, payload in
+                guard name == "node.invoke.request", let self, let link else { return }
+                forward(payload, from: link, to: deviceID)
+            }
+            links[deviceID, default: []].append(link)
+            link.connect()
+        }
+    }
+
+    func nodeDisconnected(deviceID: String) {
+        for link in links.removeValue(forKey: deviceID) ?? [] { link.stop() }
+    }
+
+    /// An upstream gateway invoked the node: run it on the local node and send the result back up.
+    private func forward(_ payload: JSONValue, from link: OpenClawLink, to deviceID: String) {
+        guard let downstream, let invokeID = payload["id"]?.stringValue, let command = payload["command"]?.stringValue else { return }
+        let timeout = Int(payload["timeoutMs"]?.intValue ?? 30_000)
+        downstream.invokeLocal(
+            nodeID: deviceID,
+            command: command,
+            paramsJSON: payload["paramsJSON"]?.stringValue ?? "null",
+            timeoutMillis: timeout,
+            idempotencyKey: payload["idempotencyKey"]?.stringValue
+        ) { [weak link] outcome in
+            guard let link else { return }
+            var result: [String: JSONValue] = ["id": .string(invokeID), "nodeId": .string(link.deviceID)]
+            switch outcome {
+            case .success(let payload, let payloadJSON):
+                result["ok"] = .bool(true)
+                result["payloadJSON"] = .string(payloadJSON ?? payload.encoded())
+            case .failure(let error):
+                result["ok"] = .bool(false)
+                result["error"] =
+                    error.details["nodeError"]
+                    ?? .object(["code": .string(error.details["code"]?.stringValue ?? error.code.rawValue), "message": .string(error.message)])
+            }
+            link.request("node.invoke.result", .object(result)) { _ in }
+        }
+    }
+}
