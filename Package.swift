@@ -55,7 +55,11 @@ let package = Package(
         ),
         .target(name: "CSpawn", path: "Sources/CSpawn"),
         .target(name: "CAffinity", path: "Sources/CAffinity"),
-        .target(name: "RelayTesting", dependencies: ["RelayCore"], swiftSettings: swiftSettings),
+        .target(
+            name: "RelayTesting",
+            dependencies: ["RelayCore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         .target(name: "ChatModel", swiftSettings: swiftSettings),
         .target(name: "TerminalQR", dependencies: ["CQREncode"], swiftSettings: swiftSettings),
         .target(
@@ -165,6 +169,7 @@ let package = Package(
             dependencies: ["RelayCore", "RelayTesting", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "RelayTransportTests", dependencies: ["RelayTransport", "RelayTesting", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ClawlineBridgeTests",

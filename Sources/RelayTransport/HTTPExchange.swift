@@ -1,4 +1,3 @@
-import CLibWebSockets
 import Foundation
 
 /// An HTTP response the loop writes back.
@@ -64,8 +63,9 @@ public final class HTTPExchange {
     /// The query and the headers handlers read (user agent, the listener's custom headers).
     public internal(set) var headers = RequestHeaders()
 
-    let wsi: OpaquePointer
-    unowned let loop: ServiceLoop
+    /// The libwebsockets handle; nil for an exchange in memory.
+    let wsi: OpaquePointer?
+    unowned let io: any ConnectionIO
     var response: HTTPResponse?
     var headersWritten = false
     var bodyOffset = 0
@@ -83,7 +83,7 @@ public final class HTTPExchange {
 
     init(
         connectionID: UInt64,
-        wsi: OpaquePointer,
+        wsi: OpaquePointer?,
         listener: String,
         method: String,
         path: String,
@@ -92,7 +92,7 @@ public final class HTTPExchange {
         contentType: String?,
         contentLength: Int?,
         isWebSocketUpgradePath: Bool,
-        loop: ServiceLoop
+        io: any ConnectionIO
     ) {
         self.connectionID = connectionID
         self.wsi = wsi
@@ -104,7 +104,7 @@ public final class HTTPExchange {
         self.contentType = contentType
         self.contentLength = contentLength
         self.isWebSocketUpgradePath = isWebSocketUpgradePath
-        self.loop = loop
+        self.io = io
     }
 
     /// True once the body has been asked for and not yet fully read.
@@ -200,8 +200,7 @@ public final class HTTPExchange {
         }
         self.response = response
         self.done = done
-        loop.observeHTTPResponse(self, response)
-        lws_callback_on_writable(wsi)
+        io.respond(self, with: response)
     }
 
     /// Runs `done` once.

@@ -1,4 +1,4 @@
-import CLibWebSockets
+internal import CLibWebSockets
 import Foundation
 import Logging
 import Synchronization

@@ -1,4 +1,4 @@
-import CLibWebSockets
+internal import CLibWebSockets
 import Foundation
 
 /// The one lws protocol callback; routes each reason to the loop that owns the context.
@@ -231,7 +231,7 @@ extension ServiceLoop {
             listener: entry.config.name,
             path: header(wsi, WSI_TOKEN_GET_URI) ?? "/",
             peerAddress: peerAddress(wsi),
-            loop: self,
+            io: self,
             maxMessageBytes: entry.config.maxMessageBytes
         )
         connection.maxBufferedBytes = entry.config.maxBufferedBytes

@@ -1,4 +1,4 @@
-import CLibWebSockets
+internal import CLibWebSockets
 import Foundation
 
 /// Receives the events of a WebSocket this process opened.
@@ -87,7 +87,7 @@ extension ServiceLoop {
             listener: Self.clientVhostName,
             path: pending.target.path,
             peerAddress: "\(pending.target.host):\(pending.target.port)",
-            loop: self,
+            io: self,
             maxMessageBytes: pending.target.maxMessageBytes,
             clientHandler: handler
         )

@@ -1,4 +1,4 @@
-import CLibWebSockets
+internal import CLibWebSockets
 import Foundation
 
 extension ServiceLoop {
@@ -31,7 +31,7 @@ extension ServiceLoop {
             contentType: header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE),
             contentLength: lengthHeader,
             isWebSocketUpgradePath: entry.config.webSocketPaths.contains(path),
-            loop: self
+            io: self
         )
         exchange.headers = requestHeaders(wsi, custom: entry.config.customHeaders)
         // `Connection: close`: the socket ends with this answer instead of idling until the

@@ -1,4 +1,4 @@
-import CLibWebSockets
+internal import CLibWebSockets
 import Foundation
 
 /// Writing what bridges queue on a WebSocket.

@@ -1,4 +1,3 @@
-import CLibWebSockets
 import Logging
 
 /// A server-side WebSocket, owned by the service thread.
@@ -34,8 +33,9 @@ public final class WebSocketConnection {
     /// Free slot for the bridge's per-socket state.
     public var context: AnyObject?
 
-    let wsi: OpaquePointer
-    unowned let loop: ServiceLoop
+    /// The libwebsockets handle; nil for a connection in memory.
+    let wsi: OpaquePointer?
+    unowned let io: any ConnectionIO
     /// Set for connections this process opened; their events go here instead of a listener.
     weak var clientHandler: ClientHandler?
     /// The largest message its listener (or client target) takes.
@@ -59,11 +59,11 @@ public final class WebSocketConnection {
 
     init(
         id: UInt64,
-        wsi: OpaquePointer,
+        wsi: OpaquePointer?,
         listener: String,
         path: String,
         peerAddress: String,
-        loop: ServiceLoop,
+        io: any ConnectionIO,
         maxMessageBytes: Int,
         clientHandler: ClientHandler? = nil
     ) {
@@ -75,7 +75,7 @@ public final class WebSocketConnection {
         self.listener = listener
         self.path = path
         self.peerAddress = peerAddress
-        self.loop = loop
+        self.io = io
         self.lastPongMicros = monotonicMicros()
     }
 
@@ -115,7 +115,7 @@ public final class WebSocketConnection {
         guard !isClosing, !isClosed else { return }
         isClosing = true
         appendOutbound(.close(code: code, reason: String(reason.utf8.prefix(120)) ?? ""))
-        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, Self.closeGraceSeconds)
+        io.armCloseGrace(self, seconds: Self.closeGraceSeconds)
     }
 
     func sendPing() {
@@ -139,13 +139,13 @@ public final class WebSocketConnection {
     private func appendOutbound(_ frame: Outbound) {
         bufferedBytes += frame.data?.bytes.count ?? 0
         outbound.append(frame)
-        if outbound.count - outboundHead == 1 { lws_callback_on_writable(wsi) }
+        if outbound.count - outboundHead == 1 { io.requestWrite(self) }
         if bufferedBytes > maxBufferedBytes, !isClosing { shedSlowConsumer() }
     }
 
     /// The peer does not read: drop what waits (protocols replay or resend it on reconnect) and close.
     private func shedSlowConsumer() {
-        loop.logger.warning(
+        io.logger.warning(
             "closing a slow consumer",
             metadata: ["listener": "\(listener)", "conn": "\(id)", "unsent": "\(bufferedBytes)"]
         )

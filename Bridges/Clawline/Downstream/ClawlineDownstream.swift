@@ -15,7 +15,7 @@ public final class ClawlineDownstream: ListenerHandler {
     let settings: ClawlineSettings
     let store: Store
     let hub: RelayHub
-    let loop: ServiceLoop
+    let loop: any LoopScheduler
     let clock: any Clock
     let signer: HS256Token
     let assetsDirectory: String
@@ -45,7 +45,7 @@ public final class ClawlineDownstream: ListenerHandler {
         settings: ClawlineSettings,
         store: Store,
         hub: RelayHub,
-        loop: ServiceLoop,
+        loop: any LoopScheduler,
         clock: any Clock,
         signingKey: [UInt8],
         dataDirectory: String,

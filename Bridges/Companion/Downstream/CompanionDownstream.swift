@@ -16,7 +16,7 @@ public final class CompanionDownstream: ListenerHandler {
     let settings: CompanionSettings
     let store: Store
     let hub: RelayHub
-    let loop: ServiceLoop
+    let loop: any LoopScheduler
     let clock: any Clock
     let logger: Logger
     let authToken: String
@@ -33,7 +33,7 @@ public final class CompanionDownstream: ListenerHandler {
         settings: CompanionSettings,
         store: Store,
         hub: RelayHub,
-        loop: ServiceLoop,
+        loop: any LoopScheduler,
         clock: any Clock,
         authToken: String,
         projectsRoot: String,

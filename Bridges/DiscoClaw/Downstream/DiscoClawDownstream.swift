@@ -31,7 +31,7 @@ public final class DiscoClawDownstream: ListenerHandler {
     let settings: DiscoClawSettings
     let store: Store
     let hub: RelayHub
-    let loop: ServiceLoop
+    let loop: any LoopScheduler
     let clock: any Clock
     let logger: Logger
     let startedAt: Int64
@@ -41,7 +41,7 @@ public final class DiscoClawDownstream: ListenerHandler {
     var sockets: [UInt64: DiscoClawEndpoint] = [:]
     var registrations: RateLimiter
 
-    public init(settings: DiscoClawSettings, store: Store, hub: RelayHub, loop: ServiceLoop, clock: any Clock, logger: Logger) {
+    public init(settings: DiscoClawSettings, store: Store, hub: RelayHub, loop: any LoopScheduler, clock: any Clock, logger: Logger) {
         self.settings = settings
         self.store = store
         self.hub = hub

@@ -29,7 +29,7 @@ public final class GatewayDownstream: ListenerHandler {
     let settings: GatewaySettings
     let store: Store
     let hub: RelayHub
-    let loop: ServiceLoop
+    let loop: any LoopScheduler
     let clock: any Clock
     let logger: Logger
     let startedAt: Int64
@@ -55,7 +55,15 @@ public final class GatewayDownstream: ListenerHandler {
     /// The relay's own gateway identity (`gateway.identity.get`), kept in `<data_dir>/gateway.key`.
     let gatewayIdentity: AccountIdentity?
 
-    public init(settings: GatewaySettings, store: Store, hub: RelayHub, loop: ServiceLoop, clock: any Clock, dataDirectory: String, logger: Logger) {
+    public init(
+        settings: GatewaySettings,
+        store: Store,
+        hub: RelayHub,
+        loop: any LoopScheduler,
+        clock: any Clock,
+        dataDirectory: String,
+        logger: Logger
+    ) {
         self.settings = settings
         gatewayIdentity = try? AccountIdentity(directory: dataDirectory, account: "gateway")
         self.store = store
