@@ -48,7 +48,7 @@ struct PushWiring {
             quietHours: quiet,
             longRunMillis: Int64(settings.longRunSeconds) * 1000
         )
-        loop.execute(with: hub) { hub in hub.pushes.enable(journal: journal, dispatcher: service, settings: core) }
+        loop.execute(with: hub) { hub in hub.pushes.enable(dispatcher: service, settings: core) }
         var sinks = settings.apns.map { ["apns (\($0.endpoint), topic \($0.topic))"] } ?? []
         sinks.append("ntfy (\(settings.ntfyURL))")
         sinks += settings.webhooks.map { "webhook \(PushTarget.origin(of: $0.url) ?? "?")" }

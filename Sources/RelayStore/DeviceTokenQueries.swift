@@ -1,15 +1,5 @@
 import GRDB
-
-/// A gateway device's token for one role (stored as a SHA-256 hash).
-public struct DeviceToken: Sendable, Equatable {
-    public var deviceID: String
-    public var role: String
-    /// nil once revoked.
-    public var tokenHash: String?
-    public var scopes: [String]
-    public var issuedAt: Int64
-    public var revokedAt: Int64?
-}
+import RelayCore
 
 /// Device tokens, one per device and role: issuing one replaces the previous one.
 public enum DeviceTokenQueries {
@@ -42,6 +32,39 @@ public enum DeviceTokenQueries {
     public static func revoke(_ db: Database, deviceID: String, role: String, at millis: Int64) throws -> Bool {
         try db.run("UPDATE device_tokens SET token_hash = NULL, revoked_at = ? WHERE device_id = ? AND role = ?", [millis, deviceID, role])
         return db.changesCount > 0
+    }
+
+    /// Every role's token of a device.
+    public static func all(_ db: Database, deviceID: String) throws -> [DeviceToken] {
+        try db.rows("SELECT * FROM device_tokens WHERE device_id = ?", [deviceID]).map { row in
+            DeviceToken(
+                deviceID: row["device_id"],
+                role: row["role"],
+                tokenHash: row["token_hash"],
+                scopes: (row["scopes"] as String?).map { $0.split(separator: ",").map(String.init) } ?? [],
+                issuedAt: row["issued_at"],
+                revokedAt: row["revoked_at"]
+            )
+        }
+    }
+
+    /// Stores a role's token as it is (revoked or not), replacing the role's earlier one.
+    public static func store(_ db: Database, _ token: DeviceToken) throws {
+        try db.run(
+            """
+            INSERT INTO device_tokens (device_id, role, token_hash, scopes, issued_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT(device_id, role) DO UPDATE SET token_hash = excluded.token_hash, scopes = excluded.scopes,
+                issued_at = excluded.issued_at, revoked_at = excluded.revoked_at
+            """,
+            [
+                token.deviceID, token.role, token.tokenHash, token.scopes.isEmpty ? nil : token.scopes.joined(separator: ","), token.issuedAt,
+                token.revokedAt,
+            ]
+        )
+    }
+
+    public static func delete(_ db: Database, deviceID: String, role: String) throws {
+        try db.run("DELETE FROM device_tokens WHERE device_id = ? AND role = ?", [deviceID, role])
     }
 
     public static func deleteAll(_ db: Database, deviceID: String) throws {

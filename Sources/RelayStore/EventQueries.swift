@@ -1,16 +1,6 @@
 import GRDB
 import RelayCore
 
-/// What a device gets on reconnect.
-public struct ReplayWindow: Sendable, Equatable {
-    public var events: [ChatEvent]
-    public var truncated: Bool
-    /// The cursor was absent or unknown, so the window is the tail of the whole history.
-    public var historyReset: Bool
-    /// Per audience read, the highest seq in its history when the window was read.
-    public var highWater: [String: Int64]
-}
-
 /// The per-user event log.
 public enum EventQueries {
     /// Stores an event at `seq` of the user's clock, or at the clock's next seq when `seq` is nil

@@ -1,4 +1,5 @@
 import GRDB
+import RelayCore
 
 /// A request from the CLI to the running relay, carried through the database.
 public struct OperatorCommand: Sendable, Equatable {
@@ -16,25 +17,6 @@ public struct OperatorCommand: Sendable, Equatable {
     public var action: Action
     public var deviceID: String
     public var userID: String?
-}
-
-/// A pending pairing request as the relay mirrors it for `clawrelay devices list`.
-public struct PendingPairing: Sendable, Equatable {
-    public var protocolName = "clawline"
-    public var requestID: String?
-    public var deviceID: String
-    public var claimedName: String?
-    public var deviceInfoJSON: String?
-    public var createdAt: Int64
-    public var expiresAt: Int64
-
-    public init(deviceID: String, claimedName: String?, deviceInfoJSON: String?, createdAt: Int64, expiresAt: Int64) {
-        self.deviceID = deviceID
-        self.claimedName = claimedName
-        self.deviceInfoJSON = deviceInfoJSON
-        self.createdAt = createdAt
-        self.expiresAt = expiresAt
-    }
 }
 
 public enum OperatorQueries {

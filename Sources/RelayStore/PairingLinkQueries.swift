@@ -34,6 +34,25 @@ public enum PairingLinkQueries {
         try db.value(String.self, "SELECT bot_id FROM bot_pairings WHERE device_id = ? AND token_hash = ?", [deviceID, tokenHash])
     }
 
+    /// A device's bot pairings: bot id → token hash.
+    public static func bots(_ db: Database, deviceID: String) throws -> [String: String] {
+        var bots: [String: String] = [:]
+        for row in try db.rows("SELECT bot_id, token_hash FROM bot_pairings WHERE device_id = ?", [deviceID]) {
+            bots[row["bot_id"]] = row["token_hash"]
+        }
+        return bots
+    }
+
+    /// True when the link is known, unused and unexpired at `now`.
+    public static func isUsable(_ db: Database, tokenHash: String, now: Int64) throws -> Bool {
+        try db.value(
+            Bool.self,
+            "SELECT EXISTS (SELECT 1 FROM pair_links WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?)",
+            [tokenHash, now]
+        )
+            ?? false
+    }
+
     public static func removeBots(_ db: Database, deviceID: String, botIDs: [String]?) throws -> Int {
         if let botIDs {
             var removed = 0

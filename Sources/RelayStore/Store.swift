@@ -14,6 +14,7 @@ public final class Store: Sendable {
     public let path: String
     let pool: DatabasePool
     private let worker: StoreWorker?
+    private let reader: StoreReader?
     private let checkpointer: Checkpointer?
     private let executor: (any LoopExecutor)?
 
@@ -32,6 +33,7 @@ public final class Store: Sendable {
         self.pool = pool
         self.executor = executor
         worker = executor.map { StoreWorker(pool: pool, executor: $0) }
+        reader = executor.map { StoreReader(pool: pool, executor: $0) }
         checkpointer = executor == nil ? nil : try Checkpointer(path: path, fullSync: fullSync)
     }
 
@@ -78,6 +80,16 @@ public final class Store: Sendable {
         }
     }
 
+    /// Runs `work` on a reader connection (not behind the writer); `completion` runs on the loop.
+    /// It sees every write whose completion ran before it was asked.
+    public func read<R: Sendable>(
+        _ work: @escaping @Sendable (Database) throws -> R,
+        completion: @escaping (Result<R, any Error>) -> Void
+    ) {
+        guard let reader else { preconditionFailure("Store opened without an executor") }
+        reader.read(work, completion: completion)
+    }
+
     /// While a completion of `perform` runs (loop thread): when the writer took its batch and when
     /// the batch committed.
     public var batchTiming: JournalBatchTiming? { worker?.timing.current }
@@ -93,6 +105,7 @@ public final class Store: Sendable {
 
     /// Waits for queued work to commit and stops the writer, then the checkpointer.
     public func close() {
+        reader?.stop()
         worker?.stop()
         checkpointer?.stop()
     }

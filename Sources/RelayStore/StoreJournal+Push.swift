@@ -9,6 +9,20 @@ extension StoreJournal: PushJournal {
         store.perform({ db in try PushTargetQueries.devices(db, deviceID: deviceID).first }, completion: completion)
     }
 
+    public func savePushTarget(
+        deviceID: String,
+        kind: PushTarget.Kind,
+        token: String,
+        platform: String?,
+        at millis: Int64,
+        completion: @escaping (Result<Void, any Error>) -> Void
+    ) {
+        store.perform(
+            { db in try PushTargetQueries.upsert(db, deviceID: deviceID, kind: kind.rawValue, token: token, platform: platform, at: millis) },
+            completion: completion
+        )
+    }
+
     public func pendingPushes(completion: @escaping (Result<[PendingPush], any Error>) -> Void) {
         store.perform({ db in try PushTargetQueries.pending(db) }, completion: completion)
     }

@@ -4,11 +4,13 @@ import RelayCore
 /// writer, so completions arrive on the loop after commit, in submission order.
 public final class StoreJournal: CoreJournal {
     let store: Store
+    let clock: any Clock
     private let onError: @Sendable (String, any Error) -> Void
 
     /// `onError` hears about writes nobody waits for (queue upkeep, presence) that failed.
-    public init(store: Store, onError: @escaping @Sendable (String, any Error) -> Void) {
+    public init(store: Store, clock: any Clock = SystemClock(), onError: @escaping @Sendable (String, any Error) -> Void) {
         self.store = store
+        self.clock = clock
         self.onError = onError
     }
 
@@ -39,6 +41,10 @@ public final class StoreJournal: CoreJournal {
 
     public func edit(conversationID: String, _ edit: ConversationEdit, now: Int64, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
         store.perform({ db in try ConversationQueries.update(db, id: conversationID, at: now) { edit.apply(to: &$0) } }, completion: completion)
+    }
+
+    public func deleteConversation(id: String, completion: @escaping (Result<Bool, any Error>) -> Void) {
+        store.perform({ db in try ConversationQueries.delete(db, id: id) }, completion: completion)
     }
 
     public func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void) {

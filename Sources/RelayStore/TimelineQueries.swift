@@ -1,26 +1,6 @@
 import GRDB
 import RelayCore
 
-/// One row of a user's timeline as clients that sync by seq see it: a stored event, the
-/// placeholder of an answer still running, or an answer that failed.
-public struct TimelineEntry: Sendable, Equatable {
-    public enum Status: String, Sendable {
-        case pending, streaming, complete, error
-    }
-
-    public var id: String
-    /// The sender's id for a user message.
-    public var clientID: String?
-    public var conversationID: String
-    public var role: ChatRole
-    public var content: String
-    public var status: Status
-    public var error: String?
-    public var seq: Int64
-    public var createdAt: Int64
-    public var completedAt: Int64?
-}
-
 /// The timeline over `events` and `messages`: every row has a seq of its user's clock.
 public enum TimelineQueries {
     /// The user's entries after `seq`, oldest first, at most `limit` and about `byteBudget` bytes

@@ -1,13 +1,25 @@
 import RelayCore
 
-/// The core's journal in memory. Work happens at once; completions run on the loop later, in
-/// submission order, like the SQLite writer's.
-public final class MemoryJournal: CoreJournal {
+/// Every journal of the core in memory: the relay's whole durable state as plain values. Work
+/// happens at once; completions run on the loop later, in submission order, like the SQLite
+/// journal's. Tests read the stored state straight from its properties.
+public final class MemoryJournal {
+    /// A client message as stored, with what the timeline shows of its answer.
     public struct Record: Equatable {
         public var message: UserMessageSummary
         public var state: MessageState
         public var runID: String
         public var answer: AnswerSlot
+        public var userID: String
+        public var conversationID: String
+        public var deviceID: String
+        public var clientID: String
+        public var userEventID: String
+        public var createdAt: Int64
+        /// Why the turn ended without an answer, and the seq and time that failure took.
+        public var reason: String?
+        public var endedSeq: Int64?
+        public var endedAt: Int64?
     }
 
     /// The stored parts of a message (what a retry is compared with).
@@ -24,33 +36,88 @@ public final class MemoryJournal: CoreJournal {
         var expiresAt: Int64
     }
 
-    private let loop: any LoopExecutor
-    public private(set) var conversations: [String: Conversation] = [:]
-    public private(set) var keys: [String: String] = [:]
-    public private(set) var events: [ChatEvent] = []
-    public private(set) var records: [String: Record] = [:]
-    public private(set) var presence: [String: DevicePresence.State] = [:]
+    let loop: any LoopExecutor
+    let clock: any Clock
+    public internal(set) var conversations: [String: Conversation] = [:]
+    public internal(set) var keys: [String: String] = [:]
+    public internal(set) var events: [ChatEvent] = []
+    public internal(set) var records: [String: Record] = [:]
+    public internal(set) var presence: [String: DevicePresence.State] = [:]
     /// Read cursors by `user|conversation`.
-    public private(set) var cursors: [String: ReadCursor] = [:]
+    public internal(set) var cursors: [String: ReadCursor] = [:]
     var queueRows: [QueueRow] = []
-    /// Each user's clock (events and answer slots share it).
-    private var lastSeq: [String: Int64] = [:]
+    /// Each user's clock (events, answer slots, failures and conversation changes share it).
+    var lastSeq: [String: Int64] = [:]
     private var nextQueueID: Int64 = 0
-    /// Asset ids that exist, by owner.
-    public var assets: [String: String] = [:]
-    /// When set, every write fails with this error.
+    /// Uploaded files' records by id.
+    public var assets: [String: AssetRecord] = [:]
+    /// Devices, their per-role tokens (by role) and bot pairings (bot id → token hash), by device id.
+    public var devices: [String: DeviceRecord] = [:]
+    public var deviceTokens: [String: [String: DeviceToken]] = [:]
+    public var botPairings: [String: [String: String]] = [:]
+    /// One-time pairing links: token hash → (expiry, used).
+    public var pairLinks: [String: (expiresAt: Int64, used: Bool)] = [:]
+    /// The pending pairing requests' mirror, by `protocol|device`.
+    public internal(set) var pendingPairings: [String: PendingPairing] = [:]
+    /// Upstream accounts' last reported states, by name.
+    public internal(set) var accounts: [String: AccountStatus] = [:]
+    /// Push targets by device, pushes not sent yet, retired targets, send attempts.
+    public var pushDevices: [PushDevice] = []
+    public var pendingPushes: [String: PendingPush] = [:]
+    public internal(set) var retiredTargets: [(target: PushTarget, reason: String)] = []
+    public internal(set) var pushAttempts: [PushAttempt] = []
+    /// When set, every write that reports back fails with this error.
     public var failWrites: (any Error)?
 
-    public init(loop: any LoopExecutor) { self.loop = loop }
+    public init(loop: any LoopExecutor, clock: any Clock = TestClock()) {
+        self.loop = loop
+        self.clock = clock
+    }
 
-    private func later<T>(_ value: Result<T, any Error>, _ completion: @escaping (Result<T, any Error>) -> Void) {
+    func later<T>(_ value: Result<T, any Error>, _ completion: @escaping (Result<T, any Error>) -> Void) {
         loop.execute(with: (value, completion)) { $0.1($0.0) }
     }
 
-    private static func key(_ userID: String, _ key: ConversationKey) -> String { "\(userID)|\(key.scheme)|\(key.value)" }
+    /// `later`, failing with `failWrites` when it is set.
+    func write<T>(_ completion: @escaping (Result<T, any Error>) -> Void, _ work: () throws -> T) {
+        if let error = failWrites { return later(.failure(error), completion) }
+        later(Result { try work() }, completion)
+    }
+
+    /// The user's next seq.
+    func nextSeq(_ userID: String) -> Int64 {
+        let seq = (lastSeq[userID] ?? 0) + 1
+        lastSeq[userID] = seq
+        return seq
+    }
 
     /// The queue of a device as it stands, oldest first.
     public func queue(of deviceID: String) -> [QueueItem] { queueRows.filter { $0.deviceID == deviceID }.map(\.item) }
+
+    /// The user's cursor in a conversation (0 when there is none).
+    public func cursor(userID: String, conversationID: String) -> Int64 { cursors["\(userID)|\(conversationID)"]?.seq ?? 0 }
+
+    @discardableResult
+    func moveCursor(userID: String, conversationID: String, seq: Int64, now: Int64) -> ReadCursor? {
+        let key = "\(userID)|\(conversationID)"
+        guard seq > (cursors[key]?.seq ?? 0) else { return nil }
+        let cursor = ReadCursor(userID: userID, conversationID: conversationID, seq: seq, updatedAt: now)
+        cursors[key] = cursor
+        return cursor
+    }
+
+    func append(_ event: ChatEvent, queue: [QueueTarget], now: Int64) -> ChatEvent {
+        var event = event
+        event.seq = nextSeq(event.userID)
+        events.append(event)
+        conversations[event.conversationID]?.updatedAt = now
+        enqueue(.message(event), now: now, queue: queue)
+        return event
+    }
+}
+
+extension MemoryJournal: CoreJournal {
+    private static func key(_ userID: String, _ key: ConversationKey) -> String { "\(userID)|\(key.scheme)|\(key.value)" }
 
     public func resolveConversation(
         _ key: ConversationKey,
@@ -60,7 +127,7 @@ public final class MemoryJournal: CoreJournal {
         completion: @escaping (Result<Conversation, any Error>) -> Void
     ) {
         if let id = keys[Self.key(userID, key)], let conversation = conversations[id] { return later(.success(conversation), completion) }
-        let conversation = Conversation(
+        var conversation = Conversation(
             id: Conversation.newID(),
             userID: userID,
             title: draft.title,
@@ -70,6 +137,7 @@ public final class MemoryJournal: CoreJournal {
             updatedAt: now,
             keys: [key] + draft.extraKeys
         )
+        conversation.changeSeq = nextSeq(userID)
         conversations[conversation.id] = conversation
         for name in [key] + draft.extraKeys { keys[Self.key(userID, name)] = conversation.id }
         later(.success(conversation), completion)
@@ -84,17 +152,43 @@ public final class MemoryJournal: CoreJournal {
     }
 
     public func conversations(userID: String, limit: Int, completion: @escaping (Result<[Conversation], any Error>) -> Void) {
-        let list = conversations.values.filter { $0.userID == userID }.sorted { $0.updatedAt > $1.updatedAt }
-        later(.success(Array(list.prefix(limit))), completion)
+        later(.success(Array(list(userID: userID).prefix(limit))), completion)
     }
 
-    public func edit(conversationID: String, _ edit: ConversationEdit, now: Int64, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
-        if var conversation = conversations[conversationID] {
+    /// A user's conversations, most recently updated first.
+    func list(userID: String) -> [Conversation] {
+        conversations.values.filter { $0.userID == userID }.sorted { ($0.updatedAt, $1.id) > ($1.updatedAt, $0.id) }
+    }
+
+    public func edit(
+        conversationID: String,
+        _ edit: ConversationEdit,
+        now: Int64,
+        completion: @escaping (Result<Conversation?, any Error>) -> Void
+    ) {
+        write(completion) {
+            guard var conversation = conversations[conversationID] else { return nil }
+            let wasArchived = conversation.archived
             edit.apply(to: &conversation)
+            if conversation.archived != wasArchived { conversation.archivedAt = conversation.archived ? now : nil }
             conversation.updatedAt = now
+            conversation.changeSeq = nextSeq(conversation.userID)
             conversations[conversationID] = conversation
+            return conversation
         }
-        later(.success(conversations[conversationID]), completion)
+    }
+
+    public func deleteConversation(id: String, completion: @escaping (Result<Bool, any Error>) -> Void) {
+        write(completion) {
+            guard conversations.removeValue(forKey: id) != nil else { return false }
+            keys = keys.filter { $0.value != id }
+            events.removeAll { $0.conversationID == id }
+            records = records.filter { $0.value.conversationID != id }
+            queueRows.removeAll { $0.item.conversationID == id }
+            pendingPushes = pendingPushes.filter { $0.value.conversationID != id }
+            cursors = cursors.filter { $0.value.conversationID != id }
+            return true
+        }
     }
 
     public func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void) {
@@ -107,50 +201,49 @@ public final class MemoryJournal: CoreJournal {
         conversations[conversationID]?.backendSession = session
     }
 
-    private func append(_ event: ChatEvent, queue: [QueueTarget], now: Int64) -> ChatEvent {
-        var event = event
-        event.seq = (lastSeq[event.userID] ?? 0) + 1
-        lastSeq[event.userID] = event.seq
-        events.append(event)
-        conversations[event.conversationID]?.updatedAt = now
-        enqueue(.message(event), now: now, queue: queue)
-        return event
-    }
-
     public func accept(_ message: UserMessage, now: Int64, queue: [QueueTarget], completion: @escaping (Result<Acceptance, any Error>) -> Void) {
-        if let error = failWrites { return later(.failure(error), completion) }
-        let recordKey = "\(message.deviceID)|\(message.clientID)"
-        let summary = UserMessageSummary(contentHash: message.contentHash, attachmentsHash: message.attachmentsHash)
-        if let existing = records[recordKey] {
-            guard existing.message == summary else { return later(.success(.mismatch), completion) }
-            return later(.success(.duplicate(existing.state, runID: existing.runID, answer: existing.answer)), completion)
-        }
-        if let rejection = message.rejection { return later(.success(.rejected(rejection)), completion) }
-        if let missing = message.assetIDs.first(where: { assets[$0] != message.senderID }) {
-            return later(.success(.missingAsset(missing)), completion)
-        }
-        let runID = message.runID ?? Identifiers.newUUID()
-        let event = append(
-            ChatEvent(
-                id: Identifiers.newEventID(),
-                seq: 0,
+        write(completion) {
+            let recordKey = "\(message.deviceID)|\(message.clientID)"
+            let summary = UserMessageSummary(contentHash: message.contentHash, attachmentsHash: message.attachmentsHash)
+            if let existing = records[recordKey] {
+                guard existing.message == summary else { return .mismatch }
+                return .duplicate(existing.state, runID: existing.runID, answer: existing.answer)
+            }
+            if let rejection = message.rejection { return .rejected(rejection) }
+            if let missing = message.assetIDs.first(where: { assets[$0]?.userID != message.senderID }) { return .missingAsset(missing) }
+            let runID = message.runID ?? Identifiers.newUUID()
+            let event = append(
+                ChatEvent(
+                    id: Identifiers.newEventID(),
+                    seq: 0,
+                    userID: message.userID,
+                    conversationID: message.conversationID,
+                    role: .user,
+                    content: message.content,
+                    timestampMillis: now,
+                    deviceID: message.deviceID,
+                    attachmentsJSON: message.attachmentsJSON,
+                    turn: TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
+                ),
+                queue: queue,
+                now: now
+            )
+            moveCursor(userID: message.senderID, conversationID: message.conversationID, seq: event.seq, now: now)
+            let answer = AnswerSlot(id: Identifiers.newEventID(), seq: nextSeq(message.userID))
+            records[recordKey] = Record(
+                message: summary,
+                state: .active,
+                runID: runID,
+                answer: answer,
                 userID: message.userID,
                 conversationID: message.conversationID,
-                role: .user,
-                content: message.content,
-                timestampMillis: now,
                 deviceID: message.deviceID,
-                attachmentsJSON: message.attachmentsJSON,
-                turn: TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
-            ),
-            queue: queue,
-            now: now
-        )
-        lastSeq[message.userID] = event.seq + 1
-        moveCursor(userID: message.senderID, conversationID: message.conversationID, seq: event.seq, now: now)
-        let answer = AnswerSlot(id: Identifiers.newEventID(), seq: event.seq + 1)
-        records[recordKey] = Record(message: summary, state: .active, runID: runID, answer: answer)
-        later(.success(.fresh(event, runID: runID, answer: answer)), completion)
+                clientID: message.clientID,
+                userEventID: event.id,
+                createdAt: now
+            )
+            return .fresh(event, runID: runID, answer: answer)
+        }
     }
 
     public func finish(
@@ -163,25 +256,32 @@ public final class MemoryJournal: CoreJournal {
         queue: [QueueTarget],
         completion: @escaping (Result<ChatEvent, any Error>) -> Void
     ) {
-        if let error = failWrites { return later(.failure(error), completion) }
-        records["\(turn.deviceID)|\(turn.clientID)"]?.state = .finalized
-        var event = ChatEvent(
-            id: eventID,
-            seq: 0,
-            userID: userID,
-            conversationID: conversationID,
-            role: .assistant,
-            content: content,
-            timestampMillis: now,
-            deviceID: nil,
-            attachmentsJSON: nil
-        )
-        event.turn = turn
-        later(.success(append(event, queue: queue, now: now)), completion)
+        write(completion) {
+            records["\(turn.deviceID)|\(turn.clientID)"]?.state = .finalized
+            var event = ChatEvent(
+                id: eventID,
+                seq: 0,
+                userID: userID,
+                conversationID: conversationID,
+                role: .assistant,
+                content: content,
+                timestampMillis: now,
+                deviceID: nil,
+                attachmentsJSON: nil
+            )
+            event.turn = turn
+            return append(event, queue: queue, now: now)
+        }
     }
 
     public func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Void, any Error>) -> Void) {
-        records["\(failure.turn.deviceID)|\(failure.turn.clientID)"]?.state = failure.cause == .aborted ? .aborted : .failed
+        let key = "\(failure.turn.deviceID)|\(failure.turn.clientID)"
+        if records[key] != nil {
+            records[key]?.state = failure.cause == .aborted ? .aborted : .failed
+            records[key]?.reason = failure.reason
+            records[key]?.endedSeq = nextSeq(failure.userID)
+            records[key]?.endedAt = failure.timestampMillis
+        }
         enqueue(.failure(failure), now: failure.timestampMillis, queue: queue)
         later(.success(()), completion)
     }
@@ -213,7 +313,10 @@ public final class MemoryJournal: CoreJournal {
 
     public func purgeQueues(now: Int64) { queueRows.removeAll { $0.expiresAt <= now } }
 
-    public func recordPresence(deviceID: String, state: DevicePresence.State, now: Int64) { presence[deviceID] = state }
+    public func recordPresence(deviceID: String, state: DevicePresence.State, now: Int64) {
+        presence[deviceID] = state
+        devices[deviceID]?.presence = state.rawValue
+    }
 
     public func markRead(
         userID: String,
@@ -222,20 +325,9 @@ public final class MemoryJournal: CoreJournal {
         now: Int64,
         completion: @escaping (Result<ReadCursor?, any Error>) -> Void
     ) {
-        if let error = failWrites { return later(.failure(error), completion) }
-        let newest = events.filter { $0.conversationID == conversationID }.map(\.seq).max() ?? 0
-        later(.success(moveCursor(userID: userID, conversationID: conversationID, seq: min(seq, newest), now: now)), completion)
-    }
-
-    /// The user's cursor in a conversation (0 when there is none).
-    public func cursor(userID: String, conversationID: String) -> Int64 { cursors["\(userID)|\(conversationID)"]?.seq ?? 0 }
-
-    @discardableResult
-    private func moveCursor(userID: String, conversationID: String, seq: Int64, now: Int64) -> ReadCursor? {
-        let key = "\(userID)|\(conversationID)"
-        guard seq > (cursors[key]?.seq ?? 0) else { return nil }
-        let cursor = ReadCursor(userID: userID, conversationID: conversationID, seq: seq, updatedAt: now)
-        cursors[key] = cursor
-        return cursor
+        write(completion) {
+            let newest = events.filter { $0.conversationID == conversationID }.map(\.seq).max() ?? 0
+            return moveCursor(userID: userID, conversationID: conversationID, seq: min(seq, newest), now: now)
+        }
     }
 }

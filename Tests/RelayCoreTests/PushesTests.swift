@@ -3,36 +3,6 @@ import RelayCore
 import RelayTesting
 import Testing
 
-/// The push journal in memory.
-final class MemoryPushJournal: PushJournal {
-    var devices: [PushDevice]
-    var pending: [String: PendingPush] = [:]
-    var retired: [(PushTarget, String)] = []
-    var attempts: [PushAttempt] = []
-
-    init(devices: [PushDevice], pending: [PendingPush] = []) {
-        self.devices = devices
-        for push in pending { self.pending[push.id] = push }
-    }
-
-    func pushDevices(completion: @escaping (Result<[PushDevice], any Error>) -> Void) { completion(.success(devices)) }
-    func pushDevice(_ deviceID: String, completion: @escaping (Result<PushDevice?, any Error>) -> Void) {
-        completion(.success(devices.first { $0.deviceID == deviceID }))
-    }
-    func pendingPushes(completion: @escaping (Result<[PendingPush], any Error>) -> Void) { completion(.success(Array(pending.values))) }
-    func savePush(_ push: PendingPush) { pending[push.id] = push }
-    func deletePush(id: String) { pending.removeValue(forKey: id) }
-    func retire(_ target: PushTarget, reason: String, at millis: Int64) {
-        retired.append((target, reason))
-        devices = devices.map { device in
-            var device = device
-            device.targets.removeAll { $0 == target }
-            return device
-        }.filter { !$0.targets.isEmpty }
-    }
-    func record(_ attempts: [PushAttempt], userID: String?) { self.attempts += attempts }
-}
-
 /// Sinks that record what they were handed and answer with `answer`.
 final class RecordingDispatcher: PushDispatcher {
     var deliveries: [PushDelivery] = []
@@ -46,17 +16,17 @@ final class RecordingDispatcher: PushDispatcher {
 
 @Suite struct PushesTests {
     let core = CoreFixture()
-    let journal: MemoryPushJournal
+    var journal: MemoryJournal { core.journal }
     let sinks = RecordingDispatcher()
     let target: PushTarget
 
     init() {
         target = PushTarget(deviceID: "phone", kind: .apns, token: String(repeating: "ab", count: 32), registeredAt: 0)
-        journal = MemoryPushJournal(devices: [PushDevice(deviceID: "phone", userID: core.user, protocolName: "test", targets: [target])])
+        core.journal.pushDevices = [PushDevice(deviceID: "phone", userID: core.user, protocolName: "test", targets: [target])]
     }
 
     func enable(delay: Int64 = 0, quiet: QuietHours? = nil) {
-        core.hub.pushes.enable(journal: journal, dispatcher: sinks, settings: Pushes.Settings(delayMillis: delay, quietHours: quiet))
+        core.hub.pushes.enable(dispatcher: sinks, settings: Pushes.Settings(delayMillis: delay, quietHours: quiet))
         core.loop.runUntilIdle()
     }
 
@@ -78,7 +48,7 @@ final class RecordingDispatcher: PushDispatcher {
         #expect(delivery.content.title == "scripted", "no title: the backend's name")
         #expect(delivery.content.threadID == core.conversation.id)
         #expect(delivery.push.count == 1 && delivery.device.targets == [target])
-        #expect(journal.pending.isEmpty, "sent pushes leave the journal")
+        #expect(journal.pendingPushes.isEmpty, "sent pushes leave the journal")
     }
 
     @Test func aForegroundDeviceGetsNone() {
@@ -102,7 +72,7 @@ final class RecordingDispatcher: PushDispatcher {
     @Test func finalsWithinTheDelayAreCoalescedIntoOnePush() {
         enable(delay: 5_000)
         for index in 1...3 { turn("q\(index)", answer: "a\(index)") }
-        #expect(journal.pending.count == 1, "one durable pending push per device and conversation")
+        #expect(journal.pendingPushes.count == 1, "one durable pending push per device and conversation")
         core.loop.advance(millis: 4_999)
         #expect(sinks.deliveries.isEmpty)
         core.loop.advance(millis: 1)
@@ -119,7 +89,7 @@ final class RecordingDispatcher: PushDispatcher {
         core.hub.presence.signal(.foregrounded, deviceID: "phone")
         core.loop.advance(millis: 10_000)
         #expect(sinks.deliveries.isEmpty)
-        #expect(journal.pending.isEmpty)
+        #expect(journal.pendingPushes.isEmpty)
         #expect(core.hub.pushes.cancelledCount == 1)
     }
 
@@ -165,7 +135,7 @@ final class RecordingDispatcher: PushDispatcher {
         enable()
         turn("one", answer: "first")
         core.loop.advance(millis: 0)
-        #expect(journal.retired.count == 1)
+        #expect(journal.retiredTargets.count == 1)
         turn("two", answer: "second")
         core.loop.advance(millis: 1_000)
         #expect(sinks.deliveries.count == 1)
@@ -185,7 +155,7 @@ final class RecordingDispatcher: PushDispatcher {
             createdAt: 0,
             dueAt: core.loop.clock.nowMillis() + 2_000
         )
-        journal.pending[stored.id] = stored
+        journal.pendingPushes[stored.id] = stored
         enable()
         core.loop.advance(millis: 1_999)
         #expect(sinks.deliveries.isEmpty)
@@ -193,7 +163,7 @@ final class RecordingDispatcher: PushDispatcher {
         #expect(sinks.deliveries.map(\.push.id) == [stored.id])
         core.loop.advance(millis: 60_000)
         #expect(sinks.deliveries.count == 1)
-        #expect(journal.pending.isEmpty)
+        #expect(journal.pendingPushes.isEmpty)
     }
 
     @Test func quietHoursHoldAPushUntilTheWindowEnds() throws {

@@ -19,10 +19,11 @@ import Testing
             #expect(device.typing == [true, false])
             #expect(device.messages[1].turn?.clientID == "c_hi")
         }
-        // Seq 2 was the answer's placeholder slot while it ran; the stored answer gets a fresh one.
-        #expect(core.journal.events.map(\.seq) == [1, 3])
+        // Seq 1 went to the conversation's creation and seq 3 was the answer's placeholder slot
+        // while it ran; the stored answer gets a fresh one.
+        #expect(core.journal.events.map(\.seq) == [2, 4])
         let progress = phone.events.compactMap { if case .streaming(let progress) = $0 { progress } else { nil } }
-        #expect(progress.map(\.seq) == [2, 2] && progress.allSatisfy { $0.eventID == core.journal.events[1].id })
+        #expect(progress.map(\.seq) == [3, 3] && progress.allSatisfy { $0.eventID == core.journal.events[1].id })
         #expect(core.hub.turns.completedCount == 1)
     }
 

@@ -4,11 +4,17 @@ public enum ConversationEdit: Sendable, Equatable {
     case rebind(backend: String?)
     /// A new title (nil: none, clients show their default name).
     case retitle(String?)
+    /// Archived (hidden from lists that leave archived ones out), or back.
+    case archive(Bool)
+    /// Several edits applied together, as one change.
+    case all([ConversationEdit])
 
     public func apply(to conversation: inout Conversation) {
         switch self {
         case .rebind(let backend): conversation.backend = backend
         case .retitle(let title): conversation.title = title
+        case .archive(let archived): conversation.archived = archived
+        case .all(let edits): for edit in edits { edit.apply(to: &conversation) }
         }
     }
 }

@@ -105,6 +105,14 @@ public final class Conversations {
         changes.publish(.conversation(conversation))
     }
 
+    /// Deletes the conversation and everything in it; `completion` gets false when there was none.
+    public func delete(id: String, completion: @escaping (Result<Bool, any Error>) -> Void) {
+        journal.deleteConversation(id: id) { [weak self] result in
+            if case .success(true) = result { self?.forget(id: id) }
+            completion(result)
+        }
+    }
+
     /// The conversation was deleted: its cached entry and keys go.
     public func forget(id: String) {
         guard let conversation = byID.removeValue(forKey: id) else { return }

@@ -170,6 +170,9 @@ public protocol CoreJournal: AnyObject {
     func conversations(userID: String, limit: Int, completion: @escaping (Result<[Conversation], any Error>) -> Void)
     /// Applies `edit` to a conversation and gives it a new change seq; nil when there is no such conversation.
     func edit(conversationID: String, _ edit: ConversationEdit, now: Int64, completion: @escaping (Result<Conversation?, any Error>) -> Void)
+    /// Deletes a conversation and everything in it (history, message records, keys, queued events,
+    /// pending pushes, read cursors); false when there was none.
+    func deleteConversation(id: String, completion: @escaping (Result<Bool, any Error>) -> Void)
     /// Points one more key at a conversation (a Companion session id adopted for a directory).
     func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void)
     /// Stores the backend's own session id for a conversation (nil forgets it); nobody waits for it.

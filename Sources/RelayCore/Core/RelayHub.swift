@@ -1,7 +1,13 @@
 import Logging
 
-/// The core every bridge talks to: conversations, turns, presence, queues and the bus, over one
-/// journal, one loop and one clock.
+/// Everything durable the core uses, as one journal: RelayStore's SQLite journal in the relay,
+/// RelayTesting's memory journal in tests. A second store implements these protocols and nothing
+/// in the core or a bridge changes.
+public typealias RelayJournal = CoreJournal & DeviceJournal & HistoryJournal & AssetJournal & AccountJournal & PushJournal
+
+/// The core every bridge talks to: devices and pairing, conversations, history, turns, presence,
+/// queues, pushes and the bus, over one journal, one loop and one clock. It owns every piece of
+/// state a client can change or read; bridges decode, call it, and encode.
 ///
 /// - Important: loop thread only (tests run it on a manual loop with a test clock).
 public final class RelayHub {
@@ -12,15 +18,18 @@ public final class RelayHub {
         public var backgroundTTLMillis: Int64
         /// How long reads of messages shown live (`shown`) are gathered before they move cursors.
         public var shownReadMillis: Int
+        /// How long devices' last-seen times are gathered before they are written.
+        public var seenFlushMillis: Int
 
-        public init(sweepMillis: Int = 60_000, backgroundTTLMillis: Int64 = 4 * 3_600_000, shownReadMillis: Int = 250) {
+        public init(sweepMillis: Int = 60_000, backgroundTTLMillis: Int64 = 4 * 3_600_000, shownReadMillis: Int = 250, seenFlushMillis: Int = 1_000) {
             self.sweepMillis = sweepMillis
             self.backgroundTTLMillis = backgroundTTLMillis
             self.shownReadMillis = shownReadMillis
+            self.seenFlushMillis = seenFlushMillis
         }
     }
 
-    public let journal: CoreJournal
+    public let journal: any RelayJournal
     public let router: Router
     public let loop: any LoopScheduler
     public let clock: any Clock
@@ -34,13 +43,28 @@ public final class RelayHub {
     /// Conversation creations, changes and read cursor moves, for bridges that list conversations.
     public let changes = ConversationChanges()
     public let cursors: ReadCursors
+    /// Every device of every protocol, and pairing requests.
+    public let devices: Devices
+    /// Reads of the history: replays, timelines, summaries.
+    public let history: History
+    /// Uploaded files' metadata.
+    public let assets: Assets
+    /// Upstream accounts and their link states.
+    public let accounts: Accounts
     /// Per-stage latency of the messages that pass through the core; bridges record their own stages here too.
     public let stages = StageRecorder()
     private let settings: Settings
     /// Reads of messages shown live, newest seq per user and conversation, until the next flush.
     private var shownReads: [ShownRead: Int64] = [:]
 
-    public init(journal: CoreJournal, router: Router, loop: any LoopScheduler, clock: any Clock, logger: Logger, settings: Settings = Settings()) {
+    public init(
+        journal: any RelayJournal,
+        router: Router,
+        loop: any LoopScheduler,
+        clock: any Clock,
+        logger: Logger,
+        settings: Settings = Settings()
+    ) {
         self.journal = journal
         self.router = router
         self.loop = loop
@@ -51,7 +75,20 @@ public final class RelayHub {
         bus = Bus(presence: presence)
         conversations = Conversations(journal: journal, clock: clock, changes: changes)
         cursors = ReadCursors(journal: journal, clock: clock, changes: changes)
-        pushes = Pushes(presence: presence, bus: bus, conversations: conversations, router: router, loop: loop, clock: clock, logger: logger)
+        devices = Devices(journal: journal, loop: loop, clock: clock, logger: logger, seenFlushMillis: settings.seenFlushMillis)
+        history = History(journal: journal)
+        assets = Assets(journal: journal)
+        accounts = Accounts(journal: journal, clock: clock, logger: logger)
+        pushes = Pushes(
+            journal: journal,
+            presence: presence,
+            bus: bus,
+            conversations: conversations,
+            router: router,
+            loop: loop,
+            clock: clock,
+            logger: logger
+        )
         queue = NotificationQueue(
             journal: journal,
             presence: presence,

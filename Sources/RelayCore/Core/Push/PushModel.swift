@@ -234,6 +234,15 @@ public protocol PushJournal: AnyObject {
     func pushDevices(completion: @escaping (Result<[PushDevice], any Error>) -> Void)
     /// One device's live targets, nil when it has none (or is unknown).
     func pushDevice(_ deviceID: String, completion: @escaping (Result<PushDevice?, any Error>) -> Void)
+    /// Stores (or replaces) a device's target of `kind`; a retired one comes back to life.
+    func savePushTarget(
+        deviceID: String,
+        kind: PushTarget.Kind,
+        token: String,
+        platform: String?,
+        at millis: Int64,
+        completion: @escaping (Result<Void, any Error>) -> Void
+    )
     /// Pushes not sent yet.
     func pendingPushes(completion: @escaping (Result<[PendingPush], any Error>) -> Void)
     func savePush(_ push: PendingPush)

@@ -5,7 +5,8 @@ import Logging
 /// cancelled when the device returns or the user reads the conversation elsewhere, durable
 /// across restarts; the sinks retire dead targets.
 ///
-/// Inert until `enable` hands it a journal and the sinks (no `[push]` section: no work at all).
+/// Inert until `enable` hands it the sinks (no `[push]` section: no work at all), but targets are
+/// registered either way.
 ///
 /// - Important: loop thread only.
 public final class Pushes {
@@ -38,7 +39,7 @@ public final class Pushes {
     private let loop: any LoopScheduler
     private let clock: any Clock
     private let logger: Logger
-    private var journal: (any PushJournal)?
+    private let journal: any PushJournal
     private var dispatcher: (any PushDispatcher)?
     public private(set) var settings = Settings()
     public var formatters: [String: Formatter] = [:]
@@ -51,7 +52,17 @@ public final class Pushes {
     public private(set) var counts: [String: [PushAttempt.Outcome: Int]] = [:]
     public private(set) var cancelledCount = 0
 
-    init(presence: Presence, bus: Bus, conversations: Conversations, router: Router, loop: any LoopScheduler, clock: any Clock, logger: Logger) {
+    init(
+        journal: any PushJournal,
+        presence: Presence,
+        bus: Bus,
+        conversations: Conversations,
+        router: Router,
+        loop: any LoopScheduler,
+        clock: any Clock,
+        logger: Logger
+    ) {
+        self.journal = journal
         self.presence = presence
         self.bus = bus
         self.conversations = conversations
@@ -65,8 +76,7 @@ public final class Pushes {
     public var pendingCount: Int { pending.count }
 
     /// Loads the targets and the pushes a previous run left pending (those are sent when due).
-    public func enable(journal: any PushJournal, dispatcher: any PushDispatcher, settings: Settings) {
-        self.journal = journal
+    public func enable(dispatcher: any PushDispatcher, settings: Settings) {
         self.dispatcher = dispatcher
         self.settings = settings
         journal.pushDevices { [self] result in
@@ -82,9 +92,24 @@ public final class Pushes {
         }
     }
 
+    /// Stores where a device can be woken (one target per device and kind; a retired one comes
+    /// back to life); the scheduler uses it from then on. `completion` runs once it is durable.
+    public func register(
+        deviceID: String,
+        kind: PushTarget.Kind,
+        token: String,
+        platform: String?,
+        completion: @escaping (Result<Void, any Error>) -> Void
+    ) {
+        journal.savePushTarget(deviceID: deviceID, kind: kind, token: token, platform: platform, at: clock.nowMillis()) { [weak self] result in
+            if case .success = result { self?.reload(deviceID: deviceID) }
+            completion(result)
+        }
+    }
+
     /// A device's targets changed (registered, or changed by the CLI): re-read them.
     public func reload(deviceID: String) {
-        guard let journal else { return }
+        guard isEnabled else { return }
         journal.pushDevice(deviceID) { [self] result in
             guard case .success(let device) = result else { return }
             forget(deviceID)
@@ -144,7 +169,7 @@ public final class Pushes {
             push.failed = failed
             push.text = String(text.prefix(PendingPush.textLimit))
             push.runMillis = runMillis
-            journal?.savePush(push)
+            journal.savePush(push)
             arm(push)
         }
         // With a delay, a device that took the event live has read it: the others need no push.
@@ -177,7 +202,7 @@ public final class Pushes {
     private func cancel(_ key: Key, why: String) {
         guard let push = pending.removeValue(forKey: key) else { return }
         if let timer = timers.removeValue(forKey: key) { loop.cancel(timer) }
-        journal?.deletePush(id: push.id)
+        journal.deletePush(id: push.id)
         cancelledCount += 1
         logger.debug("push cancelled", metadata: ["device": "\(push.deviceID)", "conversation": "\(push.conversationID)", "why": "\(why)"])
     }
@@ -202,12 +227,12 @@ public final class Pushes {
         let now = clock.nowMillis()
         if due(now) > now {
             push.dueAt = due(now)
-            journal?.savePush(push)
+            journal.savePush(push)
             return arm(push)
         }
         pending.removeValue(forKey: key)
         guard let device = devices[push.deviceID], let dispatcher else {
-            journal?.deletePush(id: push.id)
+            journal.deletePush(id: push.id)
             return
         }
         conversations.load(id: push.conversationID) { [self] result in
@@ -222,15 +247,15 @@ public final class Pushes {
     }
 
     private func delivered(_ push: PendingPush, _ report: PushReport) {
-        journal?.deletePush(id: push.id)
-        journal?.record(report.attempts, userID: push.userID)
+        journal.deletePush(id: push.id)
+        journal.record(report.attempts, userID: push.userID)
         for attempt in report.attempts {
             let sink = attempt.sink.hasPrefix("webhook") ? "webhook" : attempt.sink
             counts[sink, default: [:]][attempt.outcome, default: 0] += 1
         }
         let now = clock.nowMillis()
         for (target, reason) in report.retired {
-            journal?.retire(target, reason: reason, at: now)
+            journal.retire(target, reason: reason, at: now)
             logger.notice(
                 "push target retired",
                 metadata: ["device": "\(target.deviceID)", "target": "\(target.redacted)", "reason": "\(reason)"]

@@ -1,75 +1,21 @@
 import GRDB
+import RelayCore
 
-/// A paired device as stored.
-public struct DeviceRecord: Sendable, Equatable {
-    public enum Status: String, Sendable {
-        case approved
-        case revoked
-        /// On the denylist: pairing answers `pair_rejected`.
-        case denied
-    }
-
-    public var id: String
-    public var userID: String
-    public var protocolName: String
-    public var claimedName: String?
-    public var deviceInfoJSON: String?
-    public var isAdmin: Bool
-    public var status: Status
-    public var tokenHash: String?
-    public var tokenDelivered: Bool
-    public var createdAt: Int64
-    public var lastSeenAt: Int64?
-    /// Gateway devices: the raw Ed25519 key (base64url), the granted role and scopes.
-    public var publicKey: String?
-    public var role: String?
-    public var scopes: [String] = []
-    /// Gateway devices: every role approved (`role` holds them comma-separated).
-    public var roles: Set<String> {
-        get { Set((role ?? "").split(separator: ",").map(String.init)) }
-        set { role = newValue.isEmpty ? nil : newValue.sorted().joined(separator: ",") }
-    }
-    /// Foreground, background or offline, as the running relay last saw it.
-    public var presence = "offline"
-
-    public init(
-        id: String,
-        userID: String,
-        protocolName: String = "clawline",
-        claimedName: String?,
-        deviceInfoJSON: String?,
-        isAdmin: Bool,
-        status: Status,
-        tokenHash: String?,
-        tokenDelivered: Bool,
-        createdAt: Int64,
-        lastSeenAt: Int64?
-    ) {
-        self.id = id
-        self.userID = userID
-        self.protocolName = protocolName
-        self.claimedName = claimedName
-        self.deviceInfoJSON = deviceInfoJSON
-        self.isAdmin = isAdmin
-        self.status = status
-        self.tokenHash = tokenHash
-        self.tokenDelivered = tokenDelivered
-        self.createdAt = createdAt
-        self.lastSeenAt = lastSeenAt
-    }
-
+extension DeviceRecord {
     init(row: Row) {
-        id = row["id"]
-        userID = row["user_id"]
-        protocolName = row["protocol"]
-        claimedName = row["claimed_name"]
-        deviceInfoJSON = row["device_info"]
-        isAdmin = row["is_admin"]
-        status = Status(rawValue: row["status"]) ?? .revoked
-        tokenHash = row["token_hash"]
-        tokenDelivered = row["token_delivered"]
-        createdAt = row["created_at"]
-        lastSeenAt = row["last_seen_at"]
+        self.init(
+            id: row["id"],
+            userID: row["user_id"],
+            protocolName: row["protocol"],
+            claimedName: row["claimed_name"],
+            deviceInfoJSON: row["device_info"],
+            isAdmin: row["is_admin"],
+            status: Status(rawValue: row["status"]) ?? .revoked,
+            tokenHash: row["token_hash"],
+            tokenDelivered: row["token_delivered"],
+            createdAt: row["created_at"],
+            lastSeenAt: row["last_seen_at"]
+        )
         publicKey = row["public_key"]
         role = row["role"]
         scopes = (row["scopes"] as String?).map { $0.split(separator: ",").map(String.init) } ?? []
@@ -85,6 +31,11 @@ public enum DeviceQueries {
 
     public static func all(_ db: Database) throws -> [DeviceRecord] {
         try db.rows("SELECT * FROM devices ORDER BY created_at, id").map(DeviceRecord.init(row:))
+    }
+
+    /// Approved devices of a user that speak `protocolName`.
+    public static func count(_ db: Database, userID: String, protocolName: String) throws -> Int {
+        try db.value(Int.self, "SELECT COUNT(*) FROM devices WHERE user_id = ? AND protocol = ? AND status = 'approved'", [userID, protocolName]) ?? 0
     }
 
     public static func hasAdmin(_ db: Database) throws -> Bool {

@@ -1,0 +1,40 @@
+import Logging
+
+/// The durable side of upstream accounts' states (for `clawrelay accounts`).
+public protocol AccountJournal: AnyObject {
+    /// Stores an account's latest state; nobody waits.
+    func recordAccount(_ status: AccountStatus)
+}
+
+/// The upstream accounts (one per `[[backends]]` entry of an upstream kind) and where each link
+/// stands: what `backends.list`, `clawrelay accounts` and `/metrics` show.
+///
+/// - Important: loop thread only.
+public final class Accounts {
+    private let journal: AccountJournal
+    private let clock: any Clock
+    private let logger: Logger
+    /// Each upstream account's kind and link state; built-in backends are not here.
+    public private(set) var states: [String: (kind: String, state: LinkState)] = [:]
+
+    init(journal: AccountJournal, clock: any Clock, logger: Logger) {
+        self.journal = journal
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// An upstream account exists; it counts as `connecting` until its link reports.
+    public func register(_ name: String, kind: String) {
+        if states[name] == nil { states[name] = (kind, .connecting) }
+    }
+
+    /// An account's link changed state: logged, stored for the CLI, shown by `state(of:)`.
+    public func report(_ name: String, kind: String, _ state: LinkState, _ detail: String) {
+        states[name] = (kind, state)
+        logger.info("upstream account", metadata: ["account": "\(name)", "kind": "\(kind)", "state": "\(state.rawValue)", "detail": "\(detail)"])
+        journal.recordAccount(AccountStatus(name: name, kind: kind, state: state.rawValue, detail: detail, updatedAt: clock.nowMillis()))
+    }
+
+    /// An upstream account's link state; nil for a built-in backend (always ready).
+    public func state(of name: String) -> LinkState? { states[name]?.state }
+}

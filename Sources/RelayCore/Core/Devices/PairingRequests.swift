@@ -1,0 +1,186 @@
+import Logging
+
+/// Pairing requests waiting for a decision, of every protocol: one book with one expiry, one
+/// mirror for `clawrelay devices list` and one way for the operator or an admin to decide. A
+/// protocol registers how it carries out a decision (`decide(for:_:)`) and hears expiries.
+///
+/// - Important: loop thread only.
+public final class PairingRequests {
+    /// A device waiting to be approved.
+    public struct Request: Sendable, Equatable {
+        public var requestID: String
+        public var deviceID: String
+        public var protocolName: String
+        public var claimedName: String?
+        /// What the protocol knows of the device (shown to whoever approves it, kept for the decision).
+        public var info: JSONValue
+        public var remoteAddress: String
+        public var createdAt: Int64
+        public var expiresAt: Int64
+
+        public init(
+            requestID: String = Identifiers.newUUID(),
+            deviceID: String,
+            protocolName: String,
+            claimedName: String?,
+            info: JSONValue,
+            remoteAddress: String,
+            createdAt: Int64 = 0,
+            expiresAt: Int64 = 0
+        ) {
+            self.requestID = requestID
+            self.deviceID = deviceID
+            self.protocolName = protocolName
+            self.claimedName = claimedName
+            self.info = info
+            self.remoteAddress = remoteAddress
+            self.createdAt = createdAt
+            self.expiresAt = expiresAt
+        }
+    }
+
+    /// What `admit` did.
+    public enum Admission: Sendable, Equatable {
+        /// A new request (or one that replaced the device's earlier one).
+        case added(Request)
+        /// The same request was waiting already.
+        case pending(Request)
+        /// The protocol holds as many requests as it may (in all, or from that address).
+        case full
+    }
+
+    /// What bridges hear.
+    public enum Event: Sendable, Equatable {
+        case added(Request)
+        /// Nobody decided in time.
+        case expired(Request)
+        /// Decided (by an admin, an operator client or the CLI); the protocol's decider carries it out.
+        case decided(Request, approved: Bool)
+    }
+
+    /// Carries out a decision: stores the device (and answers the client still waiting, if any);
+    /// `completion` gets what the operator reads.
+    public typealias Decider = (_ request: Request, _ approve: Bool, _ userID: String?, _ completion: @escaping (String) -> Void) -> Void
+
+    private struct Entry {
+        var request: Request
+        var timer: TimerID
+    }
+
+    private let journal: DeviceJournal
+    private let loop: any LoopScheduler
+    private let clock: any Clock
+    private let logger: Logger
+    private var entries: [String: Entry] = [:]
+    private var deciders: [String: Decider] = [:]
+    private var observers: [(Event) -> Void] = []
+
+    init(journal: DeviceJournal, loop: any LoopScheduler, clock: any Clock, logger: Logger) {
+        self.journal = journal
+        self.loop = loop
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// The protocol's way to carry out decisions.
+    public func decide(for protocolName: String, _ decider: @escaping Decider) { deciders[protocolName] = decider }
+
+    public func observe(_ observer: @escaping (Event) -> Void) { observers.append(observer) }
+
+    /// Holds `draft` for `ttlMillis` unless the protocol already holds `capacity` requests (or
+    /// `perAddress` from its address). One request per device and protocol: the device's earlier
+    /// one stays when `isSame` says the draft asks for the same thing, else the draft replaces it.
+    public func admit(
+        _ draft: Request,
+        ttlMillis: Int,
+        capacity: Int,
+        perAddress: Int? = nil,
+        isSame: (Request) -> Bool = { _ in true }
+    ) -> Admission {
+        if let existing = request(deviceID: draft.deviceID, protocolName: draft.protocolName) {
+            if isSame(existing) { return .pending(existing) }
+            remove(existing.requestID)
+        }
+        let held = entries.values.filter { $0.request.protocolName == draft.protocolName }
+        if held.count >= capacity { return .full }
+        if let perAddress, held.count(where: { $0.request.remoteAddress == draft.remoteAddress }) >= perAddress { return .full }
+        var request = draft
+        request.createdAt = clock.nowMillis()
+        request.expiresAt = request.createdAt + Int64(ttlMillis)
+        let requestID = request.requestID
+        let timer = loop.schedule(afterMillis: ttlMillis) { [weak self] in self?.expire(requestID) }
+        entries[requestID] = Entry(request: request, timer: timer)
+        journal.savePendingPairing(
+            PendingPairing(
+                protocolName: request.protocolName,
+                requestID: request.requestID,
+                deviceID: request.deviceID,
+                claimedName: request.claimedName,
+                deviceInfoJSON: request.info.encoded(),
+                createdAt: request.createdAt,
+                expiresAt: request.expiresAt
+            )
+        )
+        logger.info(
+            "pairing request waiting for approval",
+            metadata: [
+                "protocol": "\(request.protocolName)", "device": "\(request.deviceID)", "name": "\(request.claimedName ?? "")",
+                "remote": "\(request.remoteAddress)", "approve_with": "clawrelay devices approve \(request.deviceID)",
+            ]
+        )
+        publish(.added(request))
+        return .added(request)
+    }
+
+    /// The waiting requests of one protocol (or all), oldest first.
+    public func requests(protocolName: String? = nil) -> [Request] {
+        entries.values.map(\.request).filter { protocolName == nil || $0.protocolName == protocolName }
+            .sorted { ($0.createdAt, $0.requestID) < ($1.createdAt, $1.requestID) }
+    }
+
+    public func request(deviceID: String, protocolName: String) -> Request? {
+        entries.values.first { $0.request.deviceID == deviceID && $0.request.protocolName == protocolName }?.request
+    }
+
+    public func request(id requestID: String) -> Request? { entries[requestID]?.request }
+
+    public func count(protocolName: String) -> Int { entries.values.count { $0.request.protocolName == protocolName } }
+
+    /// Decides the request with this request id, or the oldest of this device, through its
+    /// protocol's decider; false when there is none.
+    @discardableResult
+    public func decide(_ idOrDeviceID: String, approve: Bool, userID: String?, completion: @escaping (String) -> Void) -> Bool {
+        guard let request = entries[idOrDeviceID]?.request ?? requests().first(where: { $0.deviceID == idOrDeviceID }) else { return false }
+        remove(request.requestID)
+        logger.info(
+            approve ? "pairing approved" : "pairing denied",
+            metadata: ["protocol": "\(request.protocolName)", "device": "\(request.deviceID)"]
+        )
+        publish(.decided(request, approved: approve))
+        if let decider = deciders[request.protocolName] {
+            decider(request, approve, userID, completion)
+        } else {
+            completion("no listener decides \(request.protocolName) pairings")
+        }
+        return true
+    }
+
+    /// Drops a request without a decision.
+    public func withdraw(_ requestID: String) { remove(requestID) }
+
+    private func expire(_ requestID: String) {
+        guard let entry = entries[requestID] else { return }
+        remove(requestID)
+        publish(.expired(entry.request))
+    }
+
+    private func remove(_ requestID: String) {
+        guard let entry = entries.removeValue(forKey: requestID) else { return }
+        loop.cancel(entry.timer)
+        journal.removePendingPairing(deviceID: entry.request.deviceID, protocolName: entry.request.protocolName)
+    }
+
+    private func publish(_ event: Event) {
+        for observer in observers { observer(event) }
+    }
+}

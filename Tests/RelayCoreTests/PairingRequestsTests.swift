@@ -1,0 +1,127 @@
+import Logging
+import RelayCore
+import RelayTesting
+import Testing
+
+@Suite struct PairingRequestsTests {
+    let core = CoreFixture()
+    var pairing: PairingRequests { core.hub.devices.pairing }
+
+    func draft(_ device: String, protocolName: String = "clawline", address: String = "10.0.0.1", key: String = "k") -> PairingRequests.Request {
+        PairingRequests.Request(
+            deviceID: device,
+            protocolName: protocolName,
+            claimedName: "phone",
+            info: .object(["key": .string(key)]),
+            remoteAddress: address
+        )
+    }
+
+    @Test func aRequestIsMirroredUntilItExpiresAndItsProtocolHearsIt() {
+        var events: [PairingRequests.Event] = []
+        pairing.observe { events.append($0) }
+        guard case .added(let added) = pairing.admit(draft("d1"), ttlMillis: 1_000, capacity: 10) else {
+            Issue.record("not added")
+            return
+        }
+        #expect(core.journal.pendingPairings["clawline|d1"]?.requestID == added.requestID)
+        #expect(added.expiresAt == added.createdAt + 1_000)
+        core.loop.advance(millis: 999)
+        #expect(pairing.request(deviceID: "d1", protocolName: "clawline") != nil)
+        core.loop.advance(millis: 1)
+        #expect(pairing.requests().isEmpty && core.journal.pendingPairings.isEmpty)
+        #expect(events == [.added(added), .expired(added)])
+    }
+
+    @Test func oneRequestPerDeviceTheSameOneStaysAnotherReplacesIt() {
+        guard case .added(let first) = pairing.admit(draft("d1", key: "k1"), ttlMillis: 1_000, capacity: 10) else {
+            Issue.record("not added")
+            return
+        }
+        let again = draft("d1", key: "k1")
+        #expect(pairing.admit(again, ttlMillis: 1_000, capacity: 10, isSame: { $0.info == again.info }) == .pending(first))
+        let other = draft("d1", key: "k2")
+        guard case .added(let second) = pairing.admit(other, ttlMillis: 1_000, capacity: 10, isSame: { $0.info == other.info }) else {
+            Issue.record("not replaced")
+            return
+        }
+        #expect(second.requestID != first.requestID)
+        #expect(pairing.requests().map(\.requestID) == [second.requestID] && core.journal.pendingPairings.count == 1)
+    }
+
+    @Test func capacityIsPerProtocolAndPerAddress() {
+        #expect(pairing.admit(draft("a"), ttlMillis: 1_000, capacity: 2, perAddress: 1) != .full)
+        #expect(pairing.admit(draft("b"), ttlMillis: 1_000, capacity: 2, perAddress: 1) == .full, "one per address")
+        #expect(pairing.admit(draft("b", address: "10.0.0.2"), ttlMillis: 1_000, capacity: 2, perAddress: 1) != .full)
+        #expect(pairing.admit(draft("c", address: "10.0.0.3"), ttlMillis: 1_000, capacity: 2) == .full, "two in all")
+        #expect(pairing.admit(draft("c", protocolName: "gateway"), ttlMillis: 1_000, capacity: 2) != .full, "another protocol's book")
+    }
+
+    @Test func aDecisionGoesToItsProtocolsDeciderByRequestOrDeviceID() {
+        var decided: [(String, Bool, String?)] = []
+        pairing.decide(for: "clawline") { request, approve, user, completion in
+            decided.append((request.deviceID, approve, user))
+            completion(approve ? "approved" : "denied")
+        }
+        guard case .added(let request) = pairing.admit(draft("d1"), ttlMillis: 1_000, capacity: 10) else {
+            Issue.record("not added")
+            return
+        }
+        _ = pairing.admit(draft("d2"), ttlMillis: 1_000, capacity: 10)
+        var outcomes: [String] = []
+        #expect(pairing.decide(request.requestID, approve: true, userID: "u1") { outcomes.append($0) })
+        #expect(pairing.decide("d2", approve: false, userID: nil) { outcomes.append($0) })
+        #expect(!pairing.decide("d2", approve: true, userID: nil) { outcomes.append($0) }, "decided already")
+        #expect(outcomes == ["approved", "denied"])
+        #expect(decided.map(\.0) == ["d1", "d2"] && decided[0].2 == "u1")
+        #expect(core.journal.pendingPairings.isEmpty && core.loop.pendingTimers == 0, "no expiry left behind")
+    }
+}
+
+@Suite struct DevicesTests {
+    let core = CoreFixture()
+
+    @Test func lastSeenIsWrittenOncePerDeviceAndInterval() {
+        core.journal.devices["d1"] = DeviceRecord(
+            id: "d1",
+            userID: "u",
+            claimedName: nil,
+            deviceInfoJSON: nil,
+            isAdmin: false,
+            status: .approved,
+            tokenHash: nil,
+            tokenDelivered: true,
+            createdAt: 0,
+            lastSeenAt: nil
+        )
+        core.hub.devices.seen("d1")
+        core.loop.advance(millis: 500)
+        core.hub.devices.seen("d1")
+        #expect(core.journal.devices["d1"]?.lastSeenAt == nil, "nothing written before the interval")
+        core.loop.advance(millis: 500)
+        #expect(core.journal.devices["d1"]?.lastSeenAt == core.loop.clock.nowMillis() - 500, "the newest time, written once")
+    }
+
+    @Test func anOperatorRefreshRereadsTheDeviceForEveryBridge() {
+        var heard: [DeviceEvent] = []
+        core.hub.devices.observe { heard.append($0) }
+        var record = DeviceRecord(
+            id: "d1",
+            userID: "u",
+            claimedName: nil,
+            deviceInfoJSON: nil,
+            isAdmin: true,
+            status: .approved,
+            tokenHash: nil,
+            tokenDelivered: true,
+            createdAt: 0,
+            lastSeenAt: nil
+        )
+        core.journal.devices["d1"] = record
+        core.hub.devices.refresh("d1")
+        core.hub.devices.cutOff("d2")
+        core.loop.runUntilIdle()
+        record.presence = "offline"
+        #expect(heard == [.cutOff(deviceID: "d2"), .changed(record)])
+    }
+}
