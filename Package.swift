@@ -87,14 +87,14 @@ let package = Package(
         ),
         .target(
             name: "ClawlineBridge",
-            dependencies: ["RelayCore", "RelayStore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RelayCore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
             path: "Bridges/Clawline",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "GatewayBridge",
             dependencies: [
-                "RelayCore", "RelayStore", "RelayTransport", .product(name: "Logging", package: "swift-log"),
+                "RelayCore", "RelayTransport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Bridges/Gateway",
@@ -102,19 +102,20 @@ let package = Package(
         ),
         .target(
             name: "CompanionBridge",
-            dependencies: ["RelayCore", "RelayStore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RelayCore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
             path: "Bridges/Companion",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "DiscoClawBridge",
-            dependencies: ["RelayCore", "RelayStore", "RelayTransport", "RelayHTTP", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RelayCore", "RelayTransport", "RelayHTTP", .product(name: "Logging", package: "swift-log")],
             path: "Bridges/DiscoClaw",
             swiftSettings: swiftSettings
         ),
+        .target(name: "RelayProcess", dependencies: ["CSpawn"], swiftSettings: swiftSettings),
         .target(
             name: "LocalBridge",
-            dependencies: ["RelayCore", "CSpawn", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RelayCore", "RelayProcess", .product(name: "Logging", package: "swift-log")],
             path: "Bridges/Local",
             swiftSettings: swiftSettings
         ),
@@ -173,12 +174,12 @@ let package = Package(
         .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ClawlineBridgeTests",
-            dependencies: ["ClawlineBridge", "RelayCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["ClawlineBridge", "RelayCore", "RelayTesting", "RelayTransport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "GatewayBridgeTests",
-            dependencies: ["GatewayBridge", "RelayCore", "RelayStore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["GatewayBridge", "RelayCore", "RelayTesting", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "CompanionBridge", "DiscoClawBridge"], swiftSettings: swiftSettings),
@@ -187,7 +188,7 @@ let package = Package(
             dependencies: ["CompanionBridge", "RelayCore", "RelayTesting"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore", "RelayProcess"], swiftSettings: swiftSettings),
         .testTarget(name: "ChatModelTests", dependencies: ["ChatModel"], swiftSettings: swiftSettings),
         .testTarget(name: "RelayBenchTests", dependencies: ["RelayBench", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(

@@ -1,5 +1,6 @@
 import Foundation
 import RelayCore
+import RelayProcess
 
 /// What a child's output means for its turn: `ChildTurn` moves the bytes and keeps the time, a
 /// reader turns them into events (the command backend's plain text, Claude Code's stream-json).

@@ -1,4 +1,5 @@
 import RelayCore
+import RelayProcess
 import Synchronization
 
 #if canImport(Glibc)

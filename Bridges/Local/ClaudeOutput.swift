@@ -1,4 +1,5 @@
 import RelayCore
+import RelayProcess
 
 /// Claude Code's stdout cut into lines for `ClaudeStreamParser`, each at most `lineLimit` bytes.
 struct ClaudeOutput: ChildOutputReader {

@@ -1,5 +1,6 @@
 import Foundation
 import RelayCore
+import RelayProcess
 
 extension ClaudeStreamParser {
     /// The events that end the turn once Claude Code is gone: the answer when its `result` says

@@ -1,4 +1,5 @@
 import RelayCore
+import RelayProcess
 
 /// A command backend's stdout: the answer as plain text, growing, at most `limit` bytes.
 struct CommandOutput: ChildOutputReader {

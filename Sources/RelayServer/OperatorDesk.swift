@@ -3,7 +3,7 @@ import RelayStore
 import RelayTransport
 
 /// Picks up what `clawrelay devices` asked of the running relay (rows in `operator_commands`)
-/// and hands each command to the bridges.
+/// and hands each command to the core, whose observers (the bridges) follow.
 final class OperatorDesk {
     static let pollMillis = 250
 
@@ -11,15 +11,13 @@ final class OperatorDesk {
     private let loop: ServiceLoop
     private let clock: any Clock
     private let hub: RelayHub
-    private let bridges: [OperatorActions]
     private var lastCommand: Int64
 
-    init(store: Store, loop: ServiceLoop, clock: any Clock, hub: RelayHub, bridges: [OperatorActions]) throws {
+    init(store: Store, loop: ServiceLoop, clock: any Clock, hub: RelayHub) throws {
         self.hub = hub
         self.store = store
         self.loop = loop
         self.clock = clock
-        self.bridges = bridges
         lastCommand = try store.read { try OperatorQueries.lastID($0) }
     }
 
@@ -52,28 +50,27 @@ final class OperatorDesk {
         switch command.action {
         case .approve, .deny:
             let approve = command.action == .approve
-            if bridges.contains(where: { $0.resolvePending(deviceID: command.deviceID, approve: approve, userID: command.userID, completion: finish) }
-            ) {
-                return
-            }
+            if hub.devices.pairing.decide(command.deviceID, approve: approve, userID: command.userID, completion: finish) { return }
             if approve {
                 finish("no pending request for \(command.deviceID)")
             } else {
-                for bridge in bridges { bridge.cutOff(deviceID: command.deviceID) }
+                cutOff(command.deviceID)
                 finish("denylisted")
             }
         case .revoke:
-            for bridge in bridges { bridge.cutOff(deviceID: command.deviceID) }
+            cutOff(command.deviceID)
             hub.pushes.reload(deviceID: command.deviceID)
             finish("revoked")
         case .refresh:
-            for bridge in bridges { bridge.refresh(deviceID: command.deviceID) }
+            hub.devices.refresh(command.deviceID)
             hub.pushes.reload(deviceID: command.deviceID)
             finish("refreshed")
         case .bindConversation:
             bind(conversationID: command.deviceID, to: command.userID ?? "", finish: finish)
         }
     }
+
+    private func cutOff(_ deviceID: String) { hub.devices.cutOff(deviceID) }
 
     /// `clawrelay conversations bind`: checked against the running relay's backends.
     private func bind(conversationID: String, to backend: String, finish: @escaping (String) -> Void) {

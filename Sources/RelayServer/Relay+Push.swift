@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import RelayCore
 import RelayPush
-import RelayStore
 
 extension HTTPClient: HTTPSending {}
 
@@ -12,7 +11,7 @@ struct PushWiring {
     let service: PushService
 
     /// Nil without a `[push]` section. Throws a `StartupFailure` naming the key at fault.
-    static func start(_ config: RelayConfig, hub: RelayHub, journal: StoreJournal, loop: any LoopScheduler, logger: Logger) throws -> PushWiring? {
+    static func start(_ config: RelayConfig, hub: RelayHub, loop: any LoopScheduler, logger: Logger) throws -> PushWiring? {
         guard var settings = config.push else { return nil }
         if var apns = settings.apns {
             apns.keyFile = Relay.path(apns.keyFile, relativeTo: config.sourcePath)

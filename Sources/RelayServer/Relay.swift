@@ -31,8 +31,6 @@ public final class Relay {
     private var push: PushWiring?
     /// The REST client of the DiscoClaw upstream accounts (one thread for all of them).
     private var upstreamHTTP: HTTPClient?
-    /// Upstream link states by account; read and written on the loop.
-    private var linkStates: [String: LinkState] = [:]
     public private(set) var ports: [String: Int] = [:]
 
     public init(config: RelayConfig, logger: Logger) {
@@ -74,9 +72,7 @@ public final class Relay {
             loop: loop,
             logger: logger,
             http: { [unowned self] in upstreamClient() },
-            onState: {
-                [unowned self] name, kind, state, detail in self.accountChanged(name, kind: kind, state, detail)
-            }
+            onState: { [unowned self] name, kind, state, detail in self.hub?.accounts.report(name, kind: kind, state, detail) }
         )
         upstreams = built.connects
         let backends = built.backends
@@ -92,12 +88,13 @@ public final class Relay {
             logger: logger
         )
         self.hub = hub
-        push = try PushWiring.start(config, hub: hub, journal: journal, loop: loop, logger: logger)
+        for backend in config.backends where backend.isUpstream { hub.accounts.register(backend.name, kind: backend.kindName) }
+        let fingerprint = try store.write { try PairingLinkQueries.fingerprint($0) }
+        push = try PushWiring.start(config, hub: hub, loop: loop, logger: logger)
         if let settings = config.clawline {
             let key = try SigningKey.loadOrCreate(in: dataDirectory)
             let downstream = ClawlineDownstream(
                 settings: settings,
-                store: store,
                 hub: hub,
                 loop: loop,
                 clock: SystemClock(),
@@ -111,19 +108,18 @@ public final class Relay {
         if let settings = config.gateway {
             let downstream = GatewayDownstream(
                 settings: settings,
-                store: store,
                 hub: hub,
                 loop: loop,
                 clock: SystemClock(),
                 dataDirectory: dataDirectory,
+                fingerprint: fingerprint,
                 logger: logger
             )
             if !exposed.isEmpty {
                 downstream.passthrough = NodePassthrough(accounts: exposed, accountsDirectory: accountsDirectory, loop: loop, logger: logger) {
-                    [unowned self] name, state, detail in self.accountChanged(name, kind: "openclaw", state, detail)
+                    [unowned self] name, state, detail in self.hub?.accounts.report(name, kind: "openclaw", state, detail)
                 }
             }
-            downstream.backendStates = { [unowned self] in backendStates() }
             loop.addListener(GatewayDownstream.listenerConfig(settings), handler: downstream)
             gateway = downstream
         }
@@ -135,7 +131,6 @@ public final class Relay {
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let downstream = CompanionDownstream(
                 settings: settings,
-                store: store,
                 hub: hub,
                 loop: loop,
                 clock: SystemClock(),
@@ -147,8 +142,7 @@ public final class Relay {
             companion = downstream
         }
         if let settings = config.discoClaw {
-            let downstream = DiscoClawDownstream(settings: settings, store: store, hub: hub, loop: loop, clock: SystemClock(), logger: logger)
-            try downstream.loadDevices()
+            let downstream = DiscoClawDownstream(settings: settings, hub: hub, loop: loop, clock: SystemClock(), logger: logger)
             loop.addListener(DiscoClawDownstream.listenerConfig(settings), handler: downstream)
             discoClaw = downstream
         }
@@ -160,27 +154,28 @@ public final class Relay {
             store: store,
             loop: loop,
             clock: SystemClock(),
-            hub: hub,
-            bridges: [clawline as OperatorActions?, gateway, discoClaw].compactMap { $0 }
+            hub: hub
         )
+        // The core starts with the stored devices, so bearer tokens work from the first request.
+        hub.devices.preload(try store.read { try DeviceQueries.all($0) })
         ports = try loop.start()
         loop.execute(with: hub) { $0.start() }
         if let clawline { loop.execute(with: clawline) { $0.start() } }
         if let gateway { loop.execute(with: gateway) { $0.start() } }
         if let companion { loop.execute(with: companion) { $0.start() } }
+        if let discoClaw { loop.execute(with: discoClaw) { $0.start() } }
         for connect in upstreams { loop.execute(with: connect) { $0() } }
         self.desk = desk
         loop.execute(with: desk) { $0.start() }
         try writeListenersFile()
         if let settings = config.gateway, settings.mdns, let port = ports["gateway"] {
-            advertise(settings, port: port, store: store, bots: backends.count)
+            advertise(settings, port: port, fingerprint: fingerprint, bots: backends.count)
         }
     }
 
     /// mDNS through Avahi: `_openclaw-gw._tcp` as real gateways advertise it, `_openclaw._tcp` as the
     /// seed's clients browse for. A missing daemon is logged, not fatal.
-    private func advertise(_ settings: GatewaySettings, port: Int, store: Store, bots: Int) {
-        let fingerprint = (try? store.write { try PairingLinkQueries.fingerprint($0) }) ?? ""
+    private func advertise(_ settings: GatewaySettings, port: Int, fingerprint: String, bots: Int) {
         let host = settings.lanHost ?? settings.host
         var gatewayTXT = ["role=gateway", "displayName=\(settings.name)", "lanHost=\(host)", "gatewayPort=\(port)", "transport=gateway"]
         if settings.tlsCertificatePath != nil { gatewayTXT.append("gatewayTls=true") }
@@ -256,24 +251,6 @@ public final class Relay {
         return client
     }
 
-    /// Loop thread: an upstream link changed state.
-    private func accountChanged(_ name: String, kind: String, _ state: LinkState, _ detail: String) {
-        linkStates[name] = state
-        logger.info("upstream account", metadata: ["account": "\(name)", "kind": "\(kind)", "state": "\(state.rawValue)", "detail": "\(detail)"])
-        let status = AccountStatus(name: name, kind: kind, state: state.rawValue, detail: detail, updatedAt: SystemClock().nowMillis())
-        store?.perform({ db in try AccountQueries.record(db, status) }, completion: { _ in })
-    }
-
-    /// Loop thread: each backend's state by name, for the gateway's `backends.list`: an upstream
-    /// account's link state (`connecting` until its link reports), `ready` for a built-in backend.
-    private func backendStates() -> [String: String] {
-        var states: [String: String] = [:]
-        for backend in config.backends where states[backend.name] == nil {
-            states[backend.name] = backend.isUpstream ? (linkStates[backend.name] ?? .connecting).rawValue : "ready"
-        }
-        return states
-    }
-
     /// Called on the loop by the admin listener.
     private func metricsText() -> String {
         var metrics = MetricsText()
@@ -323,14 +300,19 @@ public final class Relay {
             "Queued events delivered to returning devices.",
             Double(hub?.queue.drainedEvents ?? 0)
         )
-        if !linkStates.isEmpty {
-            let samples = linkStates.sorted { $0.key < $1.key }.flatMap { account, current in
+        if let accounts = hub?.accounts.states, !accounts.isEmpty {
+            let samples = accounts.mapValues(\.state).sorted { $0.key < $1.key }.flatMap { account, current in
                 LinkState.allCases.map { state in ("account=\"\(account)\",state=\"\(state.rawValue)\"", state == current ? 1.0 : 0.0) }
             }
             metrics.add("clawrelay_upstream_link", "gauge", "Upstream account link state (1 = current).", samples)
         }
         metrics.add("clawrelay_queued_turns", "gauge", "Turns waiting behind a conversation's active one.", Double(hub?.turns.queuedCount ?? 0))
-        metrics.add("clawrelay_pending_pairings", "gauge", "Pairing requests waiting for an admin.", Double(stats.pendingPairings))
+        metrics.add(
+            "clawrelay_pending_pairings",
+            "gauge",
+            "Pairing requests waiting for an admin.",
+            Double(hub?.devices.pairing.requests().count ?? 0)
+        )
         metrics.add("clawrelay_typing_devices", "gauge", "Devices whose user is typing.", Double(stats.typingDevices))
         if let hub {
             PushWiring.metrics(hub.pushes, service: push?.service, into: &metrics)

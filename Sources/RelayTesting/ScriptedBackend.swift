@@ -23,14 +23,26 @@ public final class ScriptedBackend: Backend {
 
     public let name: String
     private let started = Mutex<[Run]>([])
+    /// When set, every turn is answered at once with what it returns (e.g. `[.progress(…), .final(…)]`).
+    private let answer: (@Sendable (TurnRequest) -> [TurnEvent])?
 
-    public init(name: String = "scripted") { self.name = name }
+    /// A backend whose turns wait for the test (`runs[i].emit`), or, with `answer`, answer at once.
+    public init(name: String = "scripted", answer: (@Sendable (TurnRequest) -> [TurnEvent])? = nil) {
+        self.name = name
+        self.answer = answer
+    }
+
+    /// A backend that answers `echo: <text>` with one progress step, like the relay's echo backend.
+    public static func echo(name: String = "echo") -> ScriptedBackend {
+        ScriptedBackend(name: name) { turn in [.progress("echo"), .final("echo: \(turn.text)")] }
+    }
 
     public var runs: [Run] { started.withLock { $0 } }
 
     public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
         let run = Run(request: turn, events: events)
         started.withLock { $0.append(run) }
+        for event in answer?(turn) ?? [] { run.emit(event) }
         return TurnCancellation { run.cancel() }
     }
 }

@@ -1,5 +1,4 @@
 import RelayCore
-import RelayStore
 import Testing
 
 @testable import GatewayBridge

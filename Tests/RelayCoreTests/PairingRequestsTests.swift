@@ -95,11 +95,18 @@ import Testing
             lastSeenAt: nil
         )
         core.hub.devices.seen("d1")
-        core.loop.advance(millis: 500)
+        let first = core.loop.clock.nowMillis()
+        #expect(core.journal.devices["d1"]?.lastSeenAt == first, "the first sighting is written at once")
+        core.loop.advance(millis: 400)
         core.hub.devices.seen("d1")
-        #expect(core.journal.devices["d1"]?.lastSeenAt == nil, "nothing written before the interval")
-        core.loop.advance(millis: 500)
-        #expect(core.journal.devices["d1"]?.lastSeenAt == core.loop.clock.nowMillis() - 500, "the newest time, written once")
+        core.loop.advance(millis: 100)
+        core.hub.devices.seen("d1")
+        #expect(core.journal.devices["d1"]?.lastSeenAt == first, "later ones wait for the interval")
+        core.loop.advance(millis: 900)
+        #expect(core.journal.devices["d1"]?.lastSeenAt == first + 500, "then the newest is written, once")
+        core.loop.advance(millis: 2_000)
+        core.hub.devices.seen("d1")
+        #expect(core.journal.devices["d1"]?.lastSeenAt == core.loop.clock.nowMillis(), "a sighting after a quiet interval is written at once")
     }
 
     @Test func anOperatorRefreshRereadsTheDeviceForEveryBridge() {

@@ -1,13 +1,5 @@
 import Foundation
 import RelayCore
-import RelayStore
-
-/// What the store found for an `auth` whose token verified.
-enum AuthVerdict: Sendable {
-    case accepted(DeviceRecord, ReplayWindow)
-    /// `auth_failed` (unknown device, or a token superseded by a newer one) or `token_revoked`.
-    case refused(ClawlineErrorCode)
-}
 
 extension ClawlineDownstream {
     func handleAuth(token: String, deviceID: String, cursor: String?, on session: ClawlineSession) {
@@ -16,7 +8,9 @@ extension ClawlineDownstream {
         }
         let now = clock.nowMillis()
         guard authLimiter.allow(deviceID, now: now) else { return session.fail(.rateLimited, "too many auth attempts", close: true) }
-        if pairing.entry(deviceID) != nil { return refuseAuth(session, reason: "device_not_approved") }
+        if hub.devices.pairing.request(deviceID: deviceID, protocolName: Self.protocolName) != nil {
+            return refuseAuth(session, reason: "device_not_approved")
+        }
         guard case .success(let claims) = signer.verify(token, nowSeconds: now / 1000), claims.deviceId == deviceID,
             Identifiers.isUUIDv4(claims.deviceId)
         else { return refuseAuth(session, reason: "auth_failed") }
@@ -33,39 +27,55 @@ extension ClawlineDownstream {
         let tokenHash = Digest.sha256Hex(token.utf8)
         let limit = settings.maxReplayMessages
         hub.conversations.resolve(.main, userID: claims.sub, draft: ConversationDraft(title: "Clawline")) { _ in }
-        store.perform(
-            { db -> AuthVerdict in
-                let device: DeviceRecord
-                switch try Self.authorizedDevice(db, claims: claims, tokenHash: tokenHash) {
-                case .failure(let refusal): return .refused(refusal)
-                case .success(let found): device = found
-                }
-                try DeviceQueries.touch(db, id: deviceID, at: now)
+        hub.devices.find(deviceID) { [self] result in
+            guard session.phase == .replaying else { return }
+            switch result.map({ Self.authorize($0, claims: claims, tokenHash: tokenHash) }) {
+            case .success(.success(let device)):
+                hub.devices.seen(device.id)
                 let audiences = device.isAdmin ? [device.userID, ClawlineChannel.adminAudience] : [device.userID]
-                return .accepted(device, try EventQueries.replay(db, audiences: audiences, after: cursor, limit: limit))
-            },
-            completion: { [self] result in
-                guard session.phase == .replaying else { return }
-                switch result {
-                case .success(.accepted(let device, let window)):
-                    guard let conversation = hub.conversations.cached(.main, userID: device.userID) else {
-                        leave(session, userID: claims.sub)
-                        session.phase = .fresh
-                        return session.fail(.serverError, "could not open the timeline", close: true)
+                hub.history.replay(audiences: audiences, after: cursor, limit: limit) { [self] result in
+                    guard session.phase == .replaying else { return }
+                    switch result {
+                    case .success(let window):
+                        // The timeline was asked for when auth began; this waits for it if it is still being made.
+                        hub.conversations.resolve(.main, userID: device.userID, draft: ConversationDraft(title: "Clawline")) { [self] resolved in
+                            guard session.phase == .replaying else { return }
+                            guard case .success(let conversation) = resolved else {
+                                leave(session, userID: claims.sub)
+                                session.phase = .fresh
+                                return session.fail(.serverError, "could not open the timeline", close: true)
+                            }
+                            session.conversationID = conversation.id
+                            completeAuth(session, device: device, window: window)
+                        }
+                    case .failure(let error):
+                        authFailedInStore(session, claims: claims, error)
                     }
-                    session.conversationID = conversation.id
-                    completeAuth(session, device: device, window: window)
-                case .success(.refused(let refusal)):
-                    leave(session, userID: claims.sub)
-                    refuseAuth(session, reason: refusal.rawValue)
-                case .failure(let error):
-                    leave(session, userID: claims.sub)
-                    logger.error("auth failed in the store", metadata: ["device": "\(deviceID)", "error": "\(error)"])
-                    session.phase = .fresh
-                    session.fail(.serverError, "could not read the device", close: true)
                 }
+            case .success(.failure(let refusal)):
+                leave(session, userID: claims.sub)
+                refuseAuth(session, reason: refusal.rawValue)
+            case .failure(let error):
+                authFailedInStore(session, claims: claims, error)
             }
-        )
+        }
+    }
+
+    private func authFailedInStore(_ session: ClawlineSession, claims: DeviceClaims, _ error: any Error) {
+        leave(session, userID: claims.sub)
+        logger.error("auth failed in the store", metadata: ["device": "\(claims.deviceId)", "error": "\(error)"])
+        session.phase = .fresh
+        session.fail(.serverError, "could not read the device", close: true)
+    }
+
+    /// The device a verified token speaks for, or why it may not: `auth_failed` for an unknown
+    /// device or a token superseded by a newer one, `token_revoked` for a revoked or denied one.
+    /// The one check behind WebSocket `auth` and HTTP Bearer alike.
+    static func authorize(_ device: DeviceRecord?, claims: DeviceClaims, tokenHash: String) -> Result<DeviceRecord, ClawlineErrorCode> {
+        guard let device, device.userID == claims.sub else { return .failure(.authFailed) }
+        guard device.status == .approved else { return .failure(.tokenRevoked) }
+        if let stored = device.tokenHash, stored != tokenHash { return .failure(.authFailed) }
+        return .success(device)
     }
 
     func refuseAuth(_ session: ClawlineSession, reason: String) {
@@ -134,7 +144,7 @@ extension ClawlineDownstream {
             if let active = hub.turns.activeProgress(in: conversationID), !active.content.isEmpty { send(.streaming(active), to: session) }
         }
         if device.isAdmin {
-            for entry in pairing.ordered { sendApprovalRequest(entry, to: session) }
+            for request in hub.devices.pairing.requests(protocolName: Self.protocolName) { sendApprovalRequest(request, to: session) }
         }
     }
 
@@ -146,8 +156,7 @@ extension ClawlineDownstream {
     }
 
     /// Revokes or denylists a device now: its sockets close with `token_revoked`, its turns stop.
-    public func cutOff(deviceID: String) {
-        logger.info("device cut off (revoked or denylisted); closing its sockets", metadata: ["protocol": "clawline", "device": "\(deviceID)"])
+    func cutOff(deviceID: String) {
         for session in sessions.values where session.deviceID == deviceID && session.isAuthenticated {
             session.fail(.tokenRevoked, "this device was revoked", close: true)
             if let userID = session.userID { leave(session, userID: userID) }

@@ -1,6 +1,5 @@
 import Foundation
 import RelayCore
-import RelayStore
 
 extension ClawlineDownstream {
     /// `receivedAt`: when the frame arrived (`MonotonicClock`), the first point of the message's stages.

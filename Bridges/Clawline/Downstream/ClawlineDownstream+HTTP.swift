@@ -1,6 +1,5 @@
 import Foundation
 import RelayCore
-import RelayStore
 import RelayTransport
 
 extension ClawlineDownstream {
@@ -37,20 +36,18 @@ extension ClawlineDownstream {
         return (claims, Digest.sha256Hex(token.utf8))
     }
 
-    /// The device a verified token speaks for, or why it may not: `auth_failed` for an unknown
-    /// device or a token superseded by a newer one, `token_revoked` for a revoked or denied one.
-    /// The one check behind WebSocket `auth` and HTTP Bearer alike.
-    static func authorizedDevice(_ db: StoreTransaction, claims: DeviceClaims, tokenHash: String) throws -> Result<DeviceRecord, ClawlineErrorCode> {
-        guard let device = try DeviceQueries.fetch(db, id: claims.deviceId), device.userID == claims.sub else { return .failure(.authFailed) }
-        guard device.status == .approved else { return .failure(.tokenRevoked) }
-        if let stored = device.tokenHash, stored != tokenHash { return .failure(.authFailed) }
-        return .success(device)
-    }
-
-    /// Nil when the device may use HTTP, else the error to answer.
-    static func checkDevice(_ db: StoreTransaction, claims: DeviceClaims, tokenHash: String) throws -> ClawlineErrorCode? {
-        if case .failure(let refusal) = try authorizedDevice(db, claims: claims, tokenHash: tokenHash) { return refusal }
-        return nil
+    /// The device behind a verified bearer token, or why it may not use HTTP.
+    private func authorizedDevice(
+        _ claims: DeviceClaims,
+        tokenHash: String,
+        _ body: @escaping (Result<DeviceRecord, ClawlineErrorCode>) -> Void
+    ) {
+        hub.devices.find(claims.deviceId) { result in
+            switch result {
+            case .success(let device): body(Self.authorize(device, claims: claims, tokenHash: tokenHash))
+            case .failure: body(.failure(.serverError))
+            }
+        }
     }
 
     private func upload(_ exchange: HTTPExchange) {
@@ -85,37 +82,40 @@ extension ClawlineDownstream {
 
     /// Splits the multipart body off the loop, moves the file part into place and records it.
     private func storeUpload(_ exchange: HTTPExchange, file: String, boundary: String, claims: DeviceClaims, tokenHash: String) {
-        let (assetsDirectory, limit, now, store) = (self.assetsDirectory, settings.maxUploadBytes, clock.nowMillis(), self.store)
+        let (assetsDirectory, limit, now) = (self.assetsDirectory, settings.maxUploadBytes, clock.nowMillis())
         let bound = LoopBound((self, exchange), loop: loop)
         DispatchQueue.global().async {
             let outcome = Self.extractUpload(file: file, boundary: boundary, directory: assetsDirectory, limit: limit, userID: claims.sub, now: now)
             try? FileManager.default.removeItem(atPath: file)
-            guard case .stored(let asset) = outcome else {
-                return bound.loopExecute { downstream, exchange in
-                    if case .failed(let code, let message) = outcome { downstream.respondError(exchange, code, message) }
+            bound.loopExecute { downstream, exchange in
+                switch outcome {
+                case .failed(let code, let message): downstream.respondError(exchange, code, message)
+                case .stored(let asset): downstream.record(asset, for: exchange, claims: claims, tokenHash: tokenHash)
                 }
             }
-            store.perform({ db -> ClawlineErrorCode? in
-                if let refusal = try Self.checkDevice(db, claims: claims, tokenHash: tokenHash) { return refusal }
-                try AssetQueries.insert(db, asset)
-                return nil
-            }) { result in
-                let (downstream, exchange) = bound.value
-                switch result {
-                case .success(nil):
-                    exchange.respond(
-                        .json(
-                            200,
-                            JSONValue.object(["assetId": .string(asset.id), "mimeType": .string(asset.mimeType), "size": .int(asset.size)]).encoded()
-                        )
+        }
+    }
+
+    /// Records an upload whose bytes are in place, if its device may still upload.
+    private func record(_ asset: AssetRecord, for exchange: HTTPExchange, claims: DeviceClaims, tokenHash: String) {
+        let refuse = { [self] (code: ClawlineErrorCode, message: String) in
+            try? FileManager.default.removeItem(atPath: asset.path)
+            respondError(exchange, code, message)
+        }
+        authorizedDevice(claims, tokenHash: tokenHash) { [self] verdict in
+            switch verdict {
+            case .failure(.serverError): return refuse(.uploadFailedRetryable, "the upload could not be recorded; retry")
+            case .failure(let refusal): return refuse(refusal, refusal == .tokenRevoked ? "device revoked" : "unknown device")
+            case .success: break
+            }
+            hub.assets.save(asset) { result in
+                guard case .success = result else { return refuse(.uploadFailedRetryable, "the upload could not be recorded; retry") }
+                exchange.respond(
+                    .json(
+                        200,
+                        JSONValue.object(["assetId": .string(asset.id), "mimeType": .string(asset.mimeType), "size": .int(asset.size)]).encoded()
                     )
-                case .success(let refusal?):
-                    try? FileManager.default.removeItem(atPath: asset.path)
-                    downstream.respondError(exchange, refusal, refusal == .tokenRevoked ? "device revoked" : "unknown device")
-                case .failure:
-                    try? FileManager.default.removeItem(atPath: asset.path)
-                    downstream.respondError(exchange, .uploadFailedRetryable, "the upload could not be recorded; retry")
-                }
+                )
             }
         }
     }
@@ -159,34 +159,35 @@ extension ClawlineDownstream {
         guard let (claims, tokenHash) = bearerClaims(exchange) else {
             return respondError(exchange, .authFailed, "missing or invalid bearer token")
         }
-        store.perform(
-            { db -> Result<AssetRecord, ClawlineErrorCode> in
-                let device: DeviceRecord
-                switch try Self.authorizedDevice(db, claims: claims, tokenHash: tokenHash) {
-                case .failure(let refusal): return .failure(refusal)
-                case .success(let found): device = found
-                }
+        let answer = { [self] (result: Result<AssetRecord, ClawlineErrorCode>) in
+            switch result {
+            case .success(let asset) where FileManager.default.fileExists(atPath: asset.path): exchange.respond(Self.assetResponse(asset))
+            case .success: respondError(exchange, .assetNotFound, "asset file is missing")
+            case .failure(.serverError): respondError(exchange, .serverError, "could not read the asset")
+            case .failure(let code): respondError(exchange, code, code == .assetNotFound ? "asset not found" : "not allowed")
+            }
+        }
+        authorizedDevice(claims, tokenHash: tokenHash) { [hub] verdict in
+            let device: DeviceRecord
+            switch verdict {
+            case .failure(let code): return answer(.failure(code))
+            case .success(let found): device = found
+            }
+            hub.assets.find(assetID) { result in
                 // A user's own assets, and for admins those sent to the admin channel.
-                guard let asset = try AssetQueries.fetch(db, id: assetID) else { return .failure(.assetNotFound) }
-                let readable =
-                    try asset.userID == device.userID
-                    || device.isAdmin && EventQueries.mentions(db, assetID: asset.id, audience: ClawlineChannel.adminAudience)
-                guard readable else { return .failure(.assetNotFound) }
-                return .success(asset)
-            },
-            completion: { [self] result in
-                switch result {
-                case .success(.success(let asset)) where FileManager.default.fileExists(atPath: asset.path):
-                    exchange.respond(Self.assetResponse(asset))
-                case .success(.success):
-                    respondError(exchange, .assetNotFound, "asset file is missing")
-                case .success(.failure(let code)):
-                    respondError(exchange, code, code == .assetNotFound ? "asset not found" : "not allowed")
-                case .failure:
-                    respondError(exchange, .serverError, "could not read the asset")
+                guard case .success(let found) = result else { return answer(.failure(.serverError)) }
+                guard let asset = found else { return answer(.failure(.assetNotFound)) }
+                if asset.userID == device.userID { return answer(.success(asset)) }
+                guard device.isAdmin else { return answer(.failure(.assetNotFound)) }
+                hub.history.mentions(assetID: asset.id, audience: ClawlineChannel.adminAudience) { mentioned in
+                    switch mentioned {
+                    case .success(true): answer(.success(asset))
+                    case .success(false): answer(.failure(.assetNotFound))
+                    case .failure: answer(.failure(.serverError))
+                    }
                 }
             }
-        )
+        }
     }
 }
 

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import RelayCore
-import RelayStore
 import RelayTransport
 
 /// Terminates Clawline v1 clients on one listener and maps them onto the core: each device's
@@ -13,7 +12,6 @@ import RelayTransport
 /// - Important: every method runs on the service thread.
 public final class ClawlineDownstream: ListenerHandler {
     let settings: ClawlineSettings
-    let store: Store
     let hub: RelayHub
     let loop: any LoopScheduler
     let clock: any Clock
@@ -24,7 +22,9 @@ public final class ClawlineDownstream: ListenerHandler {
     var sessions: [UInt64: ClawlineSession] = [:]
     /// The socket that authenticated last for each device: assistant output for that device goes there.
     var activeSessions: [String: ClawlineSession] = [:]
-    var pairing: PairingBook
+    /// The socket of each device whose `pair_request` waits for a decision (the request itself is
+    /// in the core's `hub.devices.pairing`).
+    var pairingWaiters: [String: ClawlineSession] = [:]
     /// Devices an admin denied while they were away: their next `pair_request` learns it.
     var deniedWhileAway: Set<String> = []
     var pairLimiter: RateLimiter
@@ -43,7 +43,6 @@ public final class ClawlineDownstream: ListenerHandler {
 
     public init(
         settings: ClawlineSettings,
-        store: Store,
         hub: RelayHub,
         loop: any LoopScheduler,
         clock: any Clock,
@@ -52,14 +51,12 @@ public final class ClawlineDownstream: ListenerHandler {
         logger: Logger
     ) {
         self.settings = settings
-        self.store = store
         self.hub = hub
         self.loop = loop
         self.clock = clock
         self.signer = HS256Token(secret: signingKey)
         self.assetsDirectory = (dataDirectory as NSString).appendingPathComponent("assets")
         self.logger = logger
-        pairing = PairingBook(ttlMillis: Int64(settings.pendingTTLSeconds) * 1000, capacity: settings.maxPendingRequests)
         pairLimiter = RateLimiter(limit: settings.pairRequestsPerMinute, windowMillis: 60_000)
         authLimiter = RateLimiter(limit: settings.authAttemptsPerMinute, windowMillis: 60_000)
         messageLimiter = RateLimiter(limit: settings.messagesPerSecond, windowMillis: 1_000)
@@ -86,7 +83,19 @@ public final class ClawlineDownstream: ListenerHandler {
     public func start() {
         scheduleLimiterPruning()
         resolveAdminChannel { _ in }
+        hub.devices.pairing.decide(for: Self.protocolName) { [weak self] request, approve, userID, completion in
+            self?.carryOut(request, approve: approve, userID: userID, completion: completion)
+        }
+        hub.devices.pairing.observe { [weak self] event in self?.pairingChanged(event) }
+        hub.devices.observe { [weak self] event in
+            switch event {
+            case .cutOff(let deviceID): self?.cutOff(deviceID: deviceID)
+            case .changed(let device): self?.follow(device)
+            }
+        }
     }
+
+    static let protocolName = "clawline"
 
     /// The admin channel's conversation (owned by the admins' audience), created the first time.
     func resolveAdminChannel(_ completion: @escaping (Result<Conversation, any Error>) -> Void) {
@@ -129,7 +138,9 @@ public final class ClawlineDownstream: ListenerHandler {
         guard let session = sessions.removeValue(forKey: connection.id) else { return }
         session.phase = .closed
         stats.connections -= 1
-        if let pendingDevice = session.pairingDeviceID { pairing.detach(deviceID: pendingDevice, session: session) }
+        if let pendingDevice = session.pairingDeviceID, pairingWaiters[pendingDevice] === session {
+            pairingWaiters.removeValue(forKey: pendingDevice)
+        }
         guard let userID = session.userID else { return }
         if activeSessions[session.deviceID] === session { activeSessions.removeValue(forKey: session.deviceID) }
         leave(session, userID: userID)
@@ -246,5 +257,4 @@ public struct ClawlineStats: Sendable {
     public var framesOut = 0
     public var messagesAccepted = 0
     public var typingDevices = 0
-    public var pendingPairings = 0
 }

@@ -1,6 +1,5 @@
 import Foundation
 import RelayCore
-import RelayStore
 import RelayTransport
 
 extension CompanionDownstream {
@@ -155,28 +154,23 @@ extension CompanionDownstream {
     }
 
     private func listSessions(_ exchange: HTTPExchange) {
-        let user = settings.userID
-        store.perform(
-            { db in
-                try ConversationQueries.list(db, userID: user, limit: 500).map { ($0, try EventQueries.count(db, conversationID: $0.id)) }
-            },
-            completion: { [self] result in
-                guard case .success(let stored) = result else {
-                    return exchange.respond(json(500, ["error": .string("the sessions could not be read")]))
-                }
-                let details = stored.map { conversation, count -> JSONValue in
-                    let live = sessions.session(conversationID: conversation.id)
-                    return .object([
-                        "sessionId": .string(live?.sessionID ?? conversation.key(in: CompanionKeys.session) ?? conversation.id),
-                        "workingDirectory": .string(conversation.workingDirectory ?? ""), "live": .bool(live != nil),
-                        "backgrounded": .bool(live?.backgrounded ?? false),
-                        "createdAt": .int(conversation.createdAt), "lastActivity": .int(max(live?.lastActivity ?? 0, conversation.updatedAt)),
-                        "messageCount": .int(Int64(count)),
-                    ])
-                }
-                exchange.respond(json(200, ["sessions": .array(details.compactMap { $0["sessionId"] }), "details": .array(details)]))
+        hub.history.summaries(userID: settings.userID, limit: 500) { [self] result in
+            guard case .success(let stored) = result else {
+                return exchange.respond(json(500, ["error": .string("the sessions could not be read")]))
             }
-        )
+            let details = stored.map { summary -> JSONValue in
+                let (conversation, count) = (summary.conversation, summary.messageCount)
+                let live = sessions.session(conversationID: conversation.id)
+                return .object([
+                    "sessionId": .string(live?.sessionID ?? conversation.key(in: CompanionKeys.session) ?? conversation.id),
+                    "workingDirectory": .string(conversation.workingDirectory ?? ""), "live": .bool(live != nil),
+                    "backgrounded": .bool(live?.backgrounded ?? false),
+                    "createdAt": .int(conversation.createdAt), "lastActivity": .int(max(live?.lastActivity ?? 0, conversation.updatedAt)),
+                    "messageCount": .int(Int64(count)),
+                ])
+            }
+            exchange.respond(json(200, ["sessions": .array(details.compactMap { $0["sessionId"] }), "details": .array(details)]))
+        }
     }
 
     private func describeSession(_ sessionID: String, _ exchange: HTTPExchange) {

@@ -1,6 +1,5 @@
 import Foundation
 import RelayCore
-import RelayStore
 
 extension CompanionDownstream {
     static let maxPromptBytes = 256 * 1024
@@ -208,36 +207,23 @@ extension CompanionDownstream {
             throw .invalid("deviceToken must be the device's APNs token in hex")
         }
         let platform = request.string("platform") ?? request.string("deviceInfo") ?? request.data["deviceInfo"]?["platform"]?.stringValue ?? "ios"
-        let (deviceID, now) = (connection.deviceID, clock.nowMillis())
-        store.perform(
-            { db in
-                try PushTargetQueries.upsert(
-                    db,
-                    deviceID: deviceID,
-                    kind: "apns",
-                    token: token.lowercased(),
-                    platform: String(platform.prefix(32)),
-                    at: now
+        let deviceID = connection.deviceID
+        hub.pushes.register(deviceID: deviceID, kind: .apns, token: token.lowercased(), platform: String(platform.prefix(32))) { [self] result in
+            switch result {
+            case .success:
+                logger.info(
+                    "push target registered",
+                    metadata: ["protocol": "companion", "device": "\(deviceID)", "kind": "apns", "platform": "\(platform.prefix(32))"]
                 )
-            },
-            completion: { [self] result in
-                switch result {
-                case .success:
-                    logger.info(
-                        "push target registered",
-                        metadata: ["protocol": "companion", "device": "\(deviceID)", "kind": "apns", "platform": "\(platform.prefix(32))"]
-                    )
-                    hub.pushes.reload(deviceID: deviceID)
-                    reply(
-                        "deviceRegistered",
-                        request,
-                        ["success": .bool(true), "message": .string("Device registered for push notifications")],
-                        on: connection
-                    )
-                case .failure: fail(CompanionError(code: "STORE_FAILED", message: "the device token could not be stored"), request, on: connection)
-                }
+                reply(
+                    "deviceRegistered",
+                    request,
+                    ["success": .bool(true), "message": .string("Device registered for push notifications")],
+                    on: connection
+                )
+            case .failure: fail(CompanionError(code: "STORE_FAILED", message: "the device token could not be stored"), request, on: connection)
             }
-        )
+        }
     }
 
     /// `client_backgrounding`/`sessionBackgrounded`, `sessionForegrounded`: the device's presence,

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import RelayCore
-import RelayStore
 import RelayTransport
 
 /// Terminates Claude Companion clients (the iOS app and guide clients) on one listener and maps
@@ -14,7 +13,6 @@ public final class CompanionDownstream: ListenerHandler {
     static let reconnectGraceMillis: Int64 = 30_000
 
     let settings: CompanionSettings
-    let store: Store
     let hub: RelayHub
     let loop: any LoopScheduler
     let clock: any Clock
@@ -31,7 +29,6 @@ public final class CompanionDownstream: ListenerHandler {
 
     public init(
         settings: CompanionSettings,
-        store: Store,
         hub: RelayHub,
         loop: any LoopScheduler,
         clock: any Clock,
@@ -40,7 +37,6 @@ public final class CompanionDownstream: ListenerHandler {
         logger: Logger
     ) {
         self.settings = settings
-        self.store = store
         self.hub = hub
         self.loop = loop
         self.clock = clock
@@ -76,17 +72,13 @@ public final class CompanionDownstream: ListenerHandler {
     public func start() {
         let user = settings.userID
         hub.pushes.formatters["companion"] = CompanionPush.content
-        store.perform(
-            { db in try DeviceQueries.all(db).filter { $0.protocolName == "companion" && $0.userID == user && $0.status == .approved } },
-            completion: {
-                [self] result in
-                guard case .success(let devices) = result else { return }
-                for device in devices {
-                    knownDevices.insert(device.id)
-                    hub.presence.register(deviceID: device.id, userID: user, protocolName: "companion", delivery: settings.delivery)
-                }
+        hub.devices.list(protocolName: "companion") { [self] result in
+            guard case .success(let devices) = result else { return }
+            for device in devices where device.userID == user && device.status == .approved {
+                knownDevices.insert(device.id)
+                hub.presence.register(deviceID: device.id, userID: user, protocolName: "companion", delivery: settings.delivery)
             }
-        )
+        }
         scheduleSweep()
     }
 
@@ -225,12 +217,24 @@ public final class CompanionDownstream: ListenerHandler {
     private func rememberDevice(_ deviceID: String, name: String?) {
         guard knownDevices.insert(deviceID).inserted else { return }
         let (user, now, claimed) = (settings.userID, clock.nowMillis(), name.map { String($0.prefix(64)) })
-        store.perform(
-            { db in try DeviceQueries.ensure(db, id: deviceID, userID: user, protocolName: "companion", claimedName: claimed, at: now) },
-            completion: {
-                [logger] result in
-                if case .failure(let error) = result { logger.error("could not record a companion device", metadata: ["error": "\(error)"]) }
-            }
-        )
+        // Companion clients share one token: a device is recorded the first time it shows up.
+        hub.devices.update(DeviceSnapshot.Request(deviceID: deviceID)) { snapshot in
+            guard snapshot.device == nil else { return }
+            snapshot.device = DeviceRecord(
+                id: deviceID,
+                userID: user,
+                protocolName: "companion",
+                claimedName: claimed,
+                deviceInfoJSON: nil,
+                isAdmin: false,
+                status: .approved,
+                tokenHash: nil,
+                tokenDelivered: true,
+                createdAt: now,
+                lastSeenAt: now
+            )
+        } completion: { [logger] result in
+            if case .failure(let error) = result { logger.error("could not record a companion device", metadata: ["error": "\(error)"]) }
+        }
     }
 }

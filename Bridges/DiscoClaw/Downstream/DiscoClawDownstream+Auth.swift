@@ -1,6 +1,5 @@
 import Foundation
 import RelayCore
-import RelayStore
 import RelayTransport
 
 extension DiscoClawDownstream {
@@ -54,25 +53,24 @@ extension DiscoClawDownstream {
             lastSeenAt: now
         )
         let limit = settings.maxDevicesPerUser
-        let stored = record
-        store.perform(
-            { db -> Bool in
-                let count = try DeviceQueries.all(db).count { $0.userID == userID && $0.protocolName == "discoclaw" && $0.status == .approved }
-                guard count < limit else { return false }
-                try DeviceQueries.insert(db, stored)
-                return true
-            },
-            completion: { [self] result in
-                switch result {
-                case .failure(let error): storeFailed(exchange, error)
-                case .success(false): exchange.respond(DiscoClawWire.error(409, "This user already has \(limit) devices; remove one first"))
-                case .success(true):
-                    remember(stored)
-                    logger.info("DiscoClaw device registered", metadata: ["device": "\(stored.id)", "user": "\(userID)"])
-                    exchange.respond(DiscoClawWire.json(201, answer(devices[stored.id]!, token)))
-                }
-            }
+        let request = DeviceSnapshot.Request(
+            deviceID: record.id,
+            countDevicesOf: DeviceSnapshot.UserDevices(userID: userID, protocolName: Self.protocolName)
         )
+        hub.devices.update(request) { snapshot -> Bool in
+            guard snapshot.userDeviceCount < limit else { return false }
+            snapshot.device = record
+            return true
+        } completion: { [self] result in
+            switch result {
+            case .failure(let error): storeFailed(exchange, error)
+            case .success(false): exchange.respond(DiscoClawWire.error(409, "This user already has \(limit) devices; remove one first"))
+            case .success(true):
+                registerPresence(record)
+                logger.info("DiscoClaw device registered", metadata: ["device": "\(record.id)", "user": "\(userID)"])
+                exchange.respond(DiscoClawWire.json(201, answer(Device(record), token)))
+            }
+        }
     }
 
     /// 32 random bytes as lowercase hex.
@@ -90,7 +88,7 @@ extension DiscoClawDownstream {
 
     /// `GET /auth/devices`: the user's devices, the caller marked `isCurrent`.
     func listDevices(for caller: Device, _ exchange: HTTPExchange) {
-        let mine = devices.values.filter { $0.userID == caller.userID }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        let mine = hub.devices.bearerDevices(protocolName: Self.protocolName, userID: caller.userID).map(Device.init)
         let list = mine.map { device -> JSONValue in
             .object([
                 "id": .string(device.id), "name": .string(device.name ?? ""), "platform": .string(device.platform ?? ""),
@@ -103,18 +101,17 @@ extension DiscoClawDownstream {
 
     /// `DELETE /auth/devices/:id`: revokes a device of the caller's user and closes its sockets.
     func removeDevice(_ id: String, for caller: Device, _ exchange: HTTPExchange) {
-        guard let target = devices[id], target.userID == caller.userID else { return exchange.respond(DiscoClawWire.notFound) }
-        store.perform(
-            { db in
-                _ = try DeviceQueries.setStatus(db, id: id, .revoked)
-                try DeviceQueries.clearToken(db, id: id)
-            },
-            completion: { [self] result in
-                if case .failure(let error) = result { return storeFailed(exchange, error) }
-                cutOff(deviceID: id)
-                logger.info("DiscoClaw device removed", metadata: ["device": "\(id)", "by": "\(caller.id)"])
-                exchange.respond(DiscoClawWire.noContent)
-            }
-        )
+        guard let target = hub.devices.bearerDevices(protocolName: Self.protocolName, userID: caller.userID).first(where: { $0.id == id }) else {
+            return exchange.respond(DiscoClawWire.notFound)
+        }
+        hub.devices.update(DeviceSnapshot.Request(deviceID: target.id)) { snapshot in
+            snapshot.device?.status = .revoked
+            snapshot.device?.tokenHash = nil
+        } completion: { [self] result in
+            if case .failure(let error) = result { return storeFailed(exchange, error) }
+            closeSockets(of: id)
+            logger.info("DiscoClaw device removed", metadata: ["device": "\(id)", "by": "\(caller.id)"])
+            exchange.respond(DiscoClawWire.noContent)
+        }
     }
 }

@@ -1,5 +1,4 @@
 import RelayCore
-import RelayStore
 import RelayTransport
 
 extension DiscoClawDownstream {
@@ -11,20 +10,21 @@ extension DiscoClawDownstream {
     /// `archived=true`), most recent first, with their last message.
     func listConversations(for device: Device, archived: String?, _ exchange: HTTPExchange) {
         let includeArchived = archived == "true" || archived == "1"
-        let (userID, limit) = (device.userID, Self.listLimit)
-        store.perform(
-            { db in
-                let list = try ConversationQueries.list(db, userID: userID, limit: limit).filter { includeArchived || !$0.archived }
-                return (list, try TimelineQueries.lastEvents(db, conversationIDs: list.map(\.id)))
-            },
-            completion: { [self] result in
+        hub.conversations.list(userID: device.userID, limit: Self.listLimit) { [self] result in
+            let all: [Conversation]
+            switch result {
+            case .failure(let error): return storeFailed(exchange, error)
+            case .success(let found): all = found
+            }
+            let list = all.filter { includeArchived || !$0.archived }
+            hub.history.lastEvents(of: list.map(\.id)) { [self] result in
                 switch result {
                 case .failure(let error): storeFailed(exchange, error)
-                case .success(let (list, last)):
+                case .success(let last):
                     exchange.respond(DiscoClawWire.json(200, .array(list.map { DiscoClawWire.conversation($0, lastMessage: last[$0.id]) })))
                 }
             }
-        )
+        }
     }
 
     /// `POST /conversations {title?, backend?}`: `backend` binds it to one `[[backends]]` entry.
@@ -68,21 +68,17 @@ extension DiscoClawDownstream {
         if let backend, hub.router.backends[backend] == nil {
             return exchange.respond(DiscoClawWire.badRequest("no backend named \(backend.prefix(64))"))
         }
+        var edits: [ConversationEdit] = []
+        if let title = body["title"] { edits.append(.retitle(title.stringValue)) }
+        if let archived = body["archived"]?.boolValue { edits.append(.archive(archived)) }
+        if let backend { edits.append(.rebind(backend: backend)) }
         withConversation(id, of: device, exchange) { [self] _ in
-            let now = clock.nowMillis()
-            store.perform({ db in
-                try ConversationQueries.update(db, id: id, at: now) { conversation in
-                    if let title = body["title"] { conversation.title = title.stringValue }
-                    if let archived = body["archived"]?.boolValue { conversation.archived = archived }
-                    if let backend { conversation.backend = backend }
-                }
-            }) { [self] result in
+            // Every socket of the user hears the change (`conversationChanged`).
+            hub.conversations.edit(id: id, .all(edits)) { [self] result in
                 switch result {
                 case .failure(let error): storeFailed(exchange, error)
                 case .success(nil): exchange.respond(DiscoClawWire.notFound)
-                case .success(let conversation?):
-                    hub.conversations.updated(conversation)  // every socket of the user hears it (`conversationChanged`)
-                    exchange.respond(DiscoClawWire.json(200, DiscoClawWire.conversation(conversation)))
+                case .success(let conversation?): exchange.respond(DiscoClawWire.json(200, DiscoClawWire.conversation(conversation)))
                 }
             }
         }
@@ -92,9 +88,8 @@ extension DiscoClawDownstream {
     func deleteConversation(_ id: String, for device: Device, _ exchange: HTTPExchange) {
         withConversation(id, of: device, exchange) { [self] _ in
             hub.turns.abort(conversationID: id, reason: "the conversation was deleted")
-            store.perform({ db in try ConversationQueries.delete(db, id: id) }) { [self] result in
+            hub.conversations.delete(id: id) { [self] result in
                 if case .failure(let error) = result { return storeFailed(exchange, error) }
-                hub.conversations.forget(id: id)
                 exchange.respond(DiscoClawWire.noContent)
             }
         }

@@ -1,6 +1,5 @@
 import Foundation
 import RelayCore
-import RelayStore
 import RelayTransport
 
 extension DiscoClawDownstream {
@@ -20,16 +19,7 @@ extension DiscoClawDownstream {
         }
         withConversation(id, of: device, exchange) { [self] conversation in
             let userID = device.userID
-            store.perform({ db in
-                try TimelineQueries.page(
-                    db,
-                    userID: userID,
-                    conversationID: conversation.id,
-                    before: before,
-                    limit: Int(limit),
-                    byteBudget: Self.responseBudget
-                )
-            }) {
+            hub.history.page(userID: userID, conversationID: conversation.id, before: before, limit: Int(limit), byteBudget: Self.responseBudget) {
                 [self] result in
                 switch result {
                 case .failure(let error): storeFailed(exchange, error)
@@ -51,36 +41,26 @@ extension DiscoClawDownstream {
         case .success(let value): since = value ?? 0
         }
         let (userID, limit) = (device.userID, Self.syncLimit)
-        store.perform(
-            { db in
-                let (entries, more) = try TimelineQueries.after(db, userID: userID, seq: since, limit: limit, byteBudget: Self.responseBudget)
-                var conversations = try ConversationQueries.changed(db, userID: userID, after: since)
-                var included = Set(conversations.map(\.id))
-                for id in entries.map(\.conversationID) where included.insert(id).inserted {
-                    if let conversation = try ConversationQueries.fetch(db, id: id) { conversations.append(conversation) }
-                }
-                return (entries, more, conversations)
-            },
-            completion: { [self] result in
-                switch result {
-                case .failure(let error): storeFailed(exchange, error)
-                case .success(let (entries, more, conversations)):
-                    markRead(entries, userID: userID)
-                    // A cut answer (by count or size) ends at its last message, so the next sync goes on from there.
-                    let changes = conversations.map(\.changeSeq).filter { $0 > since }
-                    let cursor = more ? entries.last!.seq : max(since, entries.last?.seq ?? since, changes.max() ?? since)
-                    exchange.respond(
-                        DiscoClawWire.json(
-                            200,
-                            .object([
-                                "conversations": .array(conversations.map { DiscoClawWire.conversation($0) }),
-                                "messages": .array(live(entries, userID: userID).map(DiscoClawWire.message)), "cursor": .int(cursor),
-                            ])
-                        )
+        hub.history.sync(userID: userID, after: since, limit: limit, byteBudget: Self.responseBudget) { [self] result in
+            switch result {
+            case .failure(let error): storeFailed(exchange, error)
+            case .success(let batch):
+                let (entries, more, conversations) = (batch.entries, batch.more, batch.conversations)
+                markRead(entries, userID: userID)
+                // A cut answer (by count or size) ends at its last message, so the next sync goes on from there.
+                let changes = conversations.map(\.changeSeq).filter { $0 > since }
+                let cursor = more ? entries.last!.seq : max(since, entries.last?.seq ?? since, changes.max() ?? since)
+                exchange.respond(
+                    DiscoClawWire.json(
+                        200,
+                        .object([
+                            "conversations": .array(conversations.map { DiscoClawWire.conversation($0) }),
+                            "messages": .array(live(entries, userID: userID).map(DiscoClawWire.message)), "cursor": .int(cursor),
+                        ])
                     )
-                }
+                )
             }
-        )
+        }
     }
 
     /// The app has no read receipts: messages it fetched while in use count as read (as the
@@ -169,30 +149,21 @@ extension DiscoClawDownstream {
 
     /// A retried `POST`: the ids the first one got.
     private func repeatAnswer(_ message: UserMessage, clientID: String?, _ exchange: HTTPExchange) {
-        let (deviceID, client) = (message.deviceID, message.clientID)
-        store.perform(
-            { db -> (MessageRecord, ChatEvent)? in
-                guard let record = try MessageQueries.fetch(db, deviceID: deviceID, clientID: client), let eventID = record.userEventID,
-                    let event = try EventQueries.fetch(db, id: eventID)
-                else { return nil }
-                return (record, event)
-            },
-            completion: { [self] result in
-                switch result {
-                case .failure(let error): storeFailed(exchange, error)
-                case .success(nil): exchange.respond(DiscoClawWire.failure(409, "Conflict", "clientId was already used"))
-                case .success(let (record, event)?):
-                    exchange.respond(
-                        DiscoClawWire.json(
-                            201,
-                            .object([
-                                "id": .string(event.id), "seq": .int(event.seq), "clientId": clientID.map(JSONValue.string) ?? .null,
-                                "status": .string("complete"), "assistantMessageId": record.assistantEventID.map(JSONValue.string) ?? .null,
-                            ])
-                        )
+        hub.history.message(deviceID: message.deviceID, clientID: message.clientID) { [self] result in
+            switch result {
+            case .failure(let error): storeFailed(exchange, error)
+            case .success(nil): exchange.respond(DiscoClawWire.failure(409, "Conflict", "clientId was already used"))
+            case .success(let stored?):
+                exchange.respond(
+                    DiscoClawWire.json(
+                        201,
+                        .object([
+                            "id": .string(stored.event.id), "seq": .int(stored.event.seq), "clientId": clientID.map(JSONValue.string) ?? .null,
+                            "status": .string("complete"), "assistantMessageId": stored.record.assistantEventID.map(JSONValue.string) ?? .null,
+                        ])
                     )
-                }
+                )
             }
-        )
+        }
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import RelayCore
-import RelayStore
 import RelayTransport
 
 /// Terminates DiscoClaw native clients: REST for auth, conversations, messages and sync, and a
@@ -18,10 +17,18 @@ public final class DiscoClawDownstream: ListenerHandler {
         var platform: String?
         var createdAt: Int64
         var lastSeen: Int64
+
+        init(_ record: DeviceRecord) {
+            id = record.id
+            userID = record.userID
+            name = record.claimedName
+            platform = record.deviceInfoJSON.flatMap { JSONValue.parse($0) }?["platform"]?.stringValue
+            createdAt = record.createdAt
+            lastSeen = record.lastSeenAt ?? record.createdAt
+        }
     }
 
-    /// `last_seen_at` is written at most this often per device.
-    static let touchMillis: Int64 = 60_000
+    static let protocolName = "discoclaw"
     /// Rows one `/sync` returns at most; the cursor lets the next call go on.
     static let syncLimit = 1_000
     /// Message text one `/sync` or page carries at most (always at least one message): a history of
@@ -29,21 +36,16 @@ public final class DiscoClawDownstream: ListenerHandler {
     static let responseBudget = 4 << 20
 
     let settings: DiscoClawSettings
-    let store: Store
     let hub: RelayHub
     let loop: any LoopScheduler
     let clock: any Clock
     let logger: Logger
     let startedAt: Int64
-    /// Device ids by SHA-256(token).
-    var tokens: [String: String] = [:]
-    var devices: [String: Device] = [:]
     var sockets: [UInt64: DiscoClawEndpoint] = [:]
     var registrations: RateLimiter
 
-    public init(settings: DiscoClawSettings, store: Store, hub: RelayHub, loop: any LoopScheduler, clock: any Clock, logger: Logger) {
+    public init(settings: DiscoClawSettings, hub: RelayHub, loop: any LoopScheduler, clock: any Clock, logger: Logger) {
         self.settings = settings
-        self.store = store
         self.hub = hub
         self.loop = loop
         self.clock = clock
@@ -54,6 +56,10 @@ public final class DiscoClawDownstream: ListenerHandler {
         // `sessions.patch`, `/backend`, the operator's `conversations bind`): every app re-syncs it.
         hub.changes.observe { [weak self] change in
             if case .conversation(let conversation) = change { self?.conversationUpdated(conversation.id, userID: conversation.userID) }
+        }
+        hub.devices.indexBearerTokens(of: Self.protocolName)
+        hub.devices.observe { [weak self] event in
+            if case .cutOff(let deviceID) = event { self?.closeSockets(of: deviceID) }
         }
     }
 
@@ -71,44 +77,26 @@ public final class DiscoClawDownstream: ListenerHandler {
         )
     }
 
-    /// Loads the registered devices before the listener serves (a token must work from the first
-    /// request); their presence starts offline, so answers they miss push. Call before the loop runs.
-    public func loadDevices() throws {
-        let records = try store.read { db in
-            try DeviceQueries.all(db).filter { $0.protocolName == "discoclaw" && $0.status == .approved && $0.tokenHash != nil }
-        }
-        for record in records { remember(record) }
+    /// The registered devices start offline (so answers they miss push). Loop thread, once the
+    /// core holds the stored devices (`hub.devices.preload`).
+    public func start() {
+        for record in hub.devices.bearerDevices(protocolName: Self.protocolName) { registerPresence(record) }
     }
 
-    func remember(_ record: DeviceRecord) {
-        guard let hash = record.tokenHash else { return }
-        let info = record.deviceInfoJSON.flatMap { JSONValue.parse($0) }
-        tokens[hash] = record.id
-        devices[record.id] = Device(
-            id: record.id,
-            userID: record.userID,
-            name: record.claimedName,
-            platform: info?["platform"]?.stringValue,
-            createdAt: record.createdAt,
-            lastSeen: record.lastSeenAt ?? record.createdAt
-        )
-        hub.presence.register(deviceID: record.id, userID: record.userID, protocolName: "discoclaw", delivery: .replay)
+    func registerPresence(_ record: DeviceRecord) {
+        hub.presence.register(deviceID: record.id, userID: record.userID, protocolName: Self.protocolName, delivery: .replay)
     }
 
     /// The device a presented token belongs to.
     func device(presenting token: String?) -> Device? {
-        guard let token, !token.isEmpty, token.utf8.count <= 256, let id = tokens[Digest.sha256Hex(token)] else { return nil }
-        return devices[id]
+        guard let token, !token.isEmpty, token.utf8.count <= 256, let record = hub.devices.bearer(tokenHash: Digest.sha256Hex(token)) else {
+            return nil
+        }
+        return Device(record)
     }
 
-    /// Records that the device was heard from (written at most once a minute).
-    func touch(_ device: Device) {
-        let now = clock.nowMillis()
-        guard now - device.lastSeen >= Self.touchMillis else { return }
-        devices[device.id]?.lastSeen = now
-        let id = device.id
-        store.perform({ db in try DeviceQueries.touch(db, id: id, at: now) }, completion: { _ in })
-    }
+    /// Records that the device was heard from.
+    func touch(_ device: Device) { hub.devices.seen(device.id) }
 
     /// Open DiscoClaw sockets, for `/metrics`.
     public var connectionCount: Int { sockets.count }
@@ -125,7 +113,7 @@ public final class DiscoClawDownstream: ListenerHandler {
         guard let device = device(presenting: socket.headers.bearerToken ?? socket.headers.queryValue("token")) else {
             return socket.close(code: 1008, reason: "Invalid token")
         }
-        let endpoint = DiscoClawEndpoint(socket: socket, deviceID: device.id)
+        let endpoint = DiscoClawEndpoint(socket: socket, deviceID: device.id, userID: device.userID)
         sockets[socket.id] = endpoint
         socket.deviceID = device.id
         socket.userID = device.userID
@@ -140,8 +128,8 @@ public final class DiscoClawDownstream: ListenerHandler {
     }
 
     public func webSocketClosed(_ socket: WebSocketConnection) {
-        guard let endpoint = sockets.removeValue(forKey: socket.id), let device = devices[endpoint.deviceID] else { return }
-        hub.detach(endpoint, socket: socket.id, userID: device.userID)
+        guard let endpoint = sockets.removeValue(forKey: socket.id) else { return }
+        hub.detach(endpoint, socket: socket.id, userID: endpoint.userID)
     }
 
     /// Closes every socket of a device (revoked).
@@ -152,19 +140,8 @@ public final class DiscoClawDownstream: ListenerHandler {
     /// Tells every open socket of the user that a conversation changed (they `/sync`).
     func conversationUpdated(_ conversationID: String, userID: String, except deviceID: String? = nil) {
         let frame = DiscoClawWire.event("conversation.updated", ["conversationId": .string(conversationID)])
-        for endpoint in sockets.values where endpoint.deviceID != deviceID && devices[endpoint.deviceID]?.userID == userID {
+        for endpoint in sockets.values where endpoint.deviceID != deviceID && endpoint.userID == userID {
             endpoint.socket.send(text: frame)
         }
-    }
-}
-
-extension DiscoClawDownstream: OperatorActions {
-    public func resolvePending(deviceID: String, approve: Bool, userID: String?, completion: @escaping (String) -> Void) -> Bool { false }
-
-    /// `clawrelay devices revoke`: the token stops working and the sockets close.
-    public func cutOff(deviceID: String) {
-        guard devices.removeValue(forKey: deviceID) != nil else { return }
-        tokens = tokens.filter { $0.value != deviceID }
-        closeSockets(of: deviceID)
     }
 }

@@ -12,6 +12,7 @@ import RelayTransport
 final class DiscoClawEndpoint: DeviceEndpoint {
     let socket: WebSocketConnection
     let deviceID: String
+    let userID: String
     /// Per running answer id, the text already sent as deltas and the placeholder's seq.
     private var sent: [String: (text: String, seq: Int64)] = [:]
     /// Answers whose `POST` reply is not written yet: their events wait (the app ignores events
@@ -19,9 +20,10 @@ final class DiscoClawEndpoint: DeviceEndpoint {
     private var holding: Set<String> = []
     private var held: [(answerID: String, frame: String)] = []
 
-    init(socket: WebSocketConnection, deviceID: String) {
+    init(socket: WebSocketConnection, deviceID: String, userID: String) {
         self.socket = socket
         self.deviceID = deviceID
+        self.userID = userID
     }
 
     func deliver(_ event: BusEvent) {

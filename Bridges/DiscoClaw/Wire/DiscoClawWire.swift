@@ -1,5 +1,4 @@
 import RelayCore
-import RelayStore
 import RelayTransport
 
 /// DiscoClaw's JSON shapes, as the real Swift client decodes them: every `*At` is integer

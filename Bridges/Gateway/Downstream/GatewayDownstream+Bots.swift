@@ -1,26 +1,20 @@
 import RelayCore
-import RelayStore
 
 /// The seed's additions: `gateway.discover` (no auth), `device.pair` and `device.unpair`, where a
 /// "bot" is one backend the relay fronts.
 extension GatewayDownstream {
     func discover(_ request: GatewayRequest, on session: GatewaySession) {
-        store.perform(
-            { db in try PairingLinkQueries.fingerprint(db) },
-            completion: { [self] result in
-                let bots = hub.router.backends.keys.sorted().map { name in
-                    JSONValue.object(["botId": .string(name), "name": .string(name), "emoji": .string("🤖"), "status": .string("online")])
-                }
-                session.send(
-                    GatewayFrame.ok(
-                        request.id,
-                        .object([
-                            "gatewayFingerprint": .string((try? result.get()) ?? ""), "gatewayName": .string(settings.name), "bots": .array(bots),
-                            "pairingRequired": .bool(true),
-                        ])
-                    )
-                )
-            }
+        let bots = hub.router.backends.keys.sorted().map { name in
+            JSONValue.object(["botId": .string(name), "name": .string(name), "emoji": .string("🤖"), "status": .string("online")])
+        }
+        session.send(
+            GatewayFrame.ok(
+                request.id,
+                .object([
+                    "gatewayFingerprint": .string(fingerprint), "gatewayName": .string(settings.name), "bots": .array(bots),
+                    "pairingRequired": .bool(true),
+                ])
+            )
         )
     }
 
@@ -45,30 +39,23 @@ extension GatewayDownstream {
             return session.fail(request.id, GatewayError(code: .notPaired, message: "a pairing token or operator.pairing is required"), close: nil)
         }
         let tokens = requested.map { ($0, Self.newDeviceToken()) }
-        let now = clock.nowMillis()
         let requiresLink = !session.isConnected
-        store.perform(
-            { db -> String? in
-                if requiresLink, let linkHash, !(try PairingLinkQueries.consumeLink(db, tokenHash: linkHash, now: now)) { return nil }
-                for (bot, token) in tokens {
-                    try PairingLinkQueries.setBotToken(db, deviceID: deviceID, botID: bot, tokenHash: Digest.sha256Hex(token), now: now)
-                }
-                return try PairingLinkQueries.fingerprint(db)
-            },
-            completion: { result in
-                guard case .success(let fingerprint?) = result else {
-                    return session.fail(
-                        request.id,
-                        GatewayError(code: .notPaired, message: "the pairing token is unknown, used or expired"),
-                        close: nil
-                    )
-                }
-                let pairings = tokens.map { bot, token in
-                    JSONValue.object(["botId": .string(bot), "token": .string(token), "name": .string(bot), "emoji": .string("🤖")])
-                }
-                session.send(GatewayFrame.ok(request.id, .object(["pairings": .array(pairings), "gatewayFingerprint": .string(fingerprint)])))
+        hub.devices.update(DeviceSnapshot.Request(deviceID: deviceID, pairLinkHash: requiresLink ? linkHash : nil)) { snapshot -> Bool in
+            if requiresLink {
+                guard snapshot.pairLinkUsable else { return false }
+                snapshot.consumesPairLink = true
             }
-        )
+            for (bot, token) in tokens { snapshot.bots[bot] = Digest.sha256Hex(token) }
+            return true
+        } completion: { [self] result in
+            guard case .success(true) = result else {
+                return session.fail(request.id, GatewayError(code: .notPaired, message: "the pairing token is unknown, used or expired"), close: nil)
+            }
+            let pairings = tokens.map { bot, token in
+                JSONValue.object(["botId": .string(bot), "token": .string(token), "name": .string(bot), "emoji": .string("🤖")])
+            }
+            session.send(GatewayFrame.ok(request.id, .object(["pairings": .array(pairings), "gatewayFingerprint": .string(fingerprint)])))
+        }
     }
 
     func unpairBots(_ request: GatewayRequest, on session: GatewaySession) {
@@ -77,14 +64,15 @@ extension GatewayDownstream {
         }
         guard let deviceID = request.string("deviceId") else { return session.fail(request.id, .invalid("deviceId required"), close: nil) }
         let bots: [String]? = request.params["botIds"]?.stringValue == "*" ? nil : request.strings("botIds")
-        store.perform(
-            { db in try PairingLinkQueries.removeBots(db, deviceID: deviceID, botIDs: bots) },
-            completion: { result in
-                guard case .success(let removed) = result, removed > 0 else {
-                    return session.fail(request.id, .invalid("no bot pairing for that deviceId"), close: nil)
-                }
-                session.send(GatewayFrame.ok(request.id, .object(["deviceId": .string(deviceID), "removed": .int(Int64(removed))])))
+        hub.devices.update(DeviceSnapshot.Request(deviceID: deviceID)) { snapshot -> Int in
+            let removed = bots.map { $0.filter { snapshot.bots[$0] != nil } } ?? Array(snapshot.bots.keys)
+            for bot in removed { snapshot.bots.removeValue(forKey: bot) }
+            return removed.count
+        } completion: { result in
+            guard case .success(let removed) = result, removed > 0 else {
+                return session.fail(request.id, .invalid("no bot pairing for that deviceId"), close: nil)
             }
-        )
+            session.send(GatewayFrame.ok(request.id, .object(["deviceId": .string(deviceID), "removed": .int(Int64(removed))])))
+        }
     }
 }

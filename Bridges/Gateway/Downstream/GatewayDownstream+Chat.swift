@@ -1,5 +1,4 @@
 import RelayCore
-import RelayStore
 import RelayTransport
 
 extension GatewayDownstream {
@@ -122,21 +121,16 @@ extension GatewayDownstream {
 
     private func history(_ request: GatewayRequest, of conversation: Conversation, key: String, on session: GatewaySession) {
         let limit = Int(min(1000, max(1, request.params["limit"]?.intValue ?? 200)))
-        let (user, id) = (settings.userID, conversation.id)
-        store.perform(
-            { db in
-                try EventQueries.conversation(db, userID: user, conversationID: id, limit: limit, byteBudget: Self.historyBudget)
-            },
-            completion: { [hub] result in
-                let events = (try? result.get()) ?? []
-                // Fetching the history is reading it: pushes for what it shows are no longer needed.
-                if let newest = events.map(\.seq).max() { hub.read(deviceID: session.deviceID, conversationID: id, seq: newest) }
-                let messages = events.map(Self.chatMessage)
-                session.send(
-                    GatewayFrame.ok(request.id, .object(["sessionKey": .string(key), "sessionId": .string(id), "messages": .array(messages)]))
-                )
-            }
-        )
+        let id = conversation.id
+        hub.history.recent(userID: settings.userID, conversationID: id, limit: limit, byteBudget: Self.historyBudget) { [hub] result in
+            let events = (try? result.get()) ?? []
+            // Fetching the history is reading it: pushes for what it shows are no longer needed.
+            if let newest = events.map(\.seq).max() { hub.read(deviceID: session.deviceID, conversationID: id, seq: newest) }
+            let messages = events.map(Self.chatMessage)
+            session.send(
+                GatewayFrame.ok(request.id, .object(["sessionKey": .string(key), "sessionId": .string(id), "messages": .array(messages)]))
+            )
+        }
     }
 
     /// A stored message as `chat.history` and final `chat` events show it; `id` and `seq` (its

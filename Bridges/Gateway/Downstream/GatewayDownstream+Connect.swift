@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import RelayCore
-import RelayStore
 
 /// What the store said about a device whose signature verified.
 enum ConnectVerdict: Sendable, Equatable {
@@ -144,66 +143,66 @@ extension GatewayDownstream {
         let (now, userID) = (clock.nowMillis(), settings.userID)
         let credentials = credentials(auth: auth, peer: session.connection.peerAddress)
         session.usedDeviceToken = credentials.deviceToken != nil
-        store.perform(
-            { db -> ConnectVerdict in
-                try Self.decide(
-                    db,
-                    deviceID: deviceID,
-                    publicKey: keyText,
-                    role: role,
-                    scopes: scopes,
-                    credentials: credentials,
-                    userID: userID,
-                    now: now
-                )
-            },
-            completion: { [self] result in
-                guard sessions[session.connection.id] === session else { return }
-                switch result {
-                case .success(.accepted(let deviceToken, let issuedAt)):
-                    completeConnect(request, session: session, deviceToken: deviceToken, issuedAt: issuedAt)
-                case .success(.tokenMismatch(let canRetry)):
-                    session.fail(request.id, .authRefused(.tokenMismatch(canRetryWithDeviceToken: canRetry)), close: 1008)
-                case .success(.deviceTokenMismatch):
-                    session.fail(request.id, .authRefused(.deviceTokenMismatch), close: 1008)
-                case .success(.pairingRequired(let reason)):
-                    requirePairing(request, session: session, publicKey: keyText, reason: reason)
-                case .failure(let error):
-                    logger.error("gateway connect failed in the store", metadata: ["error": "\(error)"])
-                    session.fail(request.id, GatewayError(code: .unavailable, message: "store unavailable"), close: 1011)
-                }
+        let fresh = Self.newDeviceToken()
+        hub.devices.update(DeviceSnapshot.Request(deviceID: deviceID)) { snapshot in
+            Self.decide(
+                &snapshot,
+                publicKey: keyText,
+                role: role,
+                scopes: scopes,
+                credentials: credentials,
+                userID: userID,
+                freshToken: fresh,
+                now: now
+            )
+        } completion: { [self] result in
+            guard sessions[session.connection.id] === session else { return }
+            switch result {
+            case .success(.accepted(let deviceToken, let issuedAt)):
+                hub.devices.seen(deviceID)
+                completeConnect(request, session: session, deviceToken: deviceToken, issuedAt: issuedAt)
+            case .success(.tokenMismatch(let canRetry)):
+                session.fail(request.id, .authRefused(.tokenMismatch(canRetryWithDeviceToken: canRetry)), close: 1008)
+            case .success(.deviceTokenMismatch):
+                session.fail(request.id, .authRefused(.deviceTokenMismatch), close: 1008)
+            case .success(.pairingRequired(let reason)):
+                requirePairing(request, session: session, publicKey: keyText, reason: reason)
+            case .failure(let error):
+                logger.error("gateway connect failed in the store", metadata: ["error": "\(error)"])
+                session.fail(request.id, GatewayError(code: .unavailable, message: "store unavailable"), close: 1011)
             }
-        )
+        }
     }
 
-    /// Whether the device may connect for `role` with `scopes`, and with which token.
+    /// Whether the device may connect for `role` with `scopes`, and with which token, as a pure
+    /// function of its stored record and tokens (the core applies what it changes atomically).
     ///
     /// A presented device token must be the role's current one, checked before anything else (a
     /// wrong token is refused even where unknown devices are approved silently). A token from
     /// `device.pair` pairs an unknown device on the spot (read/write scopes at most). A paired
-    /// device connecting without its token gets a token only if the role never had one.
+    /// device connecting without its token gets `freshToken` only if the role never had one.
     static func decide(
-        _ db: StoreTransaction,
-        deviceID: String,
+        _ snapshot: inout DeviceSnapshot,
         publicKey: String,
         role: String,
         scopes: [String],
         credentials: ConnectCredentials,
         userID: String,
+        freshToken: String,
         now: Int64
-    ) throws -> ConnectVerdict {
-        var device = try DeviceQueries.fetch(db, id: deviceID)
+    ) -> ConnectVerdict {
+        let deviceID = snapshot.deviceID
+        var device = snapshot.device
         let sameKey = device.map { $0.protocolName == "gateway" && $0.status == .approved && $0.publicKey == publicKey } ?? false
         var paired = sameKey && device?.roles.contains(role) == true
-        let stored = try DeviceTokenQueries.fetch(db, deviceID: deviceID, role: role)
+        let stored = snapshot.tokens[role]
         if let presented = credentials.deviceToken {
             let hash = Digest.sha256Hex(presented)
             if paired, stored?.tokenHash == hash {
                 guard Set(scopes).isSubset(of: Set(device?.scopes ?? [])) else { return .pairingRequired(reason: "scope-upgrade") }
-                try DeviceQueries.touch(db, id: deviceID, at: now)
                 return .accepted(token: presented, issuedAt: stored?.issuedAt)
             }
-            if !paired, device == nil || device?.status == .approved, try PairingLinkQueries.bot(db, deviceID: deviceID, tokenHash: hash) != nil {
+            if !paired, device == nil || device?.status == .approved, snapshot.bots.values.contains(hash) {
                 var record = DeviceRecord(
                     id: deviceID,
                     userID: userID,
@@ -220,8 +219,8 @@ extension GatewayDownstream {
                 record.publicKey = publicKey
                 record.roles = [role]
                 record.scopes = scopes.filter { ["operator.read", "operator.write"].contains($0) }
-                try DeviceQueries.insert(db, record)
-                try DeviceTokenQueries.issue(db, deviceID: deviceID, role: role, tokenHash: hash, scopes: record.scopes, at: now)
+                snapshot.device = record
+                snapshot.tokens[role] = DeviceToken(deviceID: deviceID, role: role, tokenHash: hash, scopes: record.scopes, issuedAt: now)
                 guard Set(scopes).isSubset(of: Set(record.scopes)) else { return .pairingRequired(reason: "scope-upgrade") }
                 return .accepted(token: presented, issuedAt: now)
             }
@@ -248,7 +247,7 @@ extension GatewayDownstream {
             record.publicKey = publicKey
             record.roles.insert(role)
             record.scopes = Array(Set(record.scopes).union(scopes)).sorted()
-            try DeviceQueries.insert(db, record)
+            snapshot.device = record
             device = record
             paired = true
         }
@@ -256,11 +255,15 @@ extension GatewayDownstream {
             return .pairingRequired(reason: sameKey ? "role-upgrade" : device == nil ? "not-paired" : "metadata-upgrade")
         }
         guard Set(scopes).isSubset(of: Set(device.scopes)) else { return .pairingRequired(reason: "scope-upgrade") }
-        try DeviceQueries.touch(db, id: deviceID, at: now)
         guard stored == nil else { return .accepted(token: nil, issuedAt: nil) }
-        let token = newDeviceToken()
-        try DeviceTokenQueries.issue(db, deviceID: deviceID, role: role, tokenHash: Digest.sha256Hex(token), scopes: device.scopes, at: now)
-        return .accepted(token: token, issuedAt: now)
+        snapshot.tokens[role] = DeviceToken(
+            deviceID: deviceID,
+            role: role,
+            tokenHash: Digest.sha256Hex(freshToken),
+            scopes: device.scopes,
+            issuedAt: now
+        )
+        return .accepted(token: freshToken, issuedAt: now)
     }
 
     /// What the connect's `auth` amounts to: the shared token or password, loopback

@@ -1,5 +1,4 @@
 import RelayCore
-import RelayStore
 import RelayTransport
 
 /// What a node answered to an invoke.
@@ -169,17 +168,16 @@ extension GatewayDownstream {
         }
         if event == "node.presence.alive" {
             guard payload.objectValue != nil else { return answer(handled: false, reason: "invalid_payload") }
-            let (deviceID, now) = (session.deviceID, clock.nowMillis())
-            return store.perform(
-                { db in try DeviceQueries.touch(db, id: deviceID, at: now) },
-                completion: { result in
-                    if case .success = result {
-                        answer(handled: true, reason: "persisted")
-                    } else {
-                        answer(handled: false, reason: "store_unavailable")
-                    }
+            let now = clock.nowMillis()
+            return hub.devices.update(DeviceSnapshot.Request(deviceID: session.deviceID)) {
+                $0.device?.lastSeenAt = now
+            } completion: { result in
+                if case .success = result {
+                    answer(handled: true, reason: "persisted")
+                } else {
+                    answer(handled: false, reason: "store_unavailable")
                 }
-            )
+            }
         }
         if event == "push.apns.register" { return registerAPNs(payload, on: session, answer: answer) }
         answer(handled: event == "app.state", reason: nil)
@@ -204,18 +202,12 @@ extension GatewayDownstream {
             return answer(false, "invalid_payload")
         }
         let platform = payload["environment"]?.stringValue.map { String($0.prefix(32)) }
-        let (deviceID, now) = (session.deviceID, clock.nowMillis())
-        store.perform(
-            { db in
-                try PushTargetQueries.upsert(db, deviceID: deviceID, kind: "apns", token: token.lowercased(), platform: platform, at: now)
-            },
-            completion: { [self] result in
-                guard case .success = result else { return answer(false, "store_unavailable") }
-                logger.info("push target registered", metadata: ["protocol": "gateway", "device": "\(deviceID)", "kind": "apns"])
-                hub.pushes.reload(deviceID: deviceID)
-                answer(true, "registered")
-            }
-        )
+        let deviceID = session.deviceID
+        hub.pushes.register(deviceID: deviceID, kind: .apns, token: token.lowercased(), platform: platform) { [self] result in
+            guard case .success = result else { return answer(false, "store_unavailable") }
+            logger.info("push target registered", metadata: ["protocol": "gateway", "device": "\(deviceID)", "kind": "apns"])
+            answer(true, "registered")
+        }
     }
 
     /// The node went away: everything it owed fails with NOT_CONNECTED.

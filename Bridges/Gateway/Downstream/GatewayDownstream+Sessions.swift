@@ -1,5 +1,4 @@
 import RelayCore
-import RelayStore
 
 /// A `cv:` key (or any key `sessions.markRead` is given) that names no conversation of this
 /// gateway's user; answered like any unknown session.
@@ -34,25 +33,22 @@ extension GatewayDownstream {
     /// more exist.
     private func listSessions(_ request: GatewayRequest, on session: GatewaySession) {
         let limit = Int(min(Int64(SessionListing.maxSessions), max(1, request.params["limit"]?.intValue ?? Int64(SessionListing.maxSessions))))
-        let (user, now) = (settings.userID, clock.nowMillis())
-        store.perform(
-            { db in try ReadCursorQueries.summaries(db, userID: user, limit: limit + 1) },
-            completion: { [self] result in
-                guard case .success(let found) = result else {
-                    return session.fail(request.id, GatewayError(code: .unavailable, message: "the sessions could not be read"), close: nil)
-                }
-                let page = found.prefix(limit).sorted { SessionListing.updatedAt($0) > SessionListing.updatedAt($1) }
-                let list = page.map(sessionJSON)
-                session.send(
-                    GatewayFrame.ok(
-                        request.id,
-                        .object([
-                            "ts": .int(now), "count": .int(Int64(list.count)), "sessions": .array(list), "truncated": .bool(found.count > limit),
-                        ])
-                    )
-                )
+        let now = clock.nowMillis()
+        hub.history.summaries(userID: settings.userID, limit: limit + 1) { [self] result in
+            guard case .success(let found) = result else {
+                return session.fail(request.id, GatewayError(code: .unavailable, message: "the sessions could not be read"), close: nil)
             }
-        )
+            let page = found.prefix(limit).sorted { SessionListing.updatedAt($0) > SessionListing.updatedAt($1) }
+            let list = page.map(sessionJSON)
+            session.send(
+                GatewayFrame.ok(
+                    request.id,
+                    .object([
+                        "ts": .int(now), "count": .int(Int64(list.count)), "sessions": .array(list), "truncated": .bool(found.count > limit),
+                    ])
+                )
+            )
+        }
     }
 
     /// `{key, seq}`: the user has read the session up to `seq` (clamped to its newest message; a
@@ -128,24 +124,19 @@ extension GatewayDownstream {
         on session: GatewaySession,
         _ payload: @escaping (ConversationSummary) -> JSONValue
     ) {
-        let user = settings.userID
-        store.perform(
-            { db in try ReadCursorQueries.summary(db, conversationID: conversationID, userID: user) },
-            completion: { result in
-                guard case .success(let summary?) = result else {
-                    return session.fail(request.id, GatewayError(code: .unavailable, message: "the session could not be read"), close: nil)
-                }
-                session.send(GatewayFrame.ok(request.id, payload(summary)))
+        hub.history.summary(of: conversationID, for: settings.userID) { result in
+            guard case .success(let summary?) = result else {
+                return session.fail(request.id, GatewayError(code: .unavailable, message: "the session could not be read"), close: nil)
             }
-        )
+            session.send(GatewayFrame.ok(request.id, payload(summary)))
+        }
     }
 
     /// `{backends:[{name, kind, state}], default}`: `state` is an upstream account's link state
     /// (`connected`, `retrying`, …) or `ready` for a built-in backend.
     private func listBackends(_ request: GatewayRequest, on session: GatewaySession) {
-        let states = backendStates?() ?? [:]
         let list = settings.backendKinds.sorted { $0.key < $1.key }.map { name, kind in
-            JSONValue.object(["name": .string(name), "kind": .string(kind), "state": .string(states[name] ?? "unknown")])
+            JSONValue.object(["name": .string(name), "kind": .string(kind), "state": .string(hub.accounts.state(of: name)?.rawValue ?? "ready")])
         }
         let fallback = settings.backend ?? hub.router.defaultBackend
         session.send(GatewayFrame.ok(request.id, .object(["backends": .array(list), "default": .string(fallback)])))
@@ -176,16 +167,13 @@ extension GatewayDownstream {
         }
         summaryReads[conversationID] = false
         let user = settings.userID
-        store.perform(
-            { db in try ReadCursorQueries.summary(db, conversationID: conversationID, userID: user) },
-            completion: { [weak self] result in
-                guard let self else { return }
-                let again = summaryReads.removeValue(forKey: conversationID) ?? false
-                if case .success(let summary?) = result, summary.conversation.userID == user {
-                    broadcast("sessions.changed", sessionJSON(summary)) { $0.isConnected && Self.readsChat($0) }
-                }
-                if again { sessionChanged(conversationID) }
+        hub.history.summary(of: conversationID, for: user) { [weak self] result in
+            guard let self else { return }
+            let again = summaryReads.removeValue(forKey: conversationID) ?? false
+            if case .success(let summary?) = result, summary.conversation.userID == user {
+                broadcast("sessions.changed", sessionJSON(summary)) { $0.isConnected && Self.readsChat($0) }
             }
-        )
+            if again { sessionChanged(conversationID) }
+        }
     }
 }

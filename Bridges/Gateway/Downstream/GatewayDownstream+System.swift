@@ -1,5 +1,4 @@
 import RelayCore
-import RelayStore
 
 /// The methods apps call first: health, status, the model catalog, presence, the gateway's
 /// identity and heartbeat state.
@@ -47,28 +46,25 @@ extension GatewayDownstream {
     }
 
     private func status(_ request: GatewayRequest, on session: GatewaySession) {
-        let (user, now) = (settings.userID, clock.nowMillis())
-        store.perform(
-            { db in try ConversationQueries.list(db, userID: user, limit: 10) },
-            completion: { result in
-                let recent = ((try? result.get()) ?? []).map { conversation in
-                    JSONValue.object([
-                        "key": .string(SessionListing.key(of: conversation)), "kind": .string("direct"), "updatedAt": .int(conversation.updatedAt),
-                        "age": .int(max(0, now - conversation.updatedAt)),
-                    ])
-                }
-                session.send(
-                    GatewayFrame.ok(
-                        request.id,
-                        .object([
-                            "runtimeVersion": .string(Self.serverVersion), "channelSummary": .array([]), "queuedSystemEvents": .array([]),
-                            "heartbeat": .object(["defaultAgentId": .string("main"), "agents": .array([])]),
-                            "sessions": .object(["count": .int(Int64(recent.count)), "recent": .array(recent), "defaults": .object([:])]),
-                        ])
-                    )
-                )
+        let now = clock.nowMillis()
+        hub.conversations.list(userID: settings.userID, limit: 10) { result in
+            let recent = ((try? result.get()) ?? []).map { conversation in
+                JSONValue.object([
+                    "key": .string(SessionListing.key(of: conversation)), "kind": .string("direct"), "updatedAt": .int(conversation.updatedAt),
+                    "age": .int(max(0, now - conversation.updatedAt)),
+                ])
             }
-        )
+            session.send(
+                GatewayFrame.ok(
+                    request.id,
+                    .object([
+                        "runtimeVersion": .string(Self.serverVersion), "channelSummary": .array([]), "queuedSystemEvents": .array([]),
+                        "heartbeat": .object(["defaultAgentId": .string("main"), "agents": .array([])]),
+                        "sessions": .object(["count": .int(Int64(recent.count)), "recent": .array(recent), "defaults": .object([:])]),
+                    ])
+                )
+            )
+        }
     }
 
     /// Sends `health` to every session every two ticks (a minute by default), as real gateways do

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import RelayCore
-import RelayStore
 import RelayTransport
 
 /// Terminates OpenClaw gateway v3 clients (operators and nodes) on one listener.
@@ -27,7 +26,6 @@ public final class GatewayDownstream: ListenerHandler {
     ]
 
     let settings: GatewaySettings
-    let store: Store
     let hub: RelayHub
     let loop: any LoopScheduler
     let clock: any Clock
@@ -36,16 +34,12 @@ public final class GatewayDownstream: ListenerHandler {
 
     var sessions: [UInt64: GatewaySession] = [:]
     var nodes: [String: GatewaySession] = [:]
-    var pending: [String: PendingDevice] = [:]
     var invokes: [String: PendingInvoke] = [:]
     /// Chat runs as operators are shown them, and the last core event encoded for them.
     var chatRuns: [String: ChatRunView] = [:]
     var lastChat: (event: BusEvent, payload: String?)?
     /// Conversations whose `sessions.changed` entry is being read; true = read it again after.
     var summaryReads: [String: Bool] = [:]
-    /// Each backend's state by name (an upstream account's link state, `ready` for a built-in
-    /// backend) for `backends.list`; set before `start`. Loop thread.
-    public var backendStates: (() -> [String: String])?
     /// Mirrors downstream nodes onto upstream gateways; set before `start`.
     public var passthrough: NodePassthrough? {
         didSet { passthrough?.downstream = self }
@@ -54,19 +48,21 @@ public final class GatewayDownstream: ListenerHandler {
     var healthVersion: Int64 = 1
     /// The relay's own gateway identity (`gateway.identity.get`), kept in `<data_dir>/gateway.key`.
     let gatewayIdentity: AccountIdentity?
+    /// This relay install's stable fingerprint (`gateway.discover`, `device.pair`, mDNS).
+    let fingerprint: String
 
     public init(
         settings: GatewaySettings,
-        store: Store,
         hub: RelayHub,
         loop: any LoopScheduler,
         clock: any Clock,
         dataDirectory: String,
+        fingerprint: String,
         logger: Logger
     ) {
+        self.fingerprint = fingerprint
         self.settings = settings
         gatewayIdentity = try? AccountIdentity(directory: dataDirectory, account: "gateway")
-        self.store = store
         self.hub = hub
         self.loop = loop
         self.clock = clock
@@ -93,6 +89,13 @@ public final class GatewayDownstream: ListenerHandler {
     /// Starts the tick and listens to conversation changes. Loop thread.
     public func start() {
         hub.changes.observe { [weak self] change in self?.conversationChanged(change) }
+        hub.devices.pairing.decide(for: Self.protocolName) { [weak self] request, approve, _, completion in
+            self?.carryOut(request, approve: approve, completion: completion)
+        }
+        hub.devices.pairing.observe { [weak self] event in self?.pairingChanged(event) }
+        hub.devices.observe { [weak self] event in
+            if case .cutOff(let deviceID) = event { self?.cutOff(deviceID: deviceID, role: nil) }
+        }
         scheduleTick()
         scheduleHealth()
     }

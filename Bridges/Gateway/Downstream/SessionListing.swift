@@ -1,6 +1,5 @@
 import Foundation
 import RelayCore
-import RelayStore
 
 /// How `sessions.list` and `sessions.changed` show a conversation of any protocol: its key, a
 /// readable name, a preview of the newest message and the user's unread count.

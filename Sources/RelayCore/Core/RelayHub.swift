@@ -118,6 +118,7 @@ public final class RelayHub {
             guard let self else { return }
             queue.purge()
             presence.expire(ttlMillis: settings.backgroundTTLMillis)
+            devices.flush()
             start()
         }
     }

@@ -23,7 +23,14 @@ public final class Devices {
     private let seenFlushMillis: Int
     /// Last-seen times not written yet, newest per device.
     private var seenPending: [String: Int64] = [:]
+    /// When each device's last-seen time was last written, within the flush interval.
+    private var written: [String: Int64] = [:]
     private var observers: [(DeviceEvent) -> Void] = []
+    /// Protocols whose clients present a bearer token on every request: their approved devices
+    /// are kept in memory by token, so a request is authenticated without a read.
+    private var bearerProtocols: Set<String> = []
+    private var bearers: [String: DeviceRecord] = [:]
+    private var bearerHashes: [String: String] = [:]
 
     init(journal: DeviceJournal, loop: any LoopScheduler, clock: any Clock, logger: Logger, seenFlushMillis: Int) {
         self.journal = journal
@@ -53,23 +60,78 @@ public final class Devices {
         _ change: @escaping @Sendable (inout DeviceSnapshot) throws -> R,
         completion: @escaping (Result<R, any Error>) -> Void
     ) {
-        journal.updateDevice(request, change, completion: completion)
+        // Last-seen times go first, so the change sees every sighting so far (the journal runs
+        // writes in order).
+        flushSeen()
+        journal.updateDevice(
+            request,
+            { snapshot in (try change(&snapshot), snapshot.device) },
+            completion: { [weak self] result in
+                if case .success(let (_, device?)) = result { self?.index(device) }
+                completion(result.map(\.0))
+            }
+        )
     }
 
-    /// The device was just seen (it authenticated, or a request of it arrived). Written at most
-    /// once per device and flush interval, since nothing waits for it.
+    // MARK: Bearer tokens
+
+    /// Devices of `protocolName` authenticate every request with a bearer token whose SHA-256 is
+    /// their record's `tokenHash`: `bearer(tokenHash:)` finds them without a read.
+    public func indexBearerTokens(of protocolName: String) { bearerProtocols.insert(protocolName) }
+
+    /// The devices stored when the relay starts (read before the loop runs): the bearer index begins with them.
+    public func preload(_ records: [DeviceRecord]) {
+        for record in records { index(record) }
+    }
+
+    /// The approved device of an indexed protocol whose token has this SHA-256.
+    public func bearer(tokenHash: String) -> DeviceRecord? { bearers[tokenHash] }
+
+    /// The indexed devices of a protocol (approved, with a token), of one user or all, oldest first.
+    public func bearerDevices(protocolName: String, userID: String? = nil) -> [DeviceRecord] {
+        bearers.values.filter { $0.protocolName == protocolName && (userID == nil || $0.userID == userID) }
+            .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    private func index(_ record: DeviceRecord) {
+        guard bearerProtocols.contains(record.protocolName) else { return }
+        unindex(record.id)
+        guard record.status == .approved, let hash = record.tokenHash else { return }
+        bearers[hash] = record
+        bearerHashes[record.id] = hash
+    }
+
+    private func unindex(_ deviceID: String) {
+        if let hash = bearerHashes.removeValue(forKey: deviceID) { bearers.removeValue(forKey: hash) }
+    }
+
+    /// The device was just seen (it authenticated, or a request of it arrived). The first sighting
+    /// is written at once; later ones at most once per device and flush interval, since nothing
+    /// waits for them.
     public func seen(_ deviceID: String) {
-        if seenPending.isEmpty { loop.schedule(afterMillis: seenFlushMillis) { [weak self] in self?.flushSeen() } }
-        seenPending[deviceID] = clock.nowMillis()
+        let now = clock.nowMillis()
+        if let last = written[deviceID], now - last < Int64(seenFlushMillis) {
+            if seenPending.isEmpty { loop.schedule(afterMillis: seenFlushMillis) { [weak self] in self?.flushSeen() } }
+            seenPending[deviceID] = now
+            if let hash = bearerHashes[deviceID] { bearers[hash]?.lastSeenAt = now }
+            return
+        }
+        written[deviceID] = now
+        if let hash = bearerHashes[deviceID] { bearers[hash]?.lastSeenAt = now }
+        journal.recordSeen([deviceID: now])
     }
 
     private func flushSeen() {
         let seen = seenPending
         seenPending = [:]
-        if !seen.isEmpty { journal.recordSeen(seen) }
+        let now = clock.nowMillis()
+        written = written.filter { now - $0.value < Int64(seenFlushMillis) }
+        guard !seen.isEmpty else { return }
+        for (deviceID, millis) in seen { written[deviceID] = millis }
+        journal.recordSeen(seen)
     }
 
-    /// Writes what `seen` holds now (the relay is stopping).
+    /// Writes what `seen` holds now (the relay is stopping) and forgets old sightings.
     public func flush() { flushSeen() }
 
     /// Bridges hear about cut-offs and changed records here. Loop thread.
@@ -79,6 +141,7 @@ public final class Devices {
     /// protocol): every bridge closes its sockets and stops its work.
     public func cutOff(_ deviceID: String) {
         logger.info("device cut off (revoked or denylisted); closing its sockets", metadata: ["device": "\(deviceID)"])
+        unindex(deviceID)
         publish(.cutOff(deviceID: deviceID))
     }
 
@@ -87,6 +150,7 @@ public final class Devices {
     public func refresh(_ deviceID: String) {
         journal.device(id: deviceID) { [weak self] result in
             guard case .success(let device?) = result else { return }
+            self?.index(device)
             self?.publish(.changed(device))
         }
     }

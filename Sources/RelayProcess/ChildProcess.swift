@@ -9,18 +9,19 @@ import Musl
 import Darwin
 #endif
 
-/// A child process in its own process group, with non-blocking pipes on stdin, stdout and stderr.
+/// A child process in its own process group (the local backends' transport: `echo`, `command`
+/// and `claude-code` turns run as children), with non-blocking pipes on stdin, stdout and stderr.
 ///
 /// - Important: Owned by one thread; only `pid` may be shared (see `ChildTurn`).
-struct ChildProcess {
-    let pid: pid_t
+public struct ChildProcess: Sendable {
+    public let pid: pid_t
     /// Parent ends, all non-blocking and close-on-exec.
-    var stdinFD: Int32
-    var stdoutFD: Int32
-    var stderrFD: Int32
+    public var stdinFD: Int32
+    public var stdoutFD: Int32
+    public var stderrFD: Int32
 
     /// How a child ended.
-    enum Termination: Equatable {
+    public enum Termination: Equatable, Sendable {
         case exited(Int32)
         case signaled(Int32)
     }
@@ -30,7 +31,7 @@ struct ChildProcess {
     ///
     /// The child gets its own process group, so `killGroup` also reaches anything it forked, and
     /// default signal handling, so it dies on SIGPIPE even if this process ignores it.
-    static func spawn(arguments: [String], environment: [String], directory: String? = nil) throws(SpawnError) -> ChildProcess {
+    public static func spawn(arguments: [String], environment: [String], directory: String? = nil) throws(SpawnError) -> ChildProcess {
         guard !arguments.isEmpty else { throw SpawnError(errno: EINVAL) }
         // pipe2 is not visible from Swift, so a pipe is close-on-exec only a moment after it is made.
         // Spawning one child at a time keeps a child from inheriting another turn's pipe, which would
@@ -90,19 +91,19 @@ struct ChildProcess {
     /// Sends SIGKILL to the child's whole process group.
     ///
     /// - Important: Only before the child is reaped; afterwards its pid may belong to someone else.
-    static func killGroup(_ pid: pid_t) {
+    public static func killGroup(_ pid: pid_t) {
         _ = kill(-pid, SIGKILL)
     }
 
     /// Whether the child has ended, without reaping it (so its process group id stays reserved).
-    func hasExited() -> Bool {
+    public func hasExited() -> Bool {
         var info = siginfo_t()
         let result = waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT)
         return result == 0 && info.si_signo == SIGCHLD
     }
 
     /// Waits for the child to end and reaps it.
-    func reap() -> Termination {
+    public func reap() -> Termination {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { return .signaled(SIGKILL) }
@@ -136,10 +137,10 @@ struct ChildProcess {
 }
 
 /// Why a child could not be started.
-struct SpawnError: Error, CustomStringConvertible {
-    let errno: Int32
+public struct SpawnError: Error, CustomStringConvertible, Sendable {
+    public let errno: Int32
 
-    var description: String { String(cString: strerror(errno)) }
+    public var description: String { String(cString: strerror(errno)) }
 }
 
 /// Makes a parent-side pipe end non-blocking; the child's ends stay blocking.
