@@ -106,16 +106,38 @@ public final class WebSocketConnection {
         enqueue(.binary(bytes))
     }
 
-    /// Sends a close frame after the frames already queued, then drops the socket.
     /// Seconds a closing socket gets to write what is queued and its close frame; then the
     /// connection is dropped even if the peer reads nothing.
     static let closeGraceSeconds: Int32 = 5
 
+    /// Sends a close frame after the frames already queued, then drops the socket.
+    ///
+    /// - Important: the socket is gone within `closeGraceSeconds` whatever the peer does: lws's
+    ///   own close steps each restart a timeout of their own, so the grace has a timer here too.
     public func close(code: UInt16, reason: String = "") {
         guard !isClosing, !isClosed else { return }
         isClosing = true
         appendOutbound(.close(code: code, reason: String(reason.utf8.prefix(120)) ?? ""))
         lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, Self.closeGraceSeconds)
+        loop.schedule(afterMillis: Int(Self.closeGraceSeconds) * 1_000) { [weak self] in self?.dropAfterGrace() }
+    }
+
+    /// Closes a socket whose peer is gone or reads nothing: what waits unsent is dropped (protocols
+    /// replay or resend it on reconnect), so the close frame is the next thing written.
+    func abandon(code: UInt16, reason: String) {
+        guard !isClosing, !isClosed else { return }
+        outbound.removeAll()
+        outboundHead = 0
+        bufferedBytes = 0
+        close(code: code, reason: reason)
+    }
+
+    /// The close grace is over and lws still holds the socket (its close frame waits behind data
+    /// the peer does not read, or no close answer came): lws drops it now.
+    private func dropAfterGrace() {
+        guard !isClosed else { return }
+        loop.logger.info("dropping a socket that did not close within its grace", metadata: ["listener": "\(listener)", "conn": "\(id)"])
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
     }
 
     func sendPing() {
@@ -149,10 +171,7 @@ public final class WebSocketConnection {
             "closing a slow consumer",
             metadata: ["listener": "\(listener)", "conn": "\(id)", "unsent": "\(bufferedBytes)"]
         )
-        outbound.removeAll()
-        outboundHead = 0
-        bufferedBytes = 0
-        close(code: 1008, reason: "slow consumer")
+        abandon(code: 1008, reason: "slow consumer")
     }
 
     func peekOutbound() -> Outbound? {
