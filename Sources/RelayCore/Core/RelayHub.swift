@@ -12,11 +12,19 @@ public final class RelayHub {
         public var backgroundTTLMillis: Int64
         /// How long reads of messages shown live (`shown`) are gathered before they move cursors.
         public var shownReadMillis: Int
+        /// Conversations kept in memory at most (the journal has them all).
+        public var conversationCacheLimit: Int
 
-        public init(sweepMillis: Int = 60_000, backgroundTTLMillis: Int64 = 4 * 3_600_000, shownReadMillis: Int = 250) {
+        public init(
+            sweepMillis: Int = 60_000,
+            backgroundTTLMillis: Int64 = 4 * 3_600_000,
+            shownReadMillis: Int = 250,
+            conversationCacheLimit: Int = 20_000
+        ) {
             self.sweepMillis = sweepMillis
             self.backgroundTTLMillis = backgroundTTLMillis
             self.shownReadMillis = shownReadMillis
+            self.conversationCacheLimit = conversationCacheLimit
         }
     }
 
@@ -49,7 +57,7 @@ public final class RelayHub {
         self.settings = settings
         presence = Presence(clock: clock)
         bus = Bus(presence: presence)
-        conversations = Conversations(journal: journal, clock: clock, changes: changes)
+        conversations = Conversations(journal: journal, clock: clock, changes: changes, cacheLimit: settings.conversationCacheLimit)
         cursors = ReadCursors(journal: journal, clock: clock, changes: changes)
         pushes = Pushes(presence: presence, bus: bus, conversations: conversations, router: router, loop: loop, clock: clock, logger: logger)
         queue = NotificationQueue(
