@@ -32,7 +32,10 @@ extension ClawlineDownstream {
         setAdmin(claims.isAdmin, on: session)
         let tokenHash = Digest.sha256Hex(token.utf8)
         let limit = settings.maxReplayMessages
-        hub.conversations.resolve(.main, userID: claims.sub, draft: ConversationDraft(title: "Clawline")) { _ in }
+        // Its completion runs before the store's below (the journal's run in order): the timeline
+        // is read from there, not from the cache, which may have let it go in between.
+        var timeline: Conversation?
+        hub.conversations.resolve(.main, userID: claims.sub, draft: ConversationDraft(title: "Clawline")) { timeline = try? $0.get() }
         store.perform(
             { db -> AuthVerdict in
                 let device: DeviceRecord
@@ -48,7 +51,7 @@ extension ClawlineDownstream {
                 guard session.phase == .replaying else { return }
                 switch result {
                 case .success(.accepted(let device, let window)):
-                    guard let conversation = hub.conversations.cached(.main, userID: device.userID) else {
+                    guard let conversation = timeline, conversation.userID == device.userID else {
                         leave(session, userID: claims.sub)
                         session.phase = .fresh
                         return session.fail(.serverError, "could not open the timeline", close: true)
