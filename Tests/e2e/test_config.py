@@ -87,3 +87,24 @@ def test_public_bind_with_allow_public_starts(relay_factory):
     assert relay.host == "0.0.0.0", relay.stdout_lines
     resp = relay.http("GET", "/version")
     assert resp.status == 200 and resp.json() == {"protocolVersion": 1}
+
+
+@pytest.mark.parametrize("kind,url", [("clawline", "ws://127.0.0.1:9/ws"), ("openclaw", "ws://127.0.0.1:9")])
+def test_a_backend_name_that_is_a_path_stops_start_up_before_anything_is_written(tmp_path, kind, url):
+    # The name is the file name of the account's state in <data_dir>/accounts: "../../escaped"
+    # would put it beside the config file, outside the data directory.
+    cfg = make_config()
+    cfg["backends"].append({"name": "../../escaped", "kind": kind, "url": url})
+    text = render_toml(cfg)
+    config = tmp_path / "bad.toml"
+    config.write_text(text)
+    cmd = [str(relay_bin()), "serve", "--config", str(config), "--data-dir", str(tmp_path / "data")]
+    try:
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=15)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"serve kept running; it wrote: {sorted(p.name for p in tmp_path.rglob('*'))}") from None
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert_names_location(output, config, line_of(text, 'name = "../../escaped"'), "name")
+    written = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*"))
+    assert all(path in ("bad.toml", "data") or path.startswith("data/") for path in written), written
