@@ -108,3 +108,12 @@ def test_a_backend_name_that_is_a_path_stops_start_up_before_anything_is_written
     assert_names_location(output, config, line_of(text, 'name = "../../escaped"'), "name")
     written = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*"))
     assert all(path in ("bad.toml", "data") or path.startswith("data/") for path in written), written
+
+
+def test_a_key_under_its_old_name_works_and_serve_warns_with_file_line_and_the_new_name(relay_factory):
+    relay = relay_factory(cmd={"environment": {"GREETING": "hi"}}, clawline={"max_queued_messages": 3})
+    text = relay.config_path.read_text()
+    err = relay.stderr_text()
+    for old, new in (("environment", "env"), ("max_queued_messages", "max_queued_turns")):
+        expected = f"{relay.config_path}:{line_of(text, f'{old} = ')}: "
+        assert any(expected in line and f"{old}: an old name; write {new}" in line and "warning" in line for line in err.splitlines()), err

@@ -93,7 +93,7 @@ struct ConfigDecoder {
         guard let table = value.table else {
             throw root.source.error(.wrongType, section, "expected a table, got \(ConfigTable.describe(value))")
         }
-        return ConfigTable(table: table, section: section, source: root.source)
+        return try ConfigTable(table: table, section: section, source: root.source).adoptingRenamedKeys()
     }
 
     /// Every `[[backends]]` entry, nil when there are none in the file.
@@ -111,7 +111,7 @@ struct ConfigDecoder {
             guard let table = element.table else {
                 throw root.source.error(.wrongType, section, "expected a table, got \(ConfigTable.describe(element))")
             }
-            let entry = ConfigTable(table: table, section: section, source: root.source)
+            let entry = try ConfigTable(table: table, section: section, source: root.source).adoptingRenamedKeys()
             let backend = try Self.backend(entry)
             if backends.contains(where: { $0.name == backend.name }) {
                 let previous = firstLines[backend.name].map { " (first defined on line \($0))" } ?? ""
