@@ -165,6 +165,7 @@ func benchRelayConfig(
     listen = "127.0.0.1:\(port)"
     max_pending_requests = 100000
     max_replay_messages = \(max(500, replayCap))
+    # The old name of max_queued_turns: a binary from before the rename (bench --binary) reads it too.
     max_queued_messages = 100000
     messages_per_second = 1000000
     typing_per_second = 1000000

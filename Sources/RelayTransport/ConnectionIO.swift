@@ -22,7 +22,17 @@ extension ServiceLoop: ConnectionIO {
     }
 
     func armCloseGrace(_ connection: WebSocketConnection, seconds: Int32) {
-        if let wsi = connection.wsi { lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, seconds) }
+        guard let wsi = connection.wsi else { return }
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, seconds)
+        // lws restarts its own timeout at each step of a close; this one ends it for good.
+        schedule(afterMillis: Int(seconds) * 1_000) { [weak self, weak connection] in
+            guard let self, let connection, !connection.isClosed, let wsi = connection.wsi else { return }
+            logger.info(
+                "dropping a socket that did not close within its grace",
+                metadata: ["listener": "\(connection.listener)", "conn": "\(connection.id)"]
+            )
+            lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
+        }
     }
 
     func respond(_ exchange: HTTPExchange, with response: HTTPResponse) {

@@ -68,6 +68,7 @@ extension ServiceLoop {
         case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE:
             return webSocketWritable(wsi)
         case LWS_CALLBACK_CLOSED, LWS_CALLBACK_CLIENT_CLOSED:
+            resetIfUnread(wsi)
             webSocketClosed(wsi)
         case LWS_CALLBACK_CLIENT_ESTABLISHED:
             return clientEstablished(wsi)
@@ -282,6 +283,21 @@ extension ServiceLoop {
             user: connection.userID
         )
         return 0
+    }
+
+    /// lws is about to close a WebSocket's descriptor. If the kernel still holds bytes the peer
+    /// never took, a plain close would queue the FIN behind them: the peer, reading nothing, would
+    /// keep seeing an open connection, and the kernel would keep the bytes, until TCP gave up
+    /// minutes later. The close resets the connection instead.
+    private func resetIfUnread(_ wsi: OpaquePointer) {
+        let unsent = relay_lws_unsent_bytes(wsi)
+        guard unsent > 0 else { return }
+        relay_lws_reset_on_close(wsi)
+        let connection = webSockets[wsi]
+        logger.info(
+            "resetting a socket whose peer left data unread",
+            metadata: ["listener": "\(connection?.listener ?? "-")", "conn": "\(connectionIDs[wsi] ?? 0)", "unsent": "\(unsent)"]
+        )
     }
 
     func webSocketClosedByError(_ wsi: OpaquePointer, reason: String) {

@@ -317,7 +317,8 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
         for connection in webSockets.values where connection.listener == listener && !connection.isClosing {
             if now - connection.lastPongMicros >= timeout {
                 logger.info("closing socket without pong", metadata: ["conn": "\(connection.id)"])
-                connection.close(code: 1001, reason: "ping timeout")
+                // A peer that answers no ping takes nothing queued either: its close goes first.
+                connection.abandon(code: 1001, reason: "ping timeout")
             } else {
                 connection.sendPing()
             }

@@ -106,16 +106,29 @@ public final class WebSocketConnection {
         enqueue(.binary(bytes))
     }
 
-    /// Sends a close frame after the frames already queued, then drops the socket.
     /// Seconds a closing socket gets to write what is queued and its close frame; then the
     /// connection is dropped even if the peer reads nothing.
     static let closeGraceSeconds: Int32 = 5
 
+    /// Sends a close frame after the frames already queued, then drops the socket.
+    ///
+    /// - Important: the socket is gone within `closeGraceSeconds` whatever the peer does: lws's
+    ///   own close steps each restart a timeout of their own, so the grace has a timer here too.
     public func close(code: UInt16, reason: String = "") {
         guard !isClosing, !isClosed else { return }
         isClosing = true
         appendOutbound(.close(code: code, reason: String(reason.utf8.prefix(120)) ?? ""))
         io.armCloseGrace(self, seconds: Self.closeGraceSeconds)
+    }
+
+    /// Closes a socket whose peer is gone or reads nothing: what waits unsent is dropped (protocols
+    /// replay or resend it on reconnect), so the close frame is the next thing written.
+    func abandon(code: UInt16, reason: String) {
+        guard !isClosing, !isClosed else { return }
+        outbound.removeAll()
+        outboundHead = 0
+        bufferedBytes = 0
+        close(code: code, reason: reason)
     }
 
     func sendPing() {
@@ -149,10 +162,7 @@ public final class WebSocketConnection {
             "closing a slow consumer",
             metadata: ["listener": "\(listener)", "conn": "\(id)", "unsent": "\(bufferedBytes)"]
         )
-        outbound.removeAll()
-        outboundHead = 0
-        bufferedBytes = 0
-        close(code: 1008, reason: "slow consumer")
+        abandon(code: 1008, reason: "slow consumer")
     }
 
     func peekOutbound() -> Outbound? {

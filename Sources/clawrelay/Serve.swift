@@ -31,6 +31,8 @@ struct Serve: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "clawrelay")
+        // A key under its old name: `FILE:LINE: [section] key: an old name; write NEW (...)`.
+        for warning in config.warnings { logger.warning("\(warning)") }
         // SIGTERM and SIGINT stay blocked in every thread (threads inherit the mask) and are taken
         // with sigwait below, so a stop that arrives at any moment, even before "ready", is kept.
         var stopSignals = sigset_t()

@@ -20,6 +20,14 @@ import Testing
         try CredentialFile(directory: directory, account: "up", logger: Logger(label: "test"))
     }
 
+    @Test(arguments: ["../up", "a/b", "..", ".hidden", ""])
+    func anAccountNameThatLeavesItsFolderIsRefused(account: String) {
+        #expect(throws: CredentialFileError.self) { try CredentialFile(directory: directory, account: account, logger: Logger(label: "test")) }
+        let parent = (directory as NSString).deletingLastPathComponent
+        let written = (try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? []
+        #expect(written.allSatisfy { $0 == "accounts" }, "nothing written beside accounts/: \(written)")
+    }
+
     @Test func aNewAccountGetsADeviceIdInAPrivateFile() throws {
         let file = try load()
         #expect(file.path.hasSuffix("/accounts/up.clawline.json"))

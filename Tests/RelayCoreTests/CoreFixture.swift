@@ -59,21 +59,22 @@ final class CoreFixture {
     var conversation: Conversation!
     private var sockets: UInt64 = 0
 
-    init() {
+    init(settings: RelayHub.Settings = RelayHub.Settings()) {
         journal = MemoryJournal(loop: loop)
         hub = RelayHub(
             journal: journal,
             router: Router(backends: [backend, other], defaultBackend: nil),
             loop: loop,
             clock: loop.clock,
-            logger: Logger(label: "test")
+            logger: Logger(label: "test"),
+            settings: settings
         )
         conversation = resolve(.main)
     }
 
-    func resolve(_ key: ConversationKey) -> Conversation {
+    func resolve(_ key: ConversationKey, draft: ConversationDraft = ConversationDraft()) -> Conversation {
         var resolved: Conversation?
-        hub.conversations.resolve(key, userID: user) { resolved = try? $0.get() }
+        hub.conversations.resolve(key, userID: user, draft: draft) { resolved = try? $0.get() }
         loop.runUntilIdle()
         return resolved!
     }

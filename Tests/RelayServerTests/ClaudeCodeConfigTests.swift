@@ -21,7 +21,7 @@ import Testing
             command = ["/opt/claude/bin/claude", "--debug"]
             timeout_seconds = 120
             max_seconds = 900
-            environment = { ANTHROPIC_MODEL = "sonnet" }
+            env = { ANTHROPIC_MODEL = "sonnet" }
             working_directory = "\(directory)"
             extra_args = ["--permission-mode", "acceptEdits"]
             """
@@ -64,7 +64,7 @@ import Testing
             .invalidValue,
             #"relay.toml:4: [[backends]] working_directory: "/nonexistent/clawrelay" is not a directory"#
         )
-        expectRejection(head + "env = { A = \"b\" }\n", .invalidValue, #"relay.toml:4: [[backends]] env: applies only to kind = "command""#)
+        expectRejection(head + "env = { A = 5 }\n", .wrongType, #"relay.toml:4: [[backends]] env: "A" must be a string"#)
         expectRejection(head + "url = \"ws://x\"\n", .invalidValue, "relay.toml:4: [[backends]] url: applies only to kind = ")
         expectRejection(
             "[[backends]]\nname = \"x\"\nkind = \"command\"\ncommand = [\"cat\"]\nextra_args = []\n",

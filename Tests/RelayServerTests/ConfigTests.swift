@@ -75,7 +75,7 @@ import Testing
             [clawline]
             listen = "0.0.0.0:0"
             allow_public = true
-            max_queued_messages = 7
+            max_queued_turns = 7
             max_frame_bytes = 2048
             ping_interval_seconds = 15
             backend = "script"
@@ -120,17 +120,17 @@ import Testing
         let keys = [
             "data_dir", "log_level", "listen", "allow_public", "enabled", "retention_days", "name", "kind", "delay_ms", "command",
             "timeout_seconds", "tls_cert", "tls_key", "pending_ttl_seconds", "max_pending_requests", "token_ttl_seconds",
-            "max_replay_messages", "max_queued_messages", "stream_inactivity_seconds", "messages_per_second", "typing_per_second",
+            "max_replay_messages", "max_queued_turns", "stream_inactivity_seconds", "messages_per_second", "typing_per_second",
             "pair_requests_per_minute", "auth_attempts_per_minute", "typing_timeout_seconds", "ping_interval_seconds",
             "pong_timeout_seconds", "max_upload_bytes", "max_frame_bytes", "backend", "tick_interval_ms", "handshake_timeout_ms",
-            "invoke_timeout_ms", "max_payload_bytes", "max_buffered_bytes", "user_id", "url", "session_key", "allow_self_signed", "expose_nodes",
+            "invoke_timeout_ms", "max_buffered_bytes", "user_id", "url", "session_key", "allow_self_signed", "expose_nodes",
             "shared_token", "password", "auto_approve_loopback", "mdns", "lan_host", "queue_until_foreground",
-            "cancel_on_disconnect", "token", "working_directory", "environment", "extra_args", "conversation_title_prefix",
+            "cancel_on_disconnect", "token", "working_directory", "env", "extra_args", "conversation_title_prefix",
             "auth_token", "projects_root", "max_sessions", "idle_seconds",
-            "background_idle_seconds", "queue_ttl_seconds", "max_queued_events", "max_queued_commands", "max_protocol", "apns_key_file",
+            "background_idle_seconds", "queue_ttl_seconds", "max_queued_events", "max_protocol", "apns_key_file",
             "apns_key_id", "apns_team_id", "apns_topic", "apns_environment", "apns_endpoint", "apns_ca_file", "ntfy_url", "ntfy_token",
             "delay_seconds", "quiet_hours", "timezone", "retry_base_ms", "long_run_seconds", "secret", "directory_prefix", "setup_token",
-            "max_body_bytes", "max_devices_per_user", "registrations_per_minute", "turn_inactivity_seconds", "max_queued_turns", "device_name",
+            "max_body_bytes", "max_devices_per_user", "registrations_per_minute", "device_name",
         ]
         for key in keys { #expect(text.contains("\n\(key) = ") || text.contains("# \(key) = "), "\(key) is documented") }
     }

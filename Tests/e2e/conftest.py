@@ -17,6 +17,7 @@ import json
 import os
 import re
 import signal
+import socket
 import struct
 import subprocess
 import threading
@@ -408,6 +409,14 @@ def wait_for(fn: Callable[[], Any], timeout: float = 5.0, interval: float = 0.1,
         if time.monotonic() >= deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}; last value: {last!r}")
         time.sleep(interval)
+
+
+TCP_ESTABLISHED = 1  # tcpi_state in `struct tcp_info` (linux/tcp.h)
+
+
+def tcp_state(sock) -> int:
+    """A socket's TCP state as the kernel keeps it (`tcpi_state`), read without touching its data."""
+    return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0]
 
 
 async def async_wait_for(fn: Callable[[], Any], timeout: float = 5.0, interval: float = 0.1, what: str = "condition") -> Any:

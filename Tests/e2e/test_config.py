@@ -87,3 +87,33 @@ def test_public_bind_with_allow_public_starts(relay_factory):
     assert relay.host == "0.0.0.0", relay.stdout_lines
     resp = relay.http("GET", "/version")
     assert resp.status == 200 and resp.json() == {"protocolVersion": 1}
+
+
+@pytest.mark.parametrize("kind,url", [("clawline", "ws://127.0.0.1:9/ws"), ("openclaw", "ws://127.0.0.1:9")])
+def test_a_backend_name_that_is_a_path_stops_start_up_before_anything_is_written(tmp_path, kind, url):
+    # The name is the file name of the account's state in <data_dir>/accounts: "../../escaped"
+    # would put it beside the config file, outside the data directory.
+    cfg = make_config()
+    cfg["backends"].append({"name": "../../escaped", "kind": kind, "url": url})
+    text = render_toml(cfg)
+    config = tmp_path / "bad.toml"
+    config.write_text(text)
+    cmd = [str(relay_bin()), "serve", "--config", str(config), "--data-dir", str(tmp_path / "data")]
+    try:
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=15)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"serve kept running; it wrote: {sorted(p.name for p in tmp_path.rglob('*'))}") from None
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert_names_location(output, config, line_of(text, 'name = "../../escaped"'), "name")
+    written = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*"))
+    assert all(path in ("bad.toml", "data") or path.startswith("data/") for path in written), written
+
+
+def test_a_key_under_its_old_name_works_and_serve_warns_with_file_line_and_the_new_name(relay_factory):
+    relay = relay_factory(cmd={"environment": {"GREETING": "hi"}}, clawline={"max_queued_messages": 3})
+    text = relay.config_path.read_text()
+    err = relay.stderr_text()
+    for old, new in (("environment", "env"), ("max_queued_messages", "max_queued_turns")):
+        expected = f"{relay.config_path}:{line_of(text, f'{old} = ')}: "
+        assert any(expected in line and f"{old}: an old name; write {new}" in line and "warning" in line for line in err.splitlines()), err

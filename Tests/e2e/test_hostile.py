@@ -11,6 +11,7 @@ import pytest
 
 from conftest import (
     PNG_1PX,
+    TCP_ESTABLISHED,
     RawWebSocket,
     async_wait_for,
     auth_frame,
@@ -20,6 +21,7 @@ from conftest import (
     pair_first_admin,
     send_and_complete,
     setup_admin,
+    tcp_state,
     upload,
 )
 from gateway_client import GatewayClient, Identity, paired
@@ -274,6 +276,10 @@ async def test_a_consumer_that_stops_reading_is_closed_and_its_socket_released(r
             break
     await async_wait_for(lambda: "closing a slow consumer" in relay.stderr_text(), timeout=20, what="the slow consumer closed")
     await async_wait_for(lambda: open_fds(relay) < baseline, timeout=15, what="its socket released while it still reads nothing")
+    # Released for the peer too: reset, not a FIN queued behind the bytes it never read (its socket
+    # would stay established, and the relay's kernel would keep those bytes, for minutes).
+    peer = stalled.ws.transport.get_extra_info("socket")
+    await async_wait_for(lambda: tcp_state(peer) != TCP_ESTABLISHED, timeout=5, what="the stalled peer's connection ended")
     assert (await talker.request("health"))["ok"]
 
 

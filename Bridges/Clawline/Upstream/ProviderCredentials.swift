@@ -36,6 +36,11 @@ final class CredentialFile: Sendable {
 
     /// Loads the account's file, or creates it with a new device id.
     init(directory: String, account: String, logger: Logger) throws(CredentialFileError) {
+        if let problem = AccountFileName.problem(with: account) {
+            throw CredentialFileError(
+                description: "the account name \(String(reflecting: account)) cannot name a file in \(directory): it \(problem)"
+            )
+        }
         path = (directory as NSString).appendingPathComponent("\(account).clawline.json")
         self.logger = logger
         queue = DispatchQueue(label: "clawrelay.clawline-account.\(account)")

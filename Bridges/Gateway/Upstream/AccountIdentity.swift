@@ -12,6 +12,9 @@ public struct AccountIdentity {
 
     /// Loads `<directory>/<account>.key`, creating it (and the folder, 0700) on first use.
     public init(directory: String, account: String) throws {
+        if let problem = AccountFileName.problem(with: account) {
+            throw AccountError("the account name \(String(reflecting: account)) cannot name a file in \(directory): it \(problem)")
+        }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let keyPath = (directory as NSString).appendingPathComponent("\(account).key")
         tokenPath = (directory as NSString).appendingPathComponent("\(account).token")

@@ -1,5 +1,9 @@
 /// Maps protocol keys to conversations, with a cache in front of the journal.
 ///
+/// The cache keeps the most recently used conversations up to a limit, and those pinned (a
+/// conversation with a turn under way): anything else may be gone, so code that must know a
+/// conversation reads it with `load` or `find`, and `cached` is only a shortcut.
+///
 /// - Important: loop thread only. Completions run inline when the answer is cached.
 public final class Conversations {
     private struct UserKey: Hashable {
@@ -7,20 +11,17 @@ public final class Conversations {
         var key: ConversationKey
     }
 
-    /// Cached entries kept at most; past it the cache starts over (the journal has them all).
-    static let cacheLimit = 20_000
-
     private let journal: CoreJournal
     private let clock: any Clock
     private let changes: ConversationChanges
-    private var byID: [String: Conversation] = [:]
-    private var byKey: [UserKey: String] = [:]
+    private var cache: ConversationCache
     private var waiting: [UserKey: [(Result<Conversation, any Error>) -> Void]] = [:]
 
-    init(journal: CoreJournal, clock: any Clock, changes: ConversationChanges) {
+    init(journal: CoreJournal, clock: any Clock, changes: ConversationChanges, cacheLimit: Int) {
         self.journal = journal
         self.clock = clock
         self.changes = changes
+        cache = ConversationCache(limit: cacheLimit)
     }
 
     /// The conversation `key` names for `userID`, created from `draft` the first time (observers
@@ -32,7 +33,7 @@ public final class Conversations {
         completion: @escaping (Result<Conversation, any Error>) -> Void
     ) {
         let userKey = UserKey(userID: userID, key: key)
-        if let id = byKey[userKey], let conversation = byID[id] { return completion(.success(conversation)) }
+        if let conversation = cache.conversation(key, userID: userID) { return completion(.success(conversation)) }
         if waiting[userKey] != nil {
             waiting[userKey]?.append(completion)
             return
@@ -44,8 +45,8 @@ public final class Conversations {
             if case .success(let conversation) = result {
                 // The journal stamps a conversation it creates with the time passed here; one it
                 // already had was either cached or older.
-                if byID[conversation.id] == nil, conversation.createdAt == now { created = conversation }
-                remember(conversation)
+                if !cache.contains(id: conversation.id), conversation.createdAt == now { created = conversation }
+                cache.remember(conversation)
             }
             for waiter in waiting.removeValue(forKey: userKey) ?? [] { waiter(result) }
             if let created { changes.publish(.created(created)) }
@@ -56,26 +57,45 @@ public final class Conversations {
     public func find(_ key: ConversationKey, userID: String, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
         if let cached = cached(key, userID: userID) { return completion(.success(cached)) }
         journal.findConversation(key, userID: userID) { [self] result in
-            if case .success(let conversation?) = result { remember(conversation) }
+            if case .success(let conversation?) = result { cache.remember(conversation) }
             completion(result)
         }
     }
 
-    /// The cached conversation for `key`, if it was resolved before.
-    public func cached(_ key: ConversationKey, userID: String) -> Conversation? {
-        byKey[UserKey(userID: userID, key: key)].flatMap { byID[$0] }
-    }
+    /// The cached conversation for `key`, if it is cached (nil says nothing about the journal).
+    public func cached(_ key: ConversationKey, userID: String) -> Conversation? { cache.conversation(key, userID: userID) }
 
-    public func cached(id: String) -> Conversation? { byID[id] }
+    /// The cached conversation with `id`, if it is cached (nil says nothing about the journal).
+    public func cached(id: String) -> Conversation? { cache.conversation(id: id) }
 
     /// A conversation by id, from the cache or the journal.
     public func load(id: String, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
-        if let conversation = byID[id] { return completion(.success(conversation)) }
+        if let conversation = cache.conversation(id: id) { return completion(.success(conversation)) }
         journal.conversation(id: id) { [self] result in
-            if case .success(let conversation?) = result { remember(conversation) }
+            if case .success(let conversation?) = result { cache.remember(conversation) }
             completion(result)
         }
     }
+
+    /// Makes sure the conversations with `ids` are cached (read from the journal when not), then
+    /// calls `completion`: inline when they all are. A conversation that cannot be read stays out.
+    public func loadAll(_ ids: Set<String>, completion: @escaping () -> Void) {
+        let missing = ids.filter { !cache.contains(id: $0) }
+        guard !missing.isEmpty else { return completion() }
+        var left = missing.count
+        for id in missing {
+            load(id: id) { _ in
+                left -= 1
+                if left == 0 { completion() }
+            }
+        }
+    }
+
+    /// Keeps the conversation with `id` cached (once it is read) until `unpin(id:)`: its keys and
+    /// settings stay at hand while something runs in it. Pins count.
+    public func pin(id: String) { cache.pin(id: id) }
+
+    public func unpin(id: String) { cache.unpin(id: id) }
 
     public func list(userID: String, limit: Int, completion: @escaping (Result<[Conversation], any Error>) -> Void) {
         journal.conversations(userID: userID, limit: limit, completion: completion)
@@ -83,9 +103,9 @@ public final class Conversations {
 
     /// Points one more key at `conversation`.
     public func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void) {
-        var named = byID[conversation.id] ?? conversation
+        var named = cache.conversation(id: conversation.id) ?? conversation
         if !named.keys.contains(key) { named.keys.append(key) }
-        remember(named)
+        cache.remember(named)
         journal.addKey(key, to: conversation, completion: completion)
     }
 
@@ -101,7 +121,7 @@ public final class Conversations {
     /// The stored conversation changed (renamed, archived, rebound): the cache follows and
     /// observers of `ConversationChanges` hear it.
     public func updated(_ conversation: Conversation) {
-        remember(conversation)
+        cache.remember(conversation)
         changes.publish(.conversation(conversation))
     }
 
@@ -114,32 +134,20 @@ public final class Conversations {
     }
 
     /// The conversation was deleted: its cached entry and keys go.
-    public func forget(id: String) {
-        guard let conversation = byID.removeValue(forKey: id) else { return }
-        for key in conversation.keys { byKey.removeValue(forKey: UserKey(userID: conversation.userID, key: key)) }
-    }
+    public func forget(id: String) { cache.remove(id: id) }
 
     /// Stores the backend's own session id for a conversation (nil forgets it), so its next turn
     /// carries on there. An id longer than `backendSessionLimit` bytes is not kept.
     public func setBackendSession(_ session: String?, of conversationID: String) {
         let kept = session.flatMap { $0.isEmpty || $0.utf8.count > Self.backendSessionLimit ? nil : $0 }
-        if let cached = byID[conversationID], cached.backendSession == kept { return }
-        byID[conversationID]?.backendSession = kept
+        if let cached = cache.conversation(id: conversationID), cached.backendSession == kept { return }
+        cache.update(id: conversationID) { $0.backendSession = kept }
         journal.saveBackendSession(kept, conversationID: conversationID)
     }
 
     /// Longest backend session id kept, in UTF-8 bytes.
     public static let backendSessionLimit = 512
 
-    /// A cached conversation's key in `scheme`.
-    public func key(of conversationID: String, scheme: String) -> String? { byID[conversationID]?.key(in: scheme) }
-
-    private func remember(_ conversation: Conversation) {
-        if byID.count >= Self.cacheLimit {
-            byID.removeAll(keepingCapacity: true)
-            byKey.removeAll(keepingCapacity: true)
-        }
-        byID[conversation.id] = conversation
-        for key in conversation.keys { byKey[UserKey(userID: conversation.userID, key: key)] = conversation.id }
-    }
+    /// A cached conversation's key in `scheme` (nil too when it is not cached: pin or load it first).
+    public func key(of conversationID: String, scheme: String) -> String? { cache.conversation(id: conversationID)?.key(in: scheme) }
 }

@@ -77,23 +77,32 @@ public final class NotificationQueue {
         let wanted = endpoint.conversations
         journal.queued(deviceID: deviceID, conversations: wanted, now: clock.nowMillis()) { [weak self, weak endpoint] result in
             guard let self else { return }
-            draining.remove(deviceID)
-            let taken = (handedOut[deviceID] ?? []).union(deleting[deviceID] ?? [])
-            if case .success(let all) = result, let endpoint {
-                let events = all.filter { !taken.contains($0.id) }
-                if !events.isEmpty {
-                    let ids = events.map(\.id)
-                    handedOut[deviceID, default: []].formUnion(ids)
-                    drainedEvents += events.count
-                    let reads = Self.newestSeqs(events)
-                    endpoint.deliverQueued(events) { [weak self] in
-                        self?.written(ids, deviceID: deviceID)
-                        self?.read(reads, deviceID: deviceID)
-                    }
+            let all = (try? result.get()) ?? []
+            // The endpoint renders each event with its conversation's keys: read the ones the
+            // cache let go first (inline when none did).
+            conversations.loadAll(Set(all.map(\.item.conversationID))) { [weak self, weak endpoint] in
+                self?.handOut(all, deviceID: deviceID, to: endpoint)
+            }
+        }
+    }
+
+    private func handOut(_ all: [QueuedEvent], deviceID: String, to endpoint: DeviceEndpoint?) {
+        draining.remove(deviceID)
+        let taken = (handedOut[deviceID] ?? []).union(deleting[deviceID] ?? [])
+        if let endpoint {
+            let events = all.filter { !taken.contains($0.id) }
+            if !events.isEmpty {
+                let ids = events.map(\.id)
+                handedOut[deviceID, default: []].formUnion(ids)
+                drainedEvents += events.count
+                let reads = Self.newestSeqs(events)
+                endpoint.deliverQueued(events) { [weak self] in
+                    self?.written(ids, deviceID: deviceID)
+                    self?.read(reads, deviceID: deviceID)
                 }
             }
-            if let again = drainAgain.removeValue(forKey: deviceID) { drain(deviceID: deviceID, to: again) }
         }
+        if let again = drainAgain.removeValue(forKey: deviceID) { drain(deviceID: deviceID, to: again) }
     }
 
     private func written(_ ids: [Int64], deviceID: String) {

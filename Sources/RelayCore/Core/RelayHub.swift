@@ -20,12 +20,21 @@ public final class RelayHub {
         public var shownReadMillis: Int
         /// How long devices' last-seen times are gathered before they are written.
         public var seenFlushMillis: Int
+        /// Conversations kept in memory at most (the journal has them all).
+        public var conversationCacheLimit: Int
 
-        public init(sweepMillis: Int = 60_000, backgroundTTLMillis: Int64 = 4 * 3_600_000, shownReadMillis: Int = 250, seenFlushMillis: Int = 1_000) {
+        public init(
+            sweepMillis: Int = 60_000,
+            backgroundTTLMillis: Int64 = 4 * 3_600_000,
+            shownReadMillis: Int = 250,
+            seenFlushMillis: Int = 1_000,
+            conversationCacheLimit: Int = 20_000
+        ) {
             self.sweepMillis = sweepMillis
             self.backgroundTTLMillis = backgroundTTLMillis
             self.shownReadMillis = shownReadMillis
             self.seenFlushMillis = seenFlushMillis
+            self.conversationCacheLimit = conversationCacheLimit
         }
     }
 
@@ -73,7 +82,7 @@ public final class RelayHub {
         self.settings = settings
         presence = Presence(clock: clock)
         bus = Bus(presence: presence)
-        conversations = Conversations(journal: journal, clock: clock, changes: changes)
+        conversations = Conversations(journal: journal, clock: clock, changes: changes, cacheLimit: settings.conversationCacheLimit)
         cursors = ReadCursors(journal: journal, clock: clock, changes: changes)
         devices = Devices(journal: journal, loop: loop, clock: clock, logger: logger, seenFlushMillis: settings.seenFlushMillis)
         history = History(journal: journal)

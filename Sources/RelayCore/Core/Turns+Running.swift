@@ -7,8 +7,21 @@ extension Turns {
         lane.active = turn
         turn.startedAt = clock.nowMillis()
         bus.publish(.assistantTyping(conversationID: conversationID, active: true), to: turn.userID)
-        if let command = RelayCommand(turn.text) { return run(command, turn) }
-        let conversation = conversations.cached(id: conversationID)
+        // The conversation itself, not whatever the cache holds: its backend, working directory
+        // and backend session decide where the turn runs (inline when it is cached).
+        conversations.load(id: conversationID) { [self] result in
+            guard isActive(turn), !turn.isFinishing else { return }
+            switch result {
+            case .success(let conversation): start(turn, in: conversation)
+            case .failure(let error): end(turn, .failed, reason: "the conversation could not be read: \(error)")
+            }
+        }
+    }
+
+    /// Runs the active `turn` in `conversation` (nil: it is gone; the policy's backend answers).
+    private func start(_ turn: Turn, in conversation: Conversation?) {
+        let conversationID = turn.conversationID
+        if let command = RelayCommand(turn.text) { return run(command, turn, in: conversation) }
         guard let backend = router.backend(named: conversation?.backend ?? turn.policy.backend) else {
             return end(turn, .failed, reason: "no backend named \(conversation?.backend ?? turn.policy.backend ?? router.defaultBackend)")
         }

@@ -237,15 +237,20 @@ public final class Turns {
     /// Turns running now.
     public var activeCount: Int { lanes.values.count { $0.active != nil } }
 
+    /// The conversation's lane, made on first use. While a lane exists its conversation stays
+    /// cached: the queue targets of its events and the bridges rendering them read its keys.
     func lane(_ conversationID: String) -> Lane {
         if let lane = lanes[conversationID] { return lane }
         let lane = Lane()
         lanes[conversationID] = lane
+        conversations.pin(id: conversationID)
         return lane
     }
 
     func dropIfIdle(_ conversationID: String) {
-        if lanes[conversationID]?.isIdle == true { lanes.removeValue(forKey: conversationID) }
+        guard lanes[conversationID]?.isIdle == true else { return }
+        lanes.removeValue(forKey: conversationID)
+        conversations.unpin(id: conversationID)
     }
 
     private func isKnown(_ ref: TurnRef, in lane: Lane) -> Bool {

@@ -2,7 +2,7 @@ import Foundation
 
 extension ConfigDecoder {
     /// A `kind = "claude-code"` entry's keys besides `name` and `kind`.
-    static let claudeCodeKeys = ["command", "timeout_seconds", "max_seconds", "environment", "working_directory", "extra_args"]
+    static let claudeCodeKeys = ["command", "timeout_seconds", "max_seconds", "env", "working_directory", "extra_args"]
 
     static func claudeCode(_ entry: ConfigTable) throws(ConfigError) -> ClaudeCodeSettings {
         var settings = ClaudeCodeSettings()
@@ -17,7 +17,7 @@ extension ConfigDecoder {
         }
         settings.timeoutSeconds = try entry.integer("timeout_seconds") ?? settings.timeoutSeconds
         settings.maxSeconds = try entry.integer("max_seconds")
-        settings.environment = try entry.stringTable("environment") ?? [:]
+        settings.environment = try entry.stringTable("env") ?? [:]
         settings.extraArguments = try entry.strings("extra_args") ?? []
         if let directory = try entry.string("working_directory") {
             guard directory.hasPrefix("/") else {

@@ -8,7 +8,7 @@ extension ConfigDecoder {
             ("max_pending_requests", \.maxPendingRequests),
             ("token_ttl_seconds", \.tokenTTLSeconds),
             ("max_replay_messages", \.maxReplayMessages),
-            ("max_queued_messages", \.maxQueuedMessages),
+            ("max_queued_turns", \.maxQueuedMessages),
             ("stream_inactivity_seconds", \.streamInactivitySeconds),
             ("messages_per_second", \.messagesPerSecond),
             ("typing_per_second", \.typingPerSecond),

@@ -11,7 +11,7 @@ extension ConfigDecoder {
             ("idle_seconds", \.idleSeconds),
             ("background_idle_seconds", \.backgroundIdleSeconds),
             ("stream_inactivity_seconds", \.streamInactivitySeconds),
-            ("max_queued_commands", \.maxQueuedCommands),
+            ("max_queued_turns", \.maxQueuedCommands),
             ("max_frame_bytes", \.maxFrameBytes),
         ]
     }

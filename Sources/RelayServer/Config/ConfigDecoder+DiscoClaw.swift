@@ -8,7 +8,7 @@ extension ConfigDecoder {
             ("max_devices_per_user", \.maxDevicesPerUser),
             ("registrations_per_minute", \.registrationsPerMinute),
             ("ping_interval_seconds", \.pingIntervalSeconds),
-            ("turn_inactivity_seconds", \.turnInactivitySeconds),
+            ("stream_inactivity_seconds", \.turnInactivitySeconds),
             ("max_queued_turns", \.maxQueuedTurns),
         ]
     }

@@ -8,7 +8,7 @@ extension ConfigDecoder {
             ("pending_ttl_seconds", \.pendingTTLSeconds),
             ("max_pending_requests", \.maxPendingRequests),
             ("invoke_timeout_ms", \.invokeTimeoutMillis),
-            ("max_payload_bytes", \.maxPayloadBytes),
+            ("max_frame_bytes", \.maxPayloadBytes),
             ("max_buffered_bytes", \.maxBufferedBytes),
             ("max_protocol", \.maxProtocol),
         ]
@@ -35,7 +35,7 @@ extension ConfigDecoder {
             throw table.error(
                 .invalidValue,
                 key: "max_buffered_bytes",
-                "must be at least max_payload_bytes (\(settings.maxPayloadBytes)): one message must fit in a socket's unsent bytes"
+                "must be at least \(table.writtenAs["max_frame_bytes"] ?? "max_frame_bytes") (\(settings.maxPayloadBytes)): one message must fit in a socket's unsent bytes"
             )
         }
         (settings.tlsCertificatePath, settings.tlsKeyPath) = try table.tlsPaths()

@@ -93,7 +93,7 @@ struct ConfigDecoder {
         guard let table = value.table else {
             throw root.source.error(.wrongType, section, "expected a table, got \(ConfigTable.describe(value))")
         }
-        return ConfigTable(table: table, section: section, source: root.source)
+        return try ConfigTable(table: table, section: section, source: root.source).adoptingRenamedKeys()
     }
 
     /// Every `[[backends]]` entry, nil when there are none in the file.
@@ -111,7 +111,7 @@ struct ConfigDecoder {
             guard let table = element.table else {
                 throw root.source.error(.wrongType, section, "expected a table, got \(ConfigTable.describe(element))")
             }
-            let entry = ConfigTable(table: table, section: section, source: root.source)
+            let entry = try ConfigTable(table: table, section: section, source: root.source).adoptingRenamedKeys()
             let backend = try Self.backend(entry)
             if backends.contains(where: { $0.name == backend.name }) {
                 let previous = firstLines[backend.name].map { " (first defined on line \($0))" } ?? ""
@@ -138,7 +138,13 @@ struct ConfigDecoder {
         let kinds = backendKeys.map(\.kind).map { "\"\($0)\"" }.joined(separator: ", ")
         try entry.rejectUnknownKeys(["name", "kind"] + backendKeys.flatMap(\.keys))
         guard let name = try entry.string("name") else { throw entry.error(.missingKey, key: "name", "every backend needs a name") }
-        guard !name.isEmpty else { throw entry.error(.invalidValue, key: "name", "must not be empty") }
+        guard Self.isBackendName(name) else {
+            throw entry.error(
+                .invalidValue,
+                key: "name",
+                "expected 1 to 64 letters, digits, -, _ or . (not starting with .), got \(quoted(name)); the name is also the file name of the account's state in <data_dir>/accounts"
+            )
+        }
         guard let kind = try entry.string("kind") else { throw entry.error(.missingKey, key: "kind", "missing; expected one of \(kinds)") }
         guard let allowed = backendKeys.first(where: { $0.kind == kind })?.keys else {
             throw entry.error(.invalidValue, key: "kind", "expected one of \(kinds), got \(quoted(kind))")
@@ -207,6 +213,14 @@ struct ConfigDecoder {
                 )
             )
         }
+    }
+
+    /// 1 to 64 ASCII letters, digits, `-`, `_` and `.`, not starting with `.`: a backend's name is
+    /// also the name of its account's files, and a word in gateway session keys.
+    static func isBackendName(_ name: String) -> Bool {
+        let scalars = name.unicodeScalars
+        guard (1...64).contains(scalars.count), scalars.first != "." else { return false }
+        return scalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)) }
     }
 
     /// The `url` of an upstream account: required, `ws://` or `wss://`.

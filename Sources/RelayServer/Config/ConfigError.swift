@@ -1,7 +1,7 @@
 /// A configuration file that cannot be used, located by file, line, section and key.
 ///
 /// Its description reads `FILE:LINE: [section] key: what is wrong`, e.g.
-/// `relay.toml:7: [clawline] max_queued_messages: expected a positive integer, got "x"`.
+/// `relay.toml:7: [clawline] max_queued_turns: expected a positive integer, got "x"`.
 public struct ConfigError: Error, CustomStringConvertible, Sendable {
     /// What kind of problem it is; the message says the details.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -53,11 +53,26 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable {
         self.message = message
     }
 
-    public var description: String {
+    public var description: String { Self.describe(file: file, line: line, section: section, key: key, message: message) }
+
+    /// `FILE:LINE: [section] key: message`, leaving out what is unknown.
+    static func describe(file: String, line: Int?, section: String?, key: String?, message: String) -> String {
         var text = file
         if let line { text += ":\(line)" }
         let location = [section, key].compactMap { $0 }.joined(separator: " ")
         if !location.isEmpty { text += ": " + location }
         return text + ": " + message
     }
+}
+
+/// Something a configuration file says that still works but should be written differently (a key
+/// under its old name), located like a `ConfigError`; `serve` logs each at start-up.
+public struct ConfigWarning: Sendable, Equatable, CustomStringConvertible {
+    public let file: String
+    public let line: Int?
+    public let section: String?
+    public let key: String?
+    public let message: String
+
+    public var description: String { ConfigError.describe(file: file, line: line, section: section, key: key, message: message) }
 }

@@ -5,6 +5,7 @@ import TOMLKit
 struct ConfigSource {
     let fileName: String
     let locator: ConfigLineLocator
+    let warnings = ConfigWarnings()
 
     func error(_ code: ConfigError.Code, _ section: ConfigSection, key: String? = nil, _ message: String) -> ConfigError {
         ConfigError(code: code, file: fileName, line: locator.line(of: section, key: key), section: section.label, key: key, message: message)
@@ -16,9 +17,18 @@ struct ConfigTable {
     let table: TOMLTable
     let section: ConfigSection
     let source: ConfigSource
+    /// Keys read under their new name that the file writes under an old one (`adoptingRenamedKeys`).
+    var writtenAs: [String: String] = [:]
 
+    init(table: TOMLTable, section: ConfigSection, source: ConfigSource) {
+        self.table = table
+        self.section = section
+        self.source = source
+    }
+
+    /// An error about `key`, named (and located) as the file writes it.
     func error(_ code: ConfigError.Code, key: String? = nil, _ message: String) -> ConfigError {
-        source.error(code, section, key: key, message)
+        source.error(code, section, key: key.map { writtenAs[$0] ?? $0 }, message)
     }
 
     /// Rejects keys outside `allowed`, reporting the one written first.

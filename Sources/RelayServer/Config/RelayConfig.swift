@@ -31,6 +31,8 @@ public struct RelayConfig: Sendable {
     public var backends: [BackendSettings]
     /// The file this came from; nil for the embedded default or parsed text.
     public var sourcePath: String?
+    /// What the file should write differently (old key names), in file order.
+    public var warnings: [ConfigWarning] = []
 
     public static let defaultDataDirectory = "./.clawrelay"
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error"]
@@ -129,6 +131,8 @@ public struct RelayConfig: Sendable {
             throw ConfigError(code: .syntax, file: fileName, line: nil, section: nil, key: nil, message: "\(error)")
         }
         let source = ConfigSource(fileName: fileName, locator: ConfigLineLocator(text: text))
-        return try ConfigDecoder(root: ConfigTable(table: root, section: .root, source: source)).decode()
+        var config = try ConfigDecoder(root: ConfigTable(table: root, section: .root, source: source)).decode()
+        config.warnings = source.warnings.items
+        return config
     }
 }
