@@ -188,10 +188,12 @@ final class DiscoClawAccount: UpstreamTurns {
         }
     }
 
-    /// Runs `job` after attempt `attempt` failed: 1 s, 2 s, 4 s, then 8 s, each ±20 %.
+    /// Waits between tries of one REST call: 1 s, 2 s, 4 s, then 8 s, each ±20 %.
+    static let restBackoff = Backoff(minMillis: 1_000, maxMillis: 8_000)
+
+    /// Runs `job` after attempt `attempt` failed.
     func retryLater(attempt: Int, _ job: @escaping () -> Void) {
-        let base = min(8_000, 1_000 << min(max(attempt - 1, 0), 3))
-        loop.schedule(afterMillis: base - base / 5 + Int.random(in: 0...(2 * base / 5)), job)
+        loop.schedule(afterMillis: Self.restBackoff.delay(afterAttempt: attempt, random: Backoff.systemRandom), job)
     }
 
     /// Statuses worth another try: the server is busy, restarting or behind a failing proxy.
