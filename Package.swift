@@ -165,7 +165,7 @@ let package = Package(
             dependencies: ["RelayCore", "RelayTesting", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "RelayKitTests", dependencies: ["RelayKit"], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayKitTests", dependencies: ["RelayKit", "RelayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ClawlineBridgeTests",
