@@ -169,7 +169,7 @@ let package = Package(
         .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ClawlineBridgeTests",
-            dependencies: ["ClawlineBridge", "RelayCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["ClawlineBridge", "RelayCore", "RelayTesting", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
