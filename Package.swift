@@ -188,7 +188,7 @@ let package = Package(
         .testTarget(name: "RelayBenchTests", dependencies: ["RelayBench", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "DiscoClawBridgeTests",
-            dependencies: ["DiscoClawBridge", "RelayCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["DiscoClawBridge", "RelayCore", "RelayTesting", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
