@@ -174,7 +174,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayBridgeTests",
-            dependencies: ["GatewayBridge", "RelayCore", "RelayStore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["GatewayBridge", "RelayCore", "RelayStore", "RelayTesting", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "CompanionBridge", "DiscoClawBridge"], swiftSettings: swiftSettings),
