@@ -170,6 +170,7 @@ let package = Package(
             dependencies: ["RelayCore", "RelayTesting", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "RelayKitTests", dependencies: ["RelayKit", "RelayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "RelayTransportTests", dependencies: ["RelayTransport", "RelayTesting", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
@@ -193,7 +194,7 @@ let package = Package(
         .testTarget(name: "RelayBenchTests", dependencies: ["RelayBench", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "DiscoClawBridgeTests",
-            dependencies: ["DiscoClawBridge", "RelayCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["DiscoClawBridge", "RelayCore", "RelayTesting", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -6,7 +6,7 @@ import RelayTransport
 
 /// `clawrelay chat`'s connection: an operator on a gateway listener (the relay's, or a real
 /// OpenClaw gateway), offering protocol 3..4, with its own Ed25519 identity. Pairing, reconnects
-/// and the device token are `OpenClawLink`'s; this adds the chat calls a client makes.
+/// and the device token are `GatewayLink`'s; this adds the chat calls a client makes.
 ///
 /// - Important: loop thread only.
 public final class OperatorClient {
@@ -19,7 +19,7 @@ public final class OperatorClient {
         case failed(String)
     }
 
-    private let link: OpenClawLink
+    private let link: GatewayLink
     private var runs: [String: (RunEvent) -> Void] = [:]
     /// Every event that is not a chat run's (`sessions.changed`, `tick`, …), for the screen.
     public var onEvent: ((String, JSONValue) -> Void)?
@@ -34,11 +34,11 @@ public final class OperatorClient {
         logger: Logger,
         onState: @escaping (LinkState, String) -> Void
     ) {
-        link = OpenClawLink(
+        link = GatewayLink(
             name: "chat",
             target: target,
             identity: identity,
-            loop: loop,
+            connector: loop,
             logger: logger,
             hello: .operatorClient(displayName: "clawrelay chat"),
             maxBackoffMillis: Self.maxRetryMillis,

@@ -28,12 +28,14 @@ protocol PushSink: AnyObject {
 /// How a sink retries: `tries` attempts in all, waiting `base × 2ⁿ` with ±50 % jitter between.
 struct RetryPolicy: Sendable {
     var tries = 3
-    var baseMillis = 1_000
+    var backoff: Backoff
 
-    func delayMillis(afterTry attempt: Int) -> Int {
-        let nominal = Double(baseMillis) * Double(1 << min(attempt - 1, 10))
-        return Int(nominal * Double.random(in: 0.5...1.5))
+    init(tries: Int = 3, baseMillis: Int = 1_000) {
+        self.tries = tries
+        backoff = Backoff(minMillis: baseMillis, maxMillis: baseMillis << 10, spreadPercent: 50)
     }
+
+    func delayMillis(afterTry attempt: Int) -> Int { backoff.delay(afterAttempt: attempt, random: Backoff.systemRandom) }
 }
 
 extension HTTPResponse {

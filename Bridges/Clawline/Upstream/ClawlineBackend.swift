@@ -26,7 +26,7 @@ public final class ClawlineBackend: Backend {
         self.name = name
         self.loop = loop
         let file = try CredentialFile(directory: accountsDirectory, account: name, logger: logger)
-        let link = ProviderLink(name: name, target: target, deviceName: deviceName, file: file, loop: loop, logger: logger, onState: onState)
+        let link = ClawlineLink(name: name, target: target, deviceName: deviceName, file: file, connector: loop, logger: logger, onState: onState)
         runs = LoopBound(ProviderRuns(link: link, loop: loop, clock: SystemClock()), loop: loop)
     }
 
@@ -43,7 +43,7 @@ public final class ClawlineBackend: Backend {
 ///
 /// - Important: loop thread only.
 final class ProviderRuns: UpstreamTurns {
-    let link: ProviderLink
+    let link: ClawlineLink
     private let loop: any LoopScheduler
     private let clock: any Clock
     private var book: ProviderTurnBook
@@ -51,7 +51,7 @@ final class ProviderRuns: UpstreamTurns {
     private var tickTimer: TimerID?
     static let tickMillis = 1_000
 
-    init(link: ProviderLink, loop: any LoopScheduler, clock: any Clock) {
+    init(link: ClawlineLink, loop: any LoopScheduler, clock: any Clock) {
         self.link = link
         self.loop = loop
         self.clock = clock

@@ -23,7 +23,7 @@ public final class CompanionBackend: Backend {
     ) {
         self.name = name
         self.loop = loop
-        let link = CompanionLink(name: name, target: target, token: token, loop: loop, logger: logger, onState: onState)
+        let link = CompanionLink(name: name, target: target, token: token, connector: loop, logger: logger, onState: onState)
         runs = LoopBound(CompanionRuns(link: link, workingDirectory: workingDirectory, clock: SystemClock()), loop: loop)
     }
 
@@ -49,18 +49,7 @@ final class CompanionRuns: UpstreamTurns {
         self.link = link
         self.workingDirectory = workingDirectory
         self.clock = clock
-        link.onFrame = { [weak self] frame in
-            guard let self else { return }
-            perform(book.receive(frame, now: clock.nowMillis()))
-        }
-        link.onTick = { [weak self] now in
-            guard let self else { return }
-            perform(book.expire(now: now))
-        }
-        link.onDown = { [weak self] in
-            guard let self else { return }
-            perform(book.linkDown(reason: "the link to \(self.link.name) dropped"))
-        }
+        link.onOwn = { [weak self] own in self?.perform(own) }
     }
 
     func start(_ turn: TurnRequest, id: String, events: @escaping @Sendable (TurnEvent) -> Void) {
@@ -74,6 +63,15 @@ final class CompanionRuns: UpstreamTurns {
     func cancel(_ id: String) {
         sinks[id] = nil
         book.cancel(id, now: clock.nowMillis())
+    }
+
+    /// What the link reports: frames and ticks feed the book, a drop fails what ran on it.
+    private func perform(_ own: CompanionLinkMachine.Own) {
+        switch own {
+        case .frame(let frame): perform(book.receive(frame, now: clock.nowMillis()))
+        case .tick(let now): perform(book.expire(now: now))
+        case .down: perform(book.linkDown(reason: "the link to \(link.name) dropped"))
+        }
     }
 
     private func perform(_ actions: [UpstreamTurnBook.Action]) {

@@ -1,127 +1,93 @@
 import RelayCore
 
-/// The life of one link to a Companion server, as a pure state machine: connect, wait for
-/// `welcome`, ping, notice a dead or refusing server, back off, try again. `CompanionLink`
-/// performs its actions on the service loop.
-struct CompanionLinkMachine {
-    enum Phase: Equatable, Sendable {
-        case idle
-        case connecting
+/// The protocol of one link to a Companion server, as a pure state machine: wait for `welcome`,
+/// ping with `ping` frames, take a close 1008 before `welcome` as a refused token. Connecting,
+/// the watchdog (two silent intervals), backoff and reports are its `LinkLifecycle`'s;
+/// `CompanionLink` runs it.
+struct CompanionLinkMachine: LinkMachine {
+    /// Where one socket stands.
+    enum Session: Equatable, Sendable {
         /// The socket is open; the server has not said `welcome` yet.
         case awaitingWelcome
         case ready
-        case waitingToRetry
     }
 
-    enum Action: Equatable, Sendable {
-        case connect
-        case send(String)
-        case close(code: UInt16, reason: String)
-        /// Run `tick` after this long (replaces the pending tick).
-        case armTick(afterMillis: Int)
-        case cancelTick
-        /// Run `connect` after this long.
-        case armRetry(afterMillis: Int)
-        case report(LinkState, String)
+    enum Own: Equatable, Sendable {
+        /// A frame on the ready link.
+        case frame(UpstreamFrame)
         /// The connection that carried turns is gone.
         case down
+        /// A ping interval passed with a socket open (turns expire on it).
+        case tick(Int64)
     }
 
     /// The close code with which Companion servers refuse a token.
     static let policyViolation: UInt16 = 1008
 
-    /// `host:port`, for details; never the path (it carries the token).
-    let endpoint: String
-    let pingIntervalMillis: Int
-    /// Returns a number in `0...bound`; injected so tests are deterministic.
-    private let random: (Int) -> Int
-    private(set) var phase = Phase.idle
-    private(set) var state = LinkState.connecting
-    private(set) var backoff = Backoff()
-    private var heardSinceTick = false
-    private var silentTicks = 0
+    private(set) var lifecycle: LinkLifecycle<Session>
     private var pings = 0
-    /// Why this side is closing the socket, for the next report.
-    private var closeReason: String?
 
+    /// `endpoint` is `host:port`, for details; never the path (it carries the token). `welcome`
+    /// must come within one ping interval; two intervals without a frame mean a dead server.
     init(endpoint: String, pingIntervalMillis: Int = 15_000, random: @escaping (Int) -> Int = Backoff.systemRandom) {
-        self.endpoint = endpoint
-        self.pingIntervalMillis = pingIntervalMillis
-        self.random = random
+        let timing = LinkTiming(
+            tickMillis: pingIntervalMillis,
+            watchdog: .silentTicks(2),
+            handshakeTimeoutMillis: pingIntervalMillis,
+            handshakeCloseReason: "no welcome",
+            silenceCloseReason: "no pong"
+        )
+        lifecycle = LinkLifecycle(endpoint: endpoint, timing: timing, random: random)
     }
 
-    var isReady: Bool { phase == .ready }
+    var endpoint: String { lifecycle.endpoint }
+    var phase: LinkLifecycle<Session>.Phase { lifecycle.phase }
+    var state: LinkState { lifecycle.state }
+    var isReady: Bool { lifecycle.isEstablished }
 
-    mutating func connect() -> [Action] {
-        guard phase == .idle || phase == .waitingToRetry else { return [] }
-        phase = .connecting
-        closeReason = nil
-        var actions: [Action] = []
-        if state != .badCredentials { actions += report(.connecting, "connecting to \(endpoint)") }
-        return actions + [.connect]
-    }
+    mutating func connect() -> [Action] { lifecycle.connect(reporting: "connecting to \(endpoint)") }
 
     /// The WebSocket opened; the server speaks first.
-    mutating func opened() -> [Action] {
-        phase = .awaitingWelcome
-        heardSinceTick = false
-        silentTicks = 0
-        return [.armTick(afterMillis: pingIntervalMillis)]
+    mutating func opened(now: Int64) -> [Action] { lifecycle.opened(now: now, session: .awaitingWelcome, awaiting: "welcome") }
+
+    mutating func received(_ bytes: [UInt8], now: Int64) -> [Action] {
+        lifecycle.heard(now: now)
+        return received(UpstreamFrame.decode(bytes) ?? .other(type: ""))
     }
 
+    /// A decoded frame (`received(_:now:)` decodes it after counting it as heard).
     mutating func received(_ frame: UpstreamFrame) -> [Action] {
-        heardSinceTick = true
-        guard case .welcome(let version) = frame, phase == .awaitingWelcome else { return [] }
-        phase = .ready
-        backoff.reset()
-        let server = version.map { ", server \($0)" } ?? ""
-        return report(.connected, "\(endpoint)\(server)")
-    }
-
-    /// Every ping interval: ping a ready server, give up on a silent one (two intervals without
-    /// any frame, or no `welcome` within one).
-    mutating func tick(now: Int64) -> [Action] {
-        silentTicks = heardSinceTick ? 0 : silentTicks + 1
-        heardSinceTick = false
-        switch phase {
-        case .awaitingWelcome:
-            closeReason = "\(endpoint) sent no welcome within \(Backoff.seconds(pingIntervalMillis))"
-            return [.close(code: 4000, reason: "no welcome")]
-        case .ready where silentTicks >= 2:
-            closeReason = "\(endpoint) answered no ping within \(Backoff.seconds(2 * pingIntervalMillis))"
-            return [.close(code: 4000, reason: "no pong")]
-        case .ready:
-            pings += 1
-            return [.send(UpstreamRequest.ping(requestID: "ping-\(pings)", at: now)), .armTick(afterMillis: pingIntervalMillis)]
-        case .idle, .connecting, .waitingToRetry:
+        switch (lifecycle.session, frame) {
+        case (.ready, _):
+            return [.own(.frame(frame))]
+        case (.awaitingWelcome, .welcome(let version)):
+            return lifecycle.establish(.ready, detail: "\(endpoint)\(version.map { ", server \($0)" } ?? "")")
+        default:
             return []
         }
     }
 
-    /// The socket closed (`code` as the server sent it) or never opened (`error`). The retry waits
-    /// the backoff ±20 % (1 s doubling to 30 s, reset by `welcome`; 30 s after a refused token).
-    mutating func closed(code: UInt16?, error: String?) -> [Action] {
-        guard phase != .idle, phase != .waitingToRetry else { return [] }
-        let wasReady = phase == .ready
-        let refused = phase == .awaitingWelcome && code == Self.policyViolation
-        phase = .waitingToRetry
-        if refused { backoff.saturate() }
-        let delay = backoff.next(random: random)
-        var actions: [Action] = [.cancelTick]
-        if wasReady { actions.append(.down) }
-        let retry = "next try in \(Backoff.seconds(delay))"
-        if refused {
-            actions += report(.badCredentials, "\(endpoint) refused the token (close 1008); \(retry)")
-        } else {
-            let why = closeReason ?? error ?? code.map { "\(endpoint) closed the connection (\($0))" } ?? "\(endpoint) closed the connection"
-            actions += report(.retrying, "\(why); \(retry)")
+    /// Every ping interval with a socket open: the turns' tick, then the watchdog, whose pings
+    /// are `ping` frames here.
+    mutating func tick(now: Int64, silentMillis: Int) -> [Action] {
+        guard lifecycle.isOpen else { return [] }
+        var actions: [Action] = [.own(.tick(now))]
+        for action: Action in lifecycle.tick(now: now, silentMillis: silentMillis) {
+            guard action == .ping else {
+                actions.append(action)
+                continue
+            }
+            pings += 1
+            actions.append(.send(UpstreamRequest.ping(requestID: "ping-\(pings)", at: now)))
         }
-        return actions + [.armRetry(afterMillis: delay)]
+        return actions
     }
 
-    private mutating func report(_ newState: LinkState, _ detail: String) -> [Action] {
-        state = newState
-        return [.report(newState, detail)]
+    /// The socket closed (`code` as the server sent it) or never opened (`error`). A close 1008
+    /// before `welcome` is a refused token: `bad_credentials`, retried at the longest step.
+    mutating func closed(code: UInt16?, error: String?) -> [Action] {
+        let down: [Action] = isReady ? [.own(.down)] : []
+        guard lifecycle.session == .awaitingWelcome, code == Self.policyViolation else { return down + lifecycle.closed(code: code, error: error) }
+        return lifecycle.retry(LinkClosing("\(endpoint) refused the token (close 1008)", state: .badCredentials, saturatesBackoff: true))
     }
-
 }

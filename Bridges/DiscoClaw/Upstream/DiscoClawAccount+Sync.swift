@@ -21,9 +21,8 @@ extension DiscoClawAccount {
                 stored.userId = registration.userID
                 writer.save(stored)
                 rest.token = registration.token
-                link.token = registration.token
                 logger.notice("registered with the DiscoClaw server", metadata: ["account": "\(name)", "device": "\(registration.deviceID)"])
-                link.registered()
+                link.registered(token: registration.token)
             case .answered(let status, let body) where status == 401 || status == 403:
                 let why = DiscoClawUpstreamWire.errorText(body) ?? "\(status)"
                 link.registrationFailed("\(endpoint) refused the setup token (\(status): \(why))", refused: true)
@@ -33,7 +32,7 @@ extension DiscoClawAccount {
         }
     }
 
-    /// The socket opened: recover the answers that finished while it was down.
+    /// A socket opened: recover the answers that finished while it was down.
     func catchUpForLink() {
         linkCatchUpWanted = true
         runNextSync()

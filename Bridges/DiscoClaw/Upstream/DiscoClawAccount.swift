@@ -26,7 +26,7 @@ final class DiscoClawAccount: UpstreamTurns {
     static let maxTitleCharacters = 60
 
     let name: String
-    let link: DiscoClawUpstreamLink
+    let link: DiscoClawLink
     let rest: DiscoClawREST
     let credential: DiscoClawCredential
     let titlePrefix: String?
@@ -49,7 +49,7 @@ final class DiscoClawAccount: UpstreamTurns {
 
     init(
         name: String,
-        link: DiscoClawUpstreamLink,
+        link: DiscoClawLink,
         rest: DiscoClawREST,
         credential: DiscoClawCredential,
         titlePrefix: String?,
@@ -69,21 +69,7 @@ final class DiscoClawAccount: UpstreamTurns {
         self.clock = clock
         self.loop = loop
         self.logger = logger
-        link.onRegister = { [weak self] in self?.register() }
-        link.onOpened = { [weak self] in
-            guard let self else { return }
-            epoch += 1
-            book.socketOpened()
-        }
-        link.onCatchUp = { [weak self] in self?.catchUpForLink() }
-        link.onEvent = { [weak self] event in
-            guard let self else { return }
-            perform(book.receive(event, now: clock.nowMillis()))
-        }
-        link.onTick = { [weak self] in
-            guard let self else { return }
-            book.expire(now: clock.nowMillis())
-        }
+        link.onOwn = { [weak self] own in self?.perform(own) }
     }
 
     func start(_ turn: TurnRequest, id: String, events: @escaping @Sendable (TurnEvent) -> Void) {
@@ -188,10 +174,12 @@ final class DiscoClawAccount: UpstreamTurns {
         }
     }
 
-    /// Runs `job` after attempt `attempt` failed: 1 s, 2 s, 4 s, then 8 s, each ±20 %.
+    /// Waits between tries of one REST call: 1 s, 2 s, 4 s, then 8 s, each ±20 %.
+    static let restBackoff = Backoff(minMillis: 1_000, maxMillis: 8_000)
+
+    /// Runs `job` after attempt `attempt` failed.
     func retryLater(attempt: Int, _ job: @escaping () -> Void) {
-        let base = min(8_000, 1_000 << min(max(attempt - 1, 0), 3))
-        loop.schedule(afterMillis: base - base / 5 + Int.random(in: 0...(2 * base / 5)), job)
+        loop.schedule(afterMillis: Self.restBackoff.delay(afterAttempt: attempt, random: Backoff.systemRandom), job)
     }
 
     /// Statuses worth another try: the server is busy, restarting or behind a failing proxy.
@@ -209,6 +197,23 @@ final class DiscoClawAccount: UpstreamTurns {
         turns[id] = nil
         logger.warning("DiscoClaw upstream turn failed", metadata: ["account": "\(name)", "reason": "\(reason)"])
         sinks.removeValue(forKey: id)?(.failed(reason))
+    }
+
+    /// What the link asks of the account.
+    private func perform(_ own: DiscoClawLinkMachine.Own) {
+        switch own {
+        case .register:
+            register()
+        case .catchUp:
+            // Answers are only sure to have been heard on the socket open when their `POST` went out.
+            epoch += 1
+            book.socketOpened()
+            catchUpForLink()
+        case .event(let event):
+            perform(book.receive(event, now: clock.nowMillis()))
+        case .tick(let now):
+            book.expire(now: now)
+        }
     }
 
     func perform(_ actions: [DiscoClawAnswerBook.Action]) {

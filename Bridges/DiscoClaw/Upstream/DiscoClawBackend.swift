@@ -56,7 +56,7 @@ public final class DiscoClawBackend: Backend {
             case .setupToken: stored.token
             }
         rest.token = token
-        let link = DiscoClawUpstreamLink(name: name, target: target, token: token, loop: loop, logger: logger, onState: onState)
+        let link = DiscoClawLink(name: name, target: target, token: token, connector: loop, logger: logger, onState: onState)
         let account = DiscoClawAccount(
             name: name,
             link: link,

@@ -24,7 +24,7 @@ public final class NodePassthrough {
     private let loop: ServiceLoop
     private let logger: Logger
     private let onState: (String, LinkState, String) -> Void
-    private var links: [String: [OpenClawLink]] = [:]
+    private var links: [String: [GatewayLink]] = [:]
     weak var downstream: GatewayDownstream?
 
     public init(
@@ -62,11 +62,11 @@ public final class NodePassthrough {
                 commands: node.commands,
                 permissions: node.permissions
             )
-            let link = OpenClawLink(
+            let link = GatewayLink(
                 name: linkName,
                 target: account.target,
                 identity: identity,
-                loop: loop,
+                connector: loop,
                 logger: logger,
                 hello: hello
             ) { [weak self] state, detail in self?.onState(linkName, state, detail) }
@@ -84,7 +84,7 @@ public final class NodePassthrough {
     }
 
     /// An upstream gateway invoked the node: run it on the local node and send the result back up.
-    private func forward(_ payload: JSONValue, from link: OpenClawLink, to deviceID: String) {
+    private func forward(_ payload: JSONValue, from link: GatewayLink, to deviceID: String) {
         guard let downstream, let invokeID = payload["id"]?.stringValue, let command = payload["command"]?.stringValue else { return }
         let timeout = Int(payload["timeoutMs"]?.intValue ?? 30_000)
         downstream.invokeLocal(

@@ -24,11 +24,11 @@ public final class OpenClawBackend: Backend {
         self.name = name
         self.loop = loop
         let identity = try AccountIdentity(directory: accountsDirectory, account: name)
-        let link = OpenClawLink(
+        let link = GatewayLink(
             name: name,
             target: target,
             identity: identity,
-            loop: loop,
+            connector: loop,
             logger: logger,
             onState: onState
         )
@@ -59,11 +59,11 @@ final class OperatorRuns {
         var events: @Sendable (TurnEvent) -> Void
     }
 
-    let link: OpenClawLink
+    let link: GatewayLink
     private let sessionKey: String?
     private var runs: [String: Run] = [:]
 
-    init(link: OpenClawLink, sessionKey: String?) {
+    init(link: GatewayLink, sessionKey: String?) {
         self.link = link
         self.sessionKey = sessionKey
         link.onEvent = { [weak self] name, payload in
