@@ -28,33 +28,3 @@ final class AdminHandler: ListenerHandler {
     func webSocket(_ connection: WebSocketConnection, received message: WebSocketMessage) {}
     func webSocketClosed(_ connection: WebSocketConnection) {}
 }
-
-/// Prometheus text exposition, built by hand: a handful of gauges and counters does not need a registry.
-struct MetricsText {
-    private(set) var text = ""
-
-    mutating func add(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: Double)]) {
-        text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-        for sample in samples {
-            let value = sample.value.rounded() == sample.value && abs(sample.value) < 1e15 ? String(Int64(sample.value)) : String(sample.value)
-            text += sample.labels.isEmpty ? "\(name) \(value)\n" : "\(name){\(sample.labels)} \(value)\n"
-        }
-    }
-
-    mutating func add(_ name: String, _ type: String, _ help: String, _ value: Double) {
-        add(name, type, help, [("", value)])
-    }
-
-    /// A summary: per series, its quantiles (left out while it has no samples), `_sum` and `_count`.
-    mutating func addSummary(
-        _ name: String,
-        _ help: String,
-        _ series: [(labels: String, quantiles: [(Double, Double)], sum: Double, count: Double)]
-    ) {
-        text += "# HELP \(name) \(help)\n# TYPE \(name) summary\n"
-        for one in series {
-            for (quantile, value) in one.quantiles { text += "\(name){\(one.labels),quantile=\"\(quantile)\"} \(value)\n" }
-            text += "\(name)_sum{\(one.labels)} \(one.sum)\n\(name)_count{\(one.labels)} \(Int64(one.count))\n"
-        }
-    }
-}

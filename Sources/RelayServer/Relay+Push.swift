@@ -70,7 +70,7 @@ struct PushWiring {
             "clawrelay_push_attempts_total",
             "counter",
             "Push send attempts by sink and outcome.",
-            sinks.flatMap { sink in outcomes.map { ("sink=\"\(sink)\",outcome=\"\($0.rawValue)\"", Double(pushes.counts[sink]?[$0] ?? 0)) } }
+            sinks.flatMap { sink in outcomes.map { ([("sink", sink), ("outcome", $0.rawValue)], Double(pushes.counts[sink]?[$0] ?? 0)) } }
         )
         metrics.add("clawrelay_push_pending", "gauge", "Pushes waiting for their delay or quiet hours.", Double(pushes.pendingCount))
         metrics.add("clawrelay_push_cancelled_total", "counter", "Pushes dropped because the user read or returned.", Double(pushes.cancelledCount))
@@ -79,7 +79,7 @@ struct PushWiring {
                 "clawrelay_push_sink_healthy",
                 "gauge",
                 "1 while a sink works, 0 after a configuration error or a 410 from a webhook.",
-                health.map { ("sink=\"\($0.sink)\"", $0.problem == nil ? 1 : 0) }
+                health.map { ([("sink", $0.sink)], $0.problem == nil ? 1 : 0) }
             )
         }
     }

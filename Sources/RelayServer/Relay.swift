@@ -14,21 +14,23 @@ import RelayTransport
 /// The whole relay in one process: store, audit, bus, backends, bridges and the service loop.
 public final class Relay {
     public let config: RelayConfig
-    private let logger: Logger
-    private let loop: ServiceLoop
-    private var store: Store?
-    private var audit: AuditLog?
-    private var observer: AuditObserver?
+    let logger: Logger
+    let loop: ServiceLoop
+    /// What has started, to stop in reverse order.
+    private let components: Components
+    private(set) var store: Store?
+    private(set) var audit: AuditLog?
+    private(set) var observer: AuditObserver?
     private var clawline: ClawlineDownstream?
     private var gateway: GatewayDownstream?
-    private var companion: CompanionDownstream?
+    private(set) var companion: CompanionDownstream?
     private var discoClaw: DiscoClawDownstream?
     private var desk: OperatorDesk?
     /// Opens each upstream account's link (loop thread).
     private var upstreams: [() -> Void] = []
     private var advertiser: MDNSAdvertiser?
-    private var hub: RelayHub?
-    private var push: PushWiring?
+    private(set) var hub: RelayHub?
+    private(set) var push: PushWiring?
     /// The REST client of the DiscoClaw upstream accounts (one thread for all of them).
     private var upstreamHTTP: HTTPClient?
     public private(set) var ports: [String: Int] = [:]
@@ -37,10 +39,22 @@ public final class Relay {
         self.config = config
         self.logger = logger
         self.loop = ServiceLoop(logger: logger)
+        components = Components(logger: logger)
     }
 
-    /// Opens the data directory, binds every configured listener and starts serving.
+    /// Opens the data directory, binds every configured listener and starts serving. A part that
+    /// cannot start stops the parts started before it (in reverse order) before the error goes up.
     public func start() throws {
+        do {
+            try startParts()
+        } catch {
+            components.stopAll()
+            throw error
+        }
+    }
+
+    /// Starts each part in order, registering how it stops (see `Components`).
+    private func startParts() throws {
         let dataDirectory = config.dataDirectory
         guard config.admin != nil || config.clawline != nil || config.gateway != nil || config.companion != nil || config.discoClaw != nil else {
             throw StartupFailure(
@@ -50,6 +64,7 @@ public final class Relay {
         try Self.checkCertificates(config)
         try DataDirectory(path: dataDirectory).open(logger: logger)
         let store = try Store(dataDirectory: dataDirectory, executor: loop)
+        components.started("store") { store.close() }
         let failed = try store.write { db in
             try DeviceQueries.resetPresence(db)
             return try MessageQueries.failActive(db, at: SystemClock().nowMillis())
@@ -58,7 +73,9 @@ public final class Relay {
         try store.write { try OperatorQueries.clearPending($0) }
         self.store = store
         if config.audit.enabled {
-            audit = try AuditLog(dataDirectory: dataDirectory, retentionDays: config.audit.retentionDays, startWriter: true)
+            let audit = try AuditLog(dataDirectory: dataDirectory, retentionDays: config.audit.retentionDays, startWriter: true)
+            components.started("audit") { audit.close() }
+            self.audit = audit
         }
         let observer = AuditObserver(audit: audit, unaudited: config.audit.admin ? [] : ["admin"])
         self.observer = observer
@@ -91,6 +108,7 @@ public final class Relay {
         for backend in config.backends where backend.isUpstream { hub.accounts.register(backend.name, kind: backend.kindName) }
         let fingerprint = try store.write { try PairingLinkQueries.fingerprint($0) }
         push = try PushWiring.start(config, hub: hub, loop: loop, logger: logger)
+        if let push { components.started("push sinks") { push.client.shutdown() } }
         if let settings = config.clawline {
             let key = try SigningKey.loadOrCreate(in: dataDirectory)
             let downstream = ClawlineDownstream(
@@ -159,6 +177,18 @@ public final class Relay {
         // The core starts with the stored devices, so bearer tokens work from the first request.
         hub.devices.preload(try store.read { try DeviceQueries.all($0) })
         ports = try loop.start()
+        components.started("service loop") { [loop, logger] in
+            // Turns still running end first, so their askers get an error frame before the 1001 close.
+            let stopped = DispatchSemaphore(value: 0)
+            loop.execute(with: hub) { hub in
+                hub.stop(reason: "the relay is stopping") { ended in
+                    if ended > 0 { logger.notice("turns cut by the stop", metadata: ["count": "\(ended)"]) }
+                    stopped.signal()
+                }
+            }
+            if stopped.wait(timeout: .now() + 2) == .timedOut { logger.warning("the core did not finish its turns within 2 s of the stop") }
+            loop.stop(graceMillis: 2_000)
+        }
         loop.execute(with: hub) { $0.start() }
         if let clawline { loop.execute(with: clawline) { $0.start() } }
         if let gateway { loop.execute(with: gateway) { $0.start() } }
@@ -194,6 +224,7 @@ public final class Relay {
         do {
             try advertiser.start()
             self.advertiser = advertiser
+            components.started("mDNS") { advertiser.stop() }
         } catch {
             logger.warning("mDNS advertisement off", metadata: ["error": "\(error)"])
         }
@@ -226,106 +257,17 @@ public final class Relay {
         try Data(json.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
     }
 
-    /// Closes every socket with 1001, lets the store and audit commit what they hold, then returns.
-    public func stop() {
-        advertiser?.stop()
-        // Turns still running end first, so their askers get an error frame before the 1001 close.
-        if let hub {
-            loop.execute(with: hub) { [logger] hub in
-                let ended = hub.turns.abortAll(reason: "the relay is stopping")
-                if ended > 0 { logger.notice("turns cut by the stop", metadata: ["count": "\(ended)"]) }
-            }
-        }
-        loop.stop(graceMillis: 2_000)
-        push?.client.shutdown()
-        upstreamHTTP?.shutdown()
-        store?.close()
-        audit?.close()
-    }
+    /// Stops every part in the reverse order of their start, each within a bound: mDNS, the loop
+    /// (running turns end, every socket closes with 1001), the HTTP clients, the audit and the
+    /// store (each commits what it holds).
+    public func stop() { components.stopAll() }
 
     /// The one HTTP client every DiscoClaw account shares (its own thread), made on first use.
     private func upstreamClient() -> HTTPClient {
         if let upstreamHTTP { return upstreamHTTP }
         let client = HTTPClient(maxOutstanding: 1_000, name: "upstream", logger: logger)
+        components.started("upstream HTTP client") { client.shutdown() }
         upstreamHTTP = client
         return client
-    }
-
-    /// Called on the loop by the admin listener.
-    private func metricsText() -> String {
-        var metrics = MetricsText()
-        metrics.add("clawrelay_build_info", "gauge", "The relay's version (always 1).", [("version=\"\(RelayVersion.current)\"", 1)])
-        let stats = clawline?.stats ?? ClawlineStats()
-        metrics.add(
-            "clawrelay_connections",
-            "gauge",
-            "Open client WebSockets by protocol.",
-            [
-                ("protocol=\"clawline\"", Double(stats.connections)), ("protocol=\"gateway\"", Double(gateway?.connectionCount ?? 0)),
-                ("protocol=\"companion\"", Double(companion?.connectionCount ?? 0)),
-                ("protocol=\"discoclaw\"", Double(discoClaw?.connectionCount ?? 0)),
-            ]
-        )
-        if let companion { metrics.add("clawrelay_companion_sessions", "gauge", "Live Companion sessions.", Double(companion.liveSessionCount)) }
-        metrics.add(
-            "clawrelay_frames_total",
-            "counter",
-            "Frames and HTTP messages seen at the transport edge.",
-            [("direction=\"in\"", Double(observer?.framesIn ?? 0)), ("direction=\"out\"", Double(observer?.framesOut ?? 0))]
-        )
-        metrics.add(
-            "clawrelay_bytes_total",
-            "counter",
-            "Payload bytes at the transport edge.",
-            [("direction=\"in\"", Double(observer?.bytesIn ?? 0)), ("direction=\"out\"", Double(observer?.bytesOut ?? 0))]
-        )
-        metrics.add("clawrelay_messages_accepted_total", "counter", "Client messages made durable and acknowledged.", Double(stats.messagesAccepted))
-        metrics.add(
-            "clawrelay_turns_total",
-            "counter",
-            "Backend turns by outcome.",
-            [("outcome=\"completed\"", Double(hub?.turns.completedCount ?? 0)), ("outcome=\"failed\"", Double(hub?.turns.failedCount ?? 0))]
-        )
-        metrics.add("clawrelay_active_turns", "gauge", "Turns running now.", Double(hub?.turns.activeCount ?? 0))
-        let presence = hub?.presence.counts ?? [:]
-        metrics.add(
-            "clawrelay_devices",
-            "gauge",
-            "Devices seen since start, by presence.",
-            DevicePresence.State.allCases.map { ("state=\"\($0.rawValue)\"", Double(presence[$0] ?? 0)) }
-        )
-        metrics.add(
-            "clawrelay_queue_drained_total",
-            "counter",
-            "Queued events delivered to returning devices.",
-            Double(hub?.queue.drainedEvents ?? 0)
-        )
-        if let accounts = hub?.accounts.states, !accounts.isEmpty {
-            let samples = accounts.mapValues(\.state).sorted { $0.key < $1.key }.flatMap { account, current in
-                LinkState.allCases.map { state in ("account=\"\(account)\",state=\"\(state.rawValue)\"", state == current ? 1.0 : 0.0) }
-            }
-            metrics.add("clawrelay_upstream_link", "gauge", "Upstream account link state (1 = current).", samples)
-        }
-        metrics.add("clawrelay_queued_turns", "gauge", "Turns waiting behind a conversation's active one.", Double(hub?.turns.queuedCount ?? 0))
-        metrics.add(
-            "clawrelay_pending_pairings",
-            "gauge",
-            "Pairing requests waiting for an admin.",
-            Double(hub?.devices.pairing.requests().count ?? 0)
-        )
-        metrics.add("clawrelay_typing_devices", "gauge", "Devices whose user is typing.", Double(stats.typingDevices))
-        if let hub {
-            PushWiring.metrics(hub.pushes, service: push?.service, into: &metrics)
-            Self.stageMetrics(hub.stages, into: &metrics)
-        }
-        metrics.add("clawrelay_audit_queue_depth", "gauge", "Audit entries waiting for the writer.", Double(audit?.queueDepth ?? 0))
-        metrics.add("clawrelay_audit_rows_total", "counter", "Audit rows written.", Double(audit?.writtenCount ?? 0))
-        if let storeStats = store?.stats {
-            metrics.add("clawrelay_store_batches_total", "counter", "Store transactions committed.", Double(storeStats.batches))
-            metrics.add("clawrelay_store_operations_total", "counter", "Store operations run.", Double(storeStats.operations))
-            metrics.add("clawrelay_store_busy_seconds_total", "counter", "Time the store writer spent in transactions.", storeStats.busySeconds)
-            metrics.add("clawrelay_store_last_batch_seconds", "gauge", "Duration of the last store transaction.", storeStats.lastBatchSeconds)
-        }
-        return metrics.text
     }
 }

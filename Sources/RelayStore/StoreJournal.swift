@@ -58,6 +58,8 @@ public final class StoreJournal: CoreJournal {
 
     public var batchTiming: JournalBatchTiming? { store.batchTiming }
 
+    public func barrier(_ completion: @escaping () -> Void) { store.perform({ _ in }, completion: { _ in completion() }) }
+
     public func accept(_ message: UserMessage, now: Int64, queue: [QueueTarget], completion: @escaping (Result<Acceptance, any Error>) -> Void) {
         store.perform(
             writing: { db, statements in try MessageQueries.accept(db, message, at: now, queue: queue, statements: statements) },

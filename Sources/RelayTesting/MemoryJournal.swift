@@ -311,6 +311,8 @@ extension MemoryJournal: CoreJournal {
         later(.success(())) { _ in completion() }
     }
 
+    public func barrier(_ completion: @escaping () -> Void) { later(.success(())) { _ in completion() } }
+
     public func purgeQueues(now: Int64) { queueRows.removeAll { $0.expiresAt <= now } }
 
     public func recordPresence(deviceID: String, state: DevicePresence.State, now: Int64) {

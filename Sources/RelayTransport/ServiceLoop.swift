@@ -52,6 +52,14 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
     /// Every frame in and out goes here when set.
     public var frameObserver: FrameObserver?
 
+    /// Open WebSockets by listener (client sockets under `client`), counted where they open and
+    /// close. Loop thread.
+    public var openWebSockets: [String: Int] {
+        var counts: [String: Int] = [:]
+        for connection in webSockets.values { counts[connection.listener, default: 0] += 1 }
+        return counts
+    }
+
     public init(logger: Logger) {
         self.logger = logger
         timerStorage = .allocate(capacity: 1)

@@ -54,8 +54,26 @@ struct Serve: ParsableCommand {
 
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
-        logger.info("stopping: closing sockets and flushing the store", metadata: ["signal": "\(received)"])
+        logger.info(
+            "stopping: closing sockets and flushing the store (a second SIGINT or SIGTERM exits at once)",
+            metadata: ["signal": "\(received)"]
+        )
+        Self.exitOnSecondSignal(stopSignals, logger: logger)
         relay.stop()
         logger.info("stopped")
+    }
+
+    /// A stop that hangs can be cut short: a second stop signal ends the process at once, with
+    /// the exit status a shell gives a process killed by that signal (128 + its number).
+    static func exitOnSecondSignal(_ signals: sigset_t, logger: Logger) {
+        let thread = Thread {
+            var waited = signals
+            var again: Int32 = 0
+            sigwait(&waited, &again)
+            logger.warning("second stop signal: exiting without finishing the stop", metadata: ["signal": "\(again)"])
+            _exit(128 + again)
+        }
+        thread.name = "second-signal"
+        thread.start()
     }
 }

@@ -3,6 +3,7 @@ relay on its data dir, keeps its files private, and reads relative paths from th
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -200,6 +201,8 @@ async def test_a_turn_cut_by_sigterm_gets_its_error_before_the_close(relay_facto
     frames = await client.expect_close(1001, timeout=10)
     errors = [f for f in frames if f.get("type") == "error"]
     assert errors and errors[-1]["code"] == "server_error" and errors[-1]["messageId"] == frame["id"], frames
+    # The stop is the test's own: it ends by itself (a second SIGTERM would cut it short).
+    assert await asyncio.to_thread(relay.proc.wait, 10) == 0, relay.stderr_text()[-2000:]
 
 
 def test_swapped_tls_files_are_named_not_called_an_address_problem(tmp_path):

@@ -108,9 +108,12 @@ extension ClawlineDownstream {
         if active {
             typingTimers[deviceID] = loop.schedule(afterMillis: settings.typingTimeoutSeconds * 1000) { [weak self] in
                 self?.typingTimers.removeValue(forKey: deviceID)
-                self?.stats.typingDevices = self?.typingTimers.count ?? 0
+                self?.typingChanged()
             }
         }
-        stats.typingDevices = typingTimers.count
+        typingChanged()
     }
+
+    /// The core counts the devices whose user is typing (`/metrics`).
+    func typingChanged() { hub.counters.typing(typingTimers.count, protocolName: Self.protocolName) }
 }

@@ -154,7 +154,7 @@ public final class ClawlineDownstream: ListenerHandler {
         if session.isAdmin { hub.leave(session, audience: ClawlineChannel.adminAudience) }
         guard hub.detach(session, socket: session.connection.id, userID: userID) else { return }
         if let timer = typingTimers.removeValue(forKey: session.deviceID) { loop.cancel(timer) }
-        stats.typingDevices = typingTimers.count
+        typingChanged()
         if settings.cancelOnDisconnect { hub.turns.abandon(deviceID: session.deviceID) }
     }
 
@@ -256,5 +256,4 @@ public struct ClawlineStats: Sendable {
     public var connections = 0
     public var framesOut = 0
     public var messagesAccepted = 0
-    public var typingDevices = 0
 }

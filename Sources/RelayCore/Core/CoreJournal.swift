@@ -213,6 +213,10 @@ public protocol CoreJournal: AnyObject {
     /// the conversation has no event).
     func markRead(userID: String, conversationID: String, seq: Int64, now: Int64, completion: @escaping (Result<ReadCursor?, any Error>) -> Void)
 
+    /// Runs `completion` once every write submitted before it has reported (completions run in
+    /// submission order): what those writes' completions publish is out when it runs.
+    func barrier(_ completion: @escaping () -> Void)
+
     /// While a completion runs: when the writer took the batch it belongs to and when that batch
     /// committed (for the stage histograms); nil otherwise, or when the journal does not time.
     var batchTiming: JournalBatchTiming? { get }

@@ -60,6 +60,8 @@ public final class RelayHub {
     public let assets: Assets
     /// Upstream accounts and their link states.
     public let accounts: Accounts
+    /// What `/metrics` counts, by protocol.
+    public let counters: RelayCounters
     /// Per-stage latency of the messages that pass through the core; bridges record their own stages here too.
     public let stages = StageRecorder()
     private let settings: Settings
@@ -82,6 +84,7 @@ public final class RelayHub {
         self.settings = settings
         presence = Presence(clock: clock)
         bus = Bus(presence: presence)
+        counters = RelayCounters(presence: presence)
         conversations = Conversations(journal: journal, clock: clock, changes: changes, cacheLimit: settings.conversationCacheLimit)
         cursors = ReadCursors(journal: journal, clock: clock, changes: changes)
         devices = Devices(journal: journal, loop: loop, clock: clock, logger: logger, seenFlushMillis: settings.seenFlushMillis)
@@ -116,7 +119,8 @@ public final class RelayHub {
             loop: loop,
             clock: clock,
             logger: logger,
-            stages: stages
+            stages: stages,
+            counters: counters
         )
         presence.onChange = { [weak self] deviceID, entry, state in self?.presenceChanged(deviceID, entry, state) }
     }
@@ -130,6 +134,14 @@ public final class RelayHub {
             devices.flush()
             start()
         }
+    }
+
+    /// The relay is stopping: running and queued turns end (their askers hear why), last-seen times
+    /// are written, and `completion` gets how many turns ended once all of that is durable and out.
+    public func stop(reason: String, completion: @escaping (Int) -> Void) {
+        let ended = turns.abortAll(reason: reason)
+        devices.flush()
+        journal.barrier { completion(ended) }
     }
 
     /// A device that returns to the foreground needs no push and gets its queue at once, on its

@@ -162,20 +162,23 @@ extension Turns {
                 timestampMillis: clock.nowMillis(),
                 answerID: turn.eventID
             )
-        )
+        ) { [weak self] in self?.runNext(turn.conversationID) }
         bus.publish(.assistantTyping(conversationID: turn.conversationID, active: false), to: turn.userID)
-        runNext(turn.conversationID)
     }
 
-    private func record(_ failure: TurnFailure) {
+    /// Stores how a turn ended without an answer, then tells every device (so a client that reads
+    /// the history on hearing it finds it there) and whoever waits for the run; `then` runs after.
+    private func record(_ failure: TurnFailure, then: (() -> Void)? = nil) {
         let targets = queue.targets(userID: failure.userID, conversationID: failure.conversationID)
-        journal.fail(failure, queue: targets) { [logger] result in
+        journal.fail(failure, queue: targets) { [weak self, logger] result in
             if case .failure(let error) = result {
                 logger.error("could not record a failed turn", metadata: ["run": "\(failure.turn.runID)", "error": "\(error)"])
             }
+            guard let self else { return }
+            queue.publish(.turnFailed(failure), userID: failure.userID, queuedFor: targets)
+            ended(failure.turn.runID, .failed(failure))
+            then?()
         }
-        queue.publish(.turnFailed(failure), userID: failure.userID, queuedFor: targets)
-        ended(failure.turn.runID, .failed(failure))
     }
 
     /// Aborts a conversation's turns (or the one with `runID`), active and queued; returns their run ids.

@@ -101,6 +101,7 @@ public final class Turns {
     let clock: any Clock
     let logger: Logger
     let stages: StageRecorder
+    let counters: RelayCounters
     var lanes: [String: Lane] = [:]
     private var nextToken: UInt64 = 0
     /// Bumped whenever a device's turns are abandoned, so messages it had in flight do not start turns.
@@ -119,8 +120,10 @@ public final class Turns {
         loop: any LoopScheduler,
         clock: any Clock,
         logger: Logger,
-        stages: StageRecorder
+        stages: StageRecorder,
+        counters: RelayCounters
     ) {
+        self.counters = counters
         self.journal = journal
         self.conversations = conversations
         self.queue = queue
@@ -155,6 +158,7 @@ public final class Turns {
                 stages.recordStore(submitted: submittedAt, completed: committedAt, batch: journal.batchTiming, final: false)
                 let ref = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
                 event.turn = ref
+                counters.accepted(deviceID: message.deviceID)
                 completion(.accepted(event, runID: runID, answer: answer))
                 queue.publish(.message(event), userID: message.userID, queuedFor: targets)
                 if stillWanted {

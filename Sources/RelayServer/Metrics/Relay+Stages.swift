@@ -10,7 +10,10 @@ extension Relay {
         let series = MessageStage.allCases.map { stage in
             let histogram = stages.histogram(stage)
             let quantiles = stageQuantiles.compactMap { q in histogram.percentile(q * 100).map { (q, Double($0) / 1e9) } }
-            return (labels: "stage=\"\(stage.label)\"", quantiles: quantiles, sum: Double(histogram.sumNanos) / 1e9, count: Double(histogram.count))
+            return (
+                labels: [("stage", stage.label)] as MetricLabels, quantiles: quantiles, sum: Double(histogram.sumNanos) / 1e9,
+                count: Double(histogram.count)
+            )
         }
         metrics.addSummary(
             "clawrelay_message_stage_seconds",
