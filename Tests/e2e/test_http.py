@@ -187,3 +187,39 @@ def test_connection_close_ends_the_socket_after_the_answer_and_keep_alive_keeps_
     assert closed, "the relay closes a Connection: close request's socket after its answer"
     kept, closed = _exchange(relay.port, b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n")
     assert kept.startswith(b"HTTP/1.1 200") and not closed, "HTTP/1.1 keep-alive stays open for the next request"
+
+
+def metric_samples(relay, name: str) -> dict[str, float]:
+    """`name`'s samples on /metrics, by their label set."""
+    text = relay.http("GET", "/metrics", admin=True).body.decode()
+    samples = {}
+    for line in text.splitlines():
+        if line.startswith(name + "{"):
+            labels, value = line[len(name) + 1 :].rsplit("} ", 1)
+            samples[labels] = float(value)
+    return samples
+
+
+async def test_metrics_count_messages_connections_and_pairings_for_every_protocol(relay_factory):
+    from conftest import make_config, send_and_complete, setup_admin
+    from gateway_client import GatewayClient, Identity, paired
+
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0"}
+    relay = relay_factory(cfg)
+    _, clawline = await setup_admin(relay)
+    await send_and_complete(clawline, "over clawline")
+    operator, _ = await paired(relay, Identity())
+    sent = await operator.request("chat.send", {"sessionKey": "main", "message": "over the gateway", "idempotencyKey": "run-1"})
+    assert sent["ok"], sent
+    await operator.event("chat", where=lambda p: p.get("state") == "final")
+    waiting = await GatewayClient.open(relay.listeners["gateway"][1])
+    refused = await waiting.connect(Identity())
+    assert refused["error"]["code"] == "NOT_PAIRED", refused
+
+    accepted = metric_samples(relay, "clawrelay_messages_accepted_total")
+    assert accepted['protocol="clawline"'] == 1 and accepted['protocol="gateway"'] == 1, accepted
+    connections = metric_samples(relay, "clawrelay_connections")
+    assert connections['protocol="clawline"'] >= 1 and connections['protocol="gateway"'] >= 1, connections
+    pending = metric_samples(relay, "clawrelay_pending_pairings")
+    assert pending['protocol="gateway"'] == 1 and pending['protocol="clawline"'] == 0, pending
