@@ -240,6 +240,8 @@ import Testing
         bed.bed.advance(millis: 1)
         #expect(socket.readJSON().of("message.error", answerID).first?["error"]?.stringValue?.isEmpty == false)
         #expect(backend.runs[0].isCancelled)
+        let row = try phone.sync()["messages"]?.arrayValue?.first { $0["id"]?.stringValue == answerID }
+        #expect(row?["status"] == .string("error") && row?["error"]?.stringValue?.isEmpty == false)
     }
 
     @Test func theSocketIsReceiveOnlyAndIgnoresWhatItIsSent() throws {
