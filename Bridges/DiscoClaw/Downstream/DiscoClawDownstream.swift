@@ -132,7 +132,7 @@ public final class DiscoClawDownstream: ListenerHandler {
         for effect in effects {
             switch effect {
             case .send(let event):
-                socket.connection.send(text: DiscoClawJSON.encode(event))
+                socket.connection.send(utf8: DiscoClawJSON.bytes(event))
             case .close(let error):
                 socket.connection.close(code: error.closeCode ?? 1008, reason: error.message)
             case .attach(_, let userID):

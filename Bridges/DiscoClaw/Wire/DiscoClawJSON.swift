@@ -7,14 +7,18 @@ import Foundation
 /// missing or mistyped, a seq may come as a double (the public server's are millisecond clocks).
 public enum DiscoClawJSON {
     /// The UTF-8 text of `value`.
-    public static func encode(_ value: some Encodable) -> String { String(decoding: bytes(value), as: UTF8.self) }
+    public static func encode(_ value: some Encodable) -> String { String(decoding: data(value), as: UTF8.self) }
 
-    public static func bytes(_ value: some Encodable) -> [UInt8] {
+    public static func bytes(_ value: some Encodable) -> [UInt8] { [UInt8](data(value)) }
+
+    /// One encoder for every frame: its options never change, and encoding keeps no state between calls.
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else { return Array("{}".utf8) }
-        return [UInt8](data)
-    }
+        return encoder
+    }()
+
+    private static func data(_ value: some Encodable) -> Data { (try? encoder.encode(value)) ?? Data("{}".utf8) }
 
     /// `T` decoded from a server's body; nil when the bytes are not JSON or not a `T`.
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) -> T? {
