@@ -217,7 +217,7 @@ if ProcessInfo.processInfo.environment["CLAWRELAY_FUZZ"] != nil {
     package.targets.append(
         .executableTarget(
             name: "clawrelay-fuzz",
-            dependencies: ["RelayCore", "ClawlineBridge", "GatewayBridge", "CompanionBridge", "RelayServer"],
+            dependencies: ["RelayCore", "ClawlineBridge", "GatewayBridge", "CompanionBridge", "DiscoClawWire", "RelayServer"],
             path: "Fuzz",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
         )
