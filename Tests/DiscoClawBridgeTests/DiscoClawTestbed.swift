@@ -22,7 +22,7 @@ final class DiscoClawTestbed {
         settings.setupToken = Self.setupToken
         configure(&settings)
         bed = RelayTestbed(backends: backends)
-        downstream = DiscoClawDownstream(settings: settings, hub: bed.hub, loop: bed.loop, clock: bed.clock, logger: bed.logger)
+        downstream = DiscoClawDownstream(settings: settings, hub: bed.hub, clock: bed.clock, logger: bed.logger)
         downstream.start()
         bed.settle()
         harness = bed.harness(downstream, config: DiscoClawDownstream.listenerConfig(settings))

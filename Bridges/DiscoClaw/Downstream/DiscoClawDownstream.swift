@@ -17,17 +17,15 @@ public final class DiscoClawDownstream: ListenerHandler {
 
     let settings: DiscoClawSettings
     let hub: RelayHub
-    let loop: any LoopScheduler
     let clock: any Clock
     let logger: Logger
     let startedAt: Int64
     var sockets: [UInt64: DiscoClawSocket] = [:]
     var registrations: RateLimiter
 
-    public init(settings: DiscoClawSettings, hub: RelayHub, loop: any LoopScheduler, clock: any Clock, logger: Logger) {
+    public init(settings: DiscoClawSettings, hub: RelayHub, clock: any Clock, logger: Logger) {
         self.settings = settings
         self.hub = hub
-        self.loop = loop
         self.clock = clock
         self.logger = logger
         startedAt = clock.nowMillis()
