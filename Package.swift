@@ -106,10 +106,12 @@ let package = Package(
             path: "Bridges/Companion",
             swiftSettings: swiftSettings
         ),
+        .target(name: "DiscoClawWire", dependencies: ["RelayKit"], path: "Bridges/DiscoClaw/Wire", swiftSettings: swiftSettings),
         .target(
             name: "DiscoClawBridge",
-            dependencies: ["RelayCore", "RelayTransport", "RelayHTTP", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["DiscoClawWire", "RelayCore", "RelayTransport", "RelayHTTP", .product(name: "Logging", package: "swift-log")],
             path: "Bridges/DiscoClaw",
+            exclude: ["Wire"],
             swiftSettings: swiftSettings
         ),
         .target(name: "RelayProcess", dependencies: ["CSpawn"], swiftSettings: swiftSettings),
@@ -194,7 +196,9 @@ let package = Package(
         .testTarget(name: "RelayBenchTests", dependencies: ["RelayBench", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "DiscoClawBridgeTests",
-            dependencies: ["DiscoClawBridge", "RelayCore", "RelayTesting", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "DiscoClawBridge", "DiscoClawWire", "RelayCore", "RelayTesting", "RelayTransport", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -213,7 +217,7 @@ if ProcessInfo.processInfo.environment["CLAWRELAY_FUZZ"] != nil {
     package.targets.append(
         .executableTarget(
             name: "clawrelay-fuzz",
-            dependencies: ["RelayCore", "ClawlineBridge", "GatewayBridge", "CompanionBridge", "RelayServer"],
+            dependencies: ["RelayCore", "ClawlineBridge", "GatewayBridge", "CompanionBridge", "DiscoClawWire", "RelayServer"],
             path: "Fuzz",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
         )

@@ -1,16 +1,17 @@
+import DiscoClawWire
 import Foundation
 import RelayCore
 import RelayServer
 
 // libFuzzer entry points for the relay's pure decoders (not part of the normal build; see
 // `scripts/fuzz`). One binary, the target chosen by CLAWRELAY_FUZZ_TARGET:
-// json, clawline, gateway, companion, multipart, config.
+// json, clawline, gateway, companion, discoclaw, multipart, config.
 @testable import ClawlineBridge
 @testable import CompanionBridge
 @testable import GatewayBridge
 
 enum FuzzTarget: String {
-    case json, clawline, gateway, companion, multipart, config
+    case json, clawline, gateway, companion, discoclaw, multipart, config
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["CLAWRELAY_FUZZ_TARGET"] ?? "json"
@@ -38,6 +39,20 @@ enum FuzzTarget: String {
             }
         case .companion:
             _ = CompanionRequest.parse(bytes)
+        case .discoclaw:
+            // A server's event or reply decodes or not, never traps; an event written back reads the same.
+            if let event = DiscoClawEvent.decode(bytes) {
+                precondition(DiscoClawEvent.decode(DiscoClawJSON.bytes(event)) == event, "an event does not survive its own encoding: \(event)")
+            }
+            _ = DiscoClawJSON.decode(DiscoClawSyncPage.self, from: bytes)
+            _ = DiscoClawJSON.decode(DiscoClawPosted.self, from: bytes)
+            _ = DiscoClawJSON.decode(DiscoClawRegistration.self, from: bytes)
+            // A client's request body, by the listener's rules.
+            if case .object(let object)? = JSONValue.parse(bytes) {
+                _ = try? DiscoClawMessageRequest(json: object)
+                _ = try? DiscoClawConversationPatch(json: object)
+                _ = DiscoClawDeviceRequest(json: object)
+            }
         case .multipart:
             let body = Data(bytes)
             if let form = MultipartForm.parse(body, boundary: "XyZ") {

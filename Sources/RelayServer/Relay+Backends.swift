@@ -125,7 +125,7 @@ extension Relay {
                     allowSelfSigned: allowSelfSigned,
                     maxMessageBytes: 4 << 20
                 )
-                let upstream = DiscoClawBackend(
+                let upstream = DiscoClawAccount(
                     name: name,
                     baseURL: url.description,
                     target: target,

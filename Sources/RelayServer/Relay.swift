@@ -160,7 +160,7 @@ public final class Relay {
             companion = downstream
         }
         if let settings = config.discoClaw {
-            let downstream = DiscoClawDownstream(settings: settings, hub: hub, loop: loop, clock: SystemClock(), logger: logger)
+            let downstream = DiscoClawDownstream(settings: settings, hub: hub, clock: SystemClock(), logger: logger)
             loop.addListener(DiscoClawDownstream.listenerConfig(settings), handler: downstream)
             discoClaw = downstream
         }

@@ -1,14 +1,14 @@
+import DiscoClawWire
 import RelayCore
 import RelayTransport
 
 extension DiscoClawDownstream {
     /// Conversations `GET /conversations` lists at most.
     static let listLimit = 500
-    static var titleTooLong: HTTPResponse { DiscoClawWire.badRequest("title is longer than \(Conversation.maxTitleBytes) bytes") }
 
     /// `GET /conversations?archived=`: the user's conversations (archived ones only with
     /// `archived=true`), most recent first, with their last message.
-    func listConversations(for device: Device, archived: String?, _ exchange: HTTPExchange) {
+    func listConversations(for device: DiscoClawDevice, archived: String?, _ exchange: HTTPExchange) {
         let includeArchived = archived == "true" || archived == "1"
         hub.conversations.list(userID: device.userID, limit: Self.listLimit) { [self] result in
             let all: [Conversation]
@@ -20,77 +20,79 @@ extension DiscoClawDownstream {
             hub.history.lastEvents(of: list.map(\.id)) { [self] result in
                 switch result {
                 case .failure(let error): storeFailed(exchange, error)
-                case .success(let last):
-                    exchange.respond(DiscoClawWire.json(200, .array(list.map { DiscoClawWire.conversation($0, lastMessage: last[$0.id]) })))
+                case .success(let last): exchange.respond(DiscoClawReply.json(200, list.map { DiscoClawConversation($0, lastMessage: last[$0.id]) }))
                 }
             }
         }
     }
 
     /// `POST /conversations {title?, backend?}`: `backend` binds it to one `[[backends]]` entry.
-    func createConversation(_ body: [String: JSONValue], for device: Device, _ exchange: HTTPExchange) {
-        let title = body["title"]?.stringValue
-        guard (title?.utf8.count ?? 0) <= Conversation.maxTitleBytes else { return exchange.respond(Self.titleTooLong) }
-        let backend = body["backend"]?.stringValue
-        if let backend, hub.router.backends[backend] == nil {
-            let names = hub.router.backends.keys.sorted().joined(separator: ", ")
-            return exchange.respond(DiscoClawWire.badRequest("no backend named \(backend.prefix(64)); configured: \(names)"))
+    func createConversation(_ request: DiscoClawConversationRequest, for device: DiscoClawDevice, _ exchange: HTTPExchange) {
+        if let error = refusal(title: request.title, backend: request.backend, listingBackends: true) {
+            return exchange.respond(DiscoClawReply.error(error))
         }
         let key = ConversationKey(DiscoClawKeys.conversation, Identifiers.newUUID())
-        hub.conversations.resolve(key, userID: device.userID, draft: ConversationDraft(title: title, backend: backend)) { [self] result in
+        let draft = ConversationDraft(title: request.title, backend: request.backend)
+        hub.conversations.resolve(key, userID: device.userID, draft: draft) { [self] result in
             switch result {
             case .failure(let error): storeFailed(exchange, error)
             case .success(let conversation):
                 conversationUpdated(conversation.id, userID: device.userID, except: device.id)
-                exchange.respond(DiscoClawWire.json(201, DiscoClawWire.conversation(conversation)))
+                exchange.respond(DiscoClawReply.json(201, DiscoClawConversation(conversation)))
             }
         }
     }
 
-    func showConversation(_ id: String, for device: Device, _ exchange: HTTPExchange) {
+    func showConversation(_ id: String, for device: DiscoClawDevice, _ exchange: HTTPExchange) {
         withConversation(id, of: device, exchange) { conversation in
-            guard case .object(var fields) = DiscoClawWire.conversation(conversation) else { return }
-            fields["claudeSessionId"] = .null
-            exchange.respond(DiscoClawWire.json(200, .object(fields)))
+            var detail = DiscoClawConversation(conversation)
+            detail.claudeSessionId = .some(nil)
+            exchange.respond(DiscoClawReply.json(200, detail))
         }
     }
 
     /// `PATCH /conversations/:id {title?, archived?, backend?}`.
-    func updateConversation(_ id: String, _ body: [String: JSONValue], for device: Device, _ exchange: HTTPExchange) {
-        if let title = body["title"], title.stringValue == nil, !title.isNull {
-            return exchange.respond(DiscoClawWire.badRequest("title must be a string"))
+    func updateConversation(_ id: String, _ body: [String: JSONValue], for device: DiscoClawDevice, _ exchange: HTTPExchange) {
+        let patch: DiscoClawConversationPatch
+        do { patch = try DiscoClawConversationPatch(json: body) } catch { return exchange.respond(DiscoClawReply.error(error)) }
+        if let error = refusal(title: patch.title ?? nil, backend: patch.backend, listingBackends: false) {
+            return exchange.respond(DiscoClawReply.error(error))
         }
-        if let archived = body["archived"], archived.boolValue == nil {
-            return exchange.respond(DiscoClawWire.badRequest("archived must be a boolean"))
-        }
-        if let title = body["title"]?.stringValue, title.utf8.count > Conversation.maxTitleBytes { return exchange.respond(Self.titleTooLong) }
-        let backend = body["backend"]?.stringValue
-        if let backend, hub.router.backends[backend] == nil {
-            return exchange.respond(DiscoClawWire.badRequest("no backend named \(backend.prefix(64))"))
-        }
-        var edits: [ConversationEdit] = []
-        if let title = body["title"] { edits.append(.retitle(title.stringValue)) }
-        if let archived = body["archived"]?.boolValue { edits.append(.archive(archived)) }
-        if let backend { edits.append(.rebind(backend: backend)) }
         withConversation(id, of: device, exchange) { [self] _ in
             // Every socket of the user hears the change (`conversationChanged`).
-            hub.conversations.edit(id: id, .all(edits)) { [self] result in
+            hub.conversations.edit(id: id, .all(Self.edits(patch))) { [self] result in
                 switch result {
                 case .failure(let error): storeFailed(exchange, error)
-                case .success(nil): exchange.respond(DiscoClawWire.notFound)
-                case .success(let conversation?): exchange.respond(DiscoClawWire.json(200, DiscoClawWire.conversation(conversation)))
+                case .success(nil): exchange.respond(DiscoClawReply.error(.notFound))
+                case .success(let conversation?): exchange.respond(DiscoClawReply.json(200, DiscoClawConversation(conversation)))
                 }
             }
         }
     }
 
+    /// The core's edits a patch asks for, in its members' order.
+    static func edits(_ patch: DiscoClawConversationPatch) -> [ConversationEdit] {
+        var edits: [ConversationEdit] = []
+        if let title = patch.title { edits.append(.retitle(title)) }
+        if let archived = patch.archived { edits.append(.archive(archived)) }
+        if let backend = patch.backend { edits.append(.rebind(backend: backend)) }
+        return edits
+    }
+
+    /// Why a title or backend is refused: too long a title, a backend the router does not know.
+    func refusal(title: String?, backend: String?, listingBackends: Bool) -> DiscoClawError? {
+        if let title, title.utf8.count > Conversation.maxTitleBytes { return .titleTooLong(maxBytes: Conversation.maxTitleBytes) }
+        guard let backend, hub.router.backends[backend] == nil else { return nil }
+        return .unknownBackend(backend, configured: listingBackends ? hub.router.backends.keys.sorted() : nil)
+    }
+
     /// `DELETE /conversations/:id`: its turns stop, then it and its history go.
-    func deleteConversation(_ id: String, for device: Device, _ exchange: HTTPExchange) {
+    func deleteConversation(_ id: String, for device: DiscoClawDevice, _ exchange: HTTPExchange) {
         withConversation(id, of: device, exchange) { [self] _ in
             hub.turns.abort(conversationID: id, reason: "the conversation was deleted")
             hub.conversations.delete(id: id) { [self] result in
                 if case .failure(let error) = result { return storeFailed(exchange, error) }
-                exchange.respond(DiscoClawWire.noContent)
+                exchange.respond(DiscoClawReply.noContent)
             }
         }
     }

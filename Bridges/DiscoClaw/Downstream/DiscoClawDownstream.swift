@@ -1,3 +1,4 @@
+import DiscoClawWire
 import Foundation
 import Logging
 import RelayCore
@@ -7,47 +8,24 @@ import RelayTransport
 /// receive-only WebSocket for streaming. Conversations are the core's, so a DiscoClaw app sees
 /// the same history as the user's devices on every other protocol.
 ///
+/// Keeps the open sockets and performs what their machines ask; the REST routes are in the
+/// `+HTTP`, `+Auth`, `+Conversations` and `+Messages` extensions.
+///
 /// - Important: every method runs on the service thread.
 public final class DiscoClawDownstream: ListenerHandler {
-    /// A registered device, as its bearer token finds it.
-    struct Device {
-        var id: String
-        var userID: String
-        var name: String?
-        var platform: String?
-        var createdAt: Int64
-        var lastSeen: Int64
-
-        init(_ record: DeviceRecord) {
-            id = record.id
-            userID = record.userID
-            name = record.claimedName
-            platform = record.deviceInfoJSON.flatMap { JSONValue.parse($0) }?["platform"]?.stringValue
-            createdAt = record.createdAt
-            lastSeen = record.lastSeenAt ?? record.createdAt
-        }
-    }
-
     static let protocolName = "discoclaw"
-    /// Rows one `/sync` returns at most; the cursor lets the next call go on.
-    static let syncLimit = 1_000
-    /// Message text one `/sync` or page carries at most (always at least one message): a history of
-    /// large messages is answered in parts instead of one huge body.
-    static let responseBudget = 4 << 20
 
     let settings: DiscoClawSettings
     let hub: RelayHub
-    let loop: any LoopScheduler
     let clock: any Clock
     let logger: Logger
     let startedAt: Int64
-    var sockets: [UInt64: DiscoClawEndpoint] = [:]
+    var sockets: [UInt64: DiscoClawSocket] = [:]
     var registrations: RateLimiter
 
-    public init(settings: DiscoClawSettings, hub: RelayHub, loop: any LoopScheduler, clock: any Clock, logger: Logger) {
+    public init(settings: DiscoClawSettings, hub: RelayHub, clock: any Clock, logger: Logger) {
         self.settings = settings
         self.hub = hub
-        self.loop = loop
         self.clock = clock
         self.logger = logger
         startedAt = clock.nowMillis()
@@ -88,15 +66,15 @@ public final class DiscoClawDownstream: ListenerHandler {
     }
 
     /// The device a presented token belongs to.
-    func device(presenting token: String?) -> Device? {
+    func device(presenting token: String?) -> DiscoClawDevice? {
         guard let token, !token.isEmpty, token.utf8.count <= 256, let record = hub.devices.bearer(tokenHash: Digest.sha256Hex(token)) else {
             return nil
         }
-        return Device(record)
+        return DiscoClawDevice(record)
     }
 
     /// Records that the device was heard from.
-    func touch(_ device: Device) { hub.devices.seen(device.id) }
+    func touch(_ device: DiscoClawDevice) { hub.devices.seen(device.id) }
 
     /// Open DiscoClaw sockets, for `/metrics`.
     public var connectionCount: Int { sockets.count }
@@ -106,42 +84,60 @@ public final class DiscoClawDownstream: ListenerHandler {
     public func refusal(ofWebSocket headers: RequestHeaders) -> HTTPResponse? {
         let presented = headers.bearerToken ?? headers.queryValue("token")
         guard device(presenting: presented) == nil else { return nil }
-        return DiscoClawWire.error(401, presented?.isEmpty == false ? "Invalid token" : "Missing authorization token")
+        return DiscoClawReply.error(presented?.isEmpty == false ? .invalidToken : .missingToken)
     }
 
-    public func webSocketOpened(_ socket: WebSocketConnection) {
-        guard let device = device(presenting: socket.headers.bearerToken ?? socket.headers.queryValue("token")) else {
-            return socket.close(code: 1008, reason: "Invalid token")
-        }
-        let endpoint = DiscoClawEndpoint(socket: socket, deviceID: device.id, userID: device.userID)
-        sockets[socket.id] = endpoint
-        socket.deviceID = device.id
-        socket.userID = device.userID
-        touch(device)
+    public func webSocketOpened(_ connection: WebSocketConnection) {
+        let device = device(presenting: connection.headers.bearerToken ?? connection.headers.queryValue("token"))
+        let socket = DiscoClawSocket(connection: connection, downstream: self)
         // Answers still running first, with their text so far, so the client is current.
-        for progress in hub.turns.unfinished(userID: device.userID) { endpoint.catchUp(progress) }
-        hub.attach(endpoint, socket: socket.id, userID: device.userID, protocolName: "discoclaw", delivery: .replay)
+        let effects = socket.machine.opened(
+            as: device.map { ($0.id, $0.userID) },
+            running: device.map { hub.turns.unfinished(userID: $0.userID) } ?? []
+        )
+        if let device {
+            sockets[connection.id] = socket
+            connection.deviceID = device.id
+            connection.userID = device.userID
+            touch(device)
+        }
+        perform(effects, on: socket)
     }
 
-    public func webSocket(_ socket: WebSocketConnection, received message: WebSocketMessage) {
+    public func webSocket(_ connection: WebSocketConnection, received message: WebSocketMessage) {
         // The socket is receive-only: whatever a client sends is ignored.
     }
 
-    public func webSocketClosed(_ socket: WebSocketConnection) {
-        guard let endpoint = sockets.removeValue(forKey: socket.id) else { return }
-        hub.detach(endpoint, socket: socket.id, userID: endpoint.userID)
+    public func webSocketClosed(_ connection: WebSocketConnection) {
+        guard let socket = sockets.removeValue(forKey: connection.id) else { return }
+        perform(socket.machine.closed(), on: socket)
     }
 
     /// Closes every socket of a device (revoked).
     func closeSockets(of deviceID: String) {
-        for endpoint in sockets.values where endpoint.deviceID == deviceID { endpoint.socket.close(code: 1008, reason: "Device revoked") }
+        for socket in sockets.values where socket.deviceID == deviceID { perform(socket.machine.revoke(), on: socket) }
     }
 
-    /// Tells every open socket of the user that a conversation changed (they `/sync`).
+    /// Tells every open socket of the user (but `deviceID`'s) that a conversation changed: they `/sync`.
     func conversationUpdated(_ conversationID: String, userID: String, except deviceID: String? = nil) {
-        let frame = DiscoClawWire.event("conversation.updated", ["conversationId": .string(conversationID)])
-        for endpoint in sockets.values where endpoint.deviceID != deviceID && endpoint.userID == userID {
-            endpoint.socket.send(text: frame)
+        for socket in sockets.values where socket.deviceID != deviceID && socket.userID == userID {
+            perform(socket.machine.conversationChanged(conversationID), on: socket)
+        }
+    }
+
+    /// Does what a socket's machine asked.
+    func perform(_ effects: [DiscoClawSocketMachine.Effect], on socket: DiscoClawSocket) {
+        for effect in effects {
+            switch effect {
+            case .send(let event):
+                socket.connection.send(utf8: DiscoClawJSON.bytes(event))
+            case .close(let error):
+                socket.connection.close(code: error.closeCode ?? 1008, reason: error.message)
+            case .attach(_, let userID):
+                hub.attach(socket, socket: socket.connection.id, userID: userID, protocolName: Self.protocolName, delivery: .replay)
+            case .detach(_, let userID):
+                hub.detach(socket, socket: socket.connection.id, userID: userID)
+            }
         }
     }
 }

@@ -1,3 +1,4 @@
+import DiscoClawWire
 import RelayCore
 
 /// The protocol of one DiscoClaw upstream account's link, as a pure state machine: register once
@@ -20,7 +21,7 @@ struct DiscoClawLinkMachine: LinkMachine {
         case register
         /// A socket opened: `GET /sync` for the answers still awaited; then `caughtUp` or `catchUpFailed`.
         case catchUp
-        case event(DiscoClawUpstreamWire.Event)
+        case event(DiscoClawEvent)
         /// A ping interval passed with a socket open (turns expire on it).
         case tick(Int64)
     }
@@ -71,7 +72,7 @@ struct DiscoClawLinkMachine: LinkMachine {
     /// Events count from the socket's opening, during the catch-up too.
     mutating func received(_ bytes: [UInt8], now: Int64) -> [Action] {
         lifecycle.heard(now: now)
-        guard lifecycle.isOpen, let event = DiscoClawUpstreamWire.event(bytes) else { return [] }
+        guard lifecycle.isOpen, let event = DiscoClawEvent.decode(bytes) else { return [] }
         return [.own(.event(event))]
     }
 

@@ -1,3 +1,4 @@
+import DiscoClawWire
 import Foundation
 import RelayCore
 import RelayHTTP
@@ -11,8 +12,8 @@ import RelayTransport
 /// - Important: loop thread only.
 final class DiscoClawREST {
     enum Outcome {
-        /// The server answered (any status); `body` is nil when it is not JSON.
-        case answered(status: Int, body: JSONValue?)
+        /// The server answered (any status) with `body` (read as the model's types where it is used).
+        case answered(status: Int, body: [UInt8])
         /// No usable answer: connection refused, timeout, TLS, an oversized body.
         case failed(String)
     }
@@ -41,9 +42,9 @@ final class DiscoClawREST {
     }
 
     /// `path` starts with `/` and is already percent-encoded where it needs to be.
-    func call(_ method: String, _ path: String, body: JSONValue? = nil, authorized: Bool = true, completion: @escaping (Outcome) -> Void) {
+    func call(_ method: String, _ path: String, body: (any Encodable)? = nil, authorized: Bool = true, completion: @escaping (Outcome) -> Void) {
         var headers: [(name: String, value: String)] = [("Accept", "application/json")]
-        let bytes = body.map { Array($0.encoded().utf8) } ?? []
+        let bytes = body.map { DiscoClawJSON.bytes($0) } ?? []
         if body != nil { headers.append(("Content-Type", "application/json")) }
         if authorized, let token { headers.append(("Authorization", "Bearer \(token)")) }
         let request = HTTPRequest(
@@ -95,9 +96,12 @@ final class DiscoClawREST {
         case .success(let response) where response.isTruncated:
             return .failed("the server answered \(response.status) with more than \(maxResponseBytes) bytes")
         case .success(let response):
-            return .answered(status: response.status, body: response.body.isEmpty ? nil : JSONValue.parse(response.body))
+            return .answered(status: response.status, body: response.body)
         }
     }
+
+    /// The reason in an error body, either shape.
+    static func errorText(_ body: [UInt8]) -> String? { DiscoClawJSON.decode(DiscoClawErrorBody.self, from: body)?.reason }
 
     /// One path segment (a conversation id from the server), percent-encoded.
     static func segment(_ text: String) -> String {

@@ -1,6 +1,7 @@
+import DiscoClawWire
 import RelayCore
 
-extension DiscoClawAccount {
+extension DiscoClawTurnPoster {
     /// `/sync` pages one catch-up reads at most (the relay answers up to 1,000 rows a page).
     static let maxSyncPages = 20
 
@@ -8,23 +9,28 @@ extension DiscoClawAccount {
     func register() {
         guard case .setupToken(let setupToken) = credential else { return link.registrationFailed("no setup token", refused: true) }
         let endpoint = rest.baseURL
-        rest.call("POST", "/auth/register", body: DiscoClawUpstreamWire.registerBody(setupToken: setupToken), authorized: false) {
+        rest.call(
+            "POST",
+            "/auth/register",
+            body: DiscoClawDeviceRequest(name: "clawrelay", platform: "macos", setupToken: setupToken),
+            authorized: false
+        ) {
             [weak self] outcome in
             guard let self else { return }
             switch outcome {
             case .answered(let status, let body) where (200..<300).contains(status):
-                guard let registration = body.flatMap(DiscoClawUpstreamWire.registration) else {
+                guard let registration = DiscoClawJSON.decode(DiscoClawRegistration.self, from: body) else {
                     return link.registrationFailed("\(endpoint) answered the registration without a device token", refused: false)
                 }
                 stored.token = registration.token
-                stored.deviceId = registration.deviceID
-                stored.userId = registration.userID
+                stored.deviceId = registration.deviceId
+                stored.userId = registration.userId ?? ""
                 writer.save(stored)
                 rest.token = registration.token
-                logger.notice("registered with the DiscoClaw server", metadata: ["account": "\(name)", "device": "\(registration.deviceID)"])
+                logger.notice("registered with the DiscoClaw server", metadata: ["account": "\(name)", "device": "\(registration.deviceId)"])
                 link.registered(token: registration.token)
             case .answered(let status, let body) where status == 401 || status == 403:
-                let why = DiscoClawUpstreamWire.errorText(body) ?? "\(status)"
+                let why = DiscoClawREST.errorText(body) ?? "\(status)"
                 link.registrationFailed("\(endpoint) refused the setup token (\(status): \(why))", refused: true)
             case .answered, .failed:
                 link.registrationFailed("registering with \(endpoint) failed: \(Self.describe(outcome))", refused: false)
@@ -74,7 +80,7 @@ extension DiscoClawAccount {
             guard let self else { return }
             switch outcome {
             case .answered(200, let body):
-                guard let page = body.flatMap(DiscoClawUpstreamWire.syncPage) else {
+                guard let page = DiscoClawJSON.decode(DiscoClawSyncPage.self, from: body) else {
                     return done("\(name): /sync answered something else than a sync page")
                 }
                 perform(book.caughtUp(page))

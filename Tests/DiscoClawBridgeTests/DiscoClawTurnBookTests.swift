@@ -1,13 +1,14 @@
+import DiscoClawWire
 import RelayCore
 import Testing
 
 @testable import DiscoClawBridge
 
-@Suite struct DiscoClawAnswerBookTests {
-    typealias Book = DiscoClawAnswerBook
-    typealias Action = DiscoClawAnswerBook.Action
+@Suite struct DiscoClawTurnBookTests {
+    typealias Book = DiscoClawTurnBook
+    typealias Action = DiscoClawTurnBook.Action
 
-    func delta(_ id: String, _ text: String, seq: Int64? = nil) -> DiscoClawUpstreamWire.Event { .delta(messageID: id, text: text, seq: seq) }
+    func delta(_ id: String, _ text: String, seq: Int64? = nil) -> DiscoClawEvent { .delta(id, text, seq: seq) }
 
     /// A book with turn `t1` posted, its answer `a1`, its user message at seq 10.
     func posted() -> Book {
@@ -24,7 +25,7 @@ import Testing
         #expect(book.receive(delta("a1", "Hel", seq: 11), now: 0) == [Action(turnID: "t1", event: .progress("Hel"))])
         #expect(book.receive(delta("a1", "lo", seq: 12), now: 0) == [Action(turnID: "t1", event: .progress("Hello"))])
         #expect(book.receive(delta("a1", "", seq: 13), now: 0).isEmpty, "nothing new, no progress")
-        #expect(book.receive(.complete(messageID: "a1", content: "Hello!", seq: 14), now: 0) == [Action(turnID: "t1", event: .final("Hello!"))])
+        #expect(book.receive(.complete("a1", "Hello!", seq: 14), now: 0) == [Action(turnID: "t1", event: .final("Hello!"))])
         #expect(book.count == 0)
         #expect(book.receive(delta("a1", "late"), now: 0).isEmpty && book.heldCount == 0, "a finished answer's late events are dropped, not held")
         #expect(book.cursor == 14)
@@ -32,7 +33,7 @@ import Testing
 
     @Test func anErrorFailsTheTurn() {
         var book = posted()
-        #expect(book.receive(.error(messageID: "a1", reason: "backend crashed"), now: 0) == [Action(turnID: "t1", event: .failed("backend crashed"))])
+        #expect(book.receive(.error("a1", "backend crashed"), now: 0) == [Action(turnID: "t1", event: .failed("backend crashed"))])
         #expect(book.count == 0)
     }
 
@@ -66,7 +67,7 @@ import Testing
         var book = Book()
         let admitted = book.admit("t1")
         #expect(admitted)
-        _ = book.receive(.complete(messageID: "a1", content: "done", seq: 9), now: 0)
+        _ = book.receive(.complete("a1", "done", seq: 9), now: 0)
         #expect(book.posted("t1", answerID: "a1", userSeq: 8, now: 0) == [Action(turnID: "t1", event: .final("done"))])
         #expect(book.count == 0 && book.catchUpSince == nil)
     }
@@ -107,7 +108,7 @@ import Testing
         #expect(book.receive(delta("a1", "12345"), now: 0) == [Action(turnID: "t1", event: .progress("12345"))])
         #expect(book.receive(delta("a1", "6789"), now: 0).isEmpty)
         #expect(
-            book.receive(.complete(messageID: "a1", content: "123456789", seq: nil), now: 0) == [Action(turnID: "t1", event: .final("123456789"))]
+            book.receive(.complete("a1", "123456789", seq: nil), now: 0) == [Action(turnID: "t1", event: .final("123456789"))]
         )
     }
 
@@ -115,7 +116,7 @@ import Testing
         var book = posted()
         book.forget("t1")
         #expect(book.receive(delta("a1", "x"), now: 0).isEmpty)
-        #expect(book.receive(.complete(messageID: "a1", content: "x", seq: 3), now: 0).isEmpty)
+        #expect(book.receive(.complete("a1", "x", seq: 3), now: 0).isEmpty)
         #expect(book.heldCount == 0)
     }
 
@@ -147,12 +148,13 @@ import Testing
         _ = book.posted("t3", answerID: "a3", userSeq: 12, now: 0)
         book.socketOpened()
         _ = book.receive(delta("a3", "par", seq: 13), now: 0)
-        let page = DiscoClawUpstreamWire.SyncPage(
+        let page = DiscoClawSyncPage(
+            conversations: [],
             messages: [
-                .init(id: "u1", status: "complete", content: "question", error: nil, seq: 10),
-                .init(id: "a1", status: "complete", content: "the answer", error: nil, seq: 20),
-                .init(id: "a2", status: "error", content: "", error: "cut by a restart", seq: 21),
-                .init(id: "a3", status: "streaming", content: "partial", error: nil, seq: 13),
+                .row("u1", "complete", content: "question", error: nil, seq: 10),
+                .row("a1", "complete", content: "the answer", error: nil, seq: 20),
+                .row("a2", "error", content: "", error: "cut by a restart", seq: 21),
+                .row("a3", "streaming", content: "partial", error: nil, seq: 13),
             ],
             cursor: 21
         )

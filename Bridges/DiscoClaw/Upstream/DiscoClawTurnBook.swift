@@ -1,6 +1,7 @@
+import DiscoClawWire
 import RelayCore
 
-/// The answers one DiscoClaw upstream account waits for, as a pure state machine: it takes the
+/// The turn bookkeeping of one DiscoClaw upstream account (the answers it waits for), as a pure state machine: it takes the
 /// `POST` replies, WebSocket events and catch-up `/sync` pages, and answers with turn events.
 ///
 /// Deltas are fragments that concatenate to the answer, except the first one a new socket gets
@@ -8,8 +9,8 @@ import RelayCore
 /// may beat their turn's `POST` reply (another connection); they wait here, bounded and briefly.
 /// The cursor is the highest seq heard; after a reconnect, a `/sync` from the oldest waiting
 /// turn's message recovers answers that completed or failed while the socket was down.
-struct DiscoClawAnswerBook {
-    typealias Event = DiscoClawUpstreamWire.Event
+struct DiscoClawTurnBook {
+    typealias Event = DiscoClawEvent
 
     struct Action: Equatable, Sendable {
         var turnID: String
@@ -120,7 +121,7 @@ struct DiscoClawAnswerBook {
 
     /// A `/sync` page: answers now `complete` or `error` end their turns; running ones keep
     /// waiting for the socket (its first delta brings their text).
-    mutating func caughtUp(_ page: DiscoClawUpstreamWire.SyncPage) -> [Action] {
+    mutating func caughtUp(_ page: DiscoClawSyncPage) -> [Action] {
         raise(page.cursor)
         var actions: [Action] = []
         for message in page.messages {
@@ -139,16 +140,16 @@ struct DiscoClawAnswerBook {
     private mutating func apply(_ event: Event, replaces: Bool, to id: String) -> [Action] {
         guard let turn = turns[id] else { return [] }
         switch event {
-        case .delta(_, let text, _):
-            let grown = replaces ? text : turn.text + text
+        case .messageDelta(let delta):
+            let grown = replaces ? delta.delta : turn.text + delta.delta
             guard grown != turn.text, grown.utf8.count <= limits.maxAnswerBytes else { return [] }
             turns[id]?.text = grown
             return [Action(turnID: id, event: .progress(grown))]
-        case .complete(_, let content, _):
-            return finish(id, .final(content))
-        case .error(_, let reason):
-            return finish(id, .failed(reason))
-        case .other:
+        case .messageComplete(let complete):
+            return finish(id, .final(complete.content))
+        case .messageError(let error):
+            return finish(id, .failed(error.error))
+        case .toolStart, .toolEnd, .conversationUpdated, .other:
             return []
         }
     }
@@ -170,20 +171,24 @@ struct DiscoClawAnswerBook {
     }
 }
 
-extension DiscoClawUpstreamWire.Event {
+extension DiscoClawEvent {
+    /// The answer an answer event is about (tool events are not followed upstream).
     var answerID: String? {
         switch self {
-        case .delta(let id, _, _), .complete(let id, _, _), .error(let id, _): id
-        case .other: nil
+        case .messageDelta(let delta): delta.messageId
+        case .messageComplete(let complete): complete.messageId
+        case .messageError(let error): error.messageId
+        case .toolStart, .toolEnd, .conversationUpdated, .other: nil
         }
     }
 
     var seq: Int64? {
         switch self {
-        case .delta(_, _, let seq), .complete(_, _, let seq): seq
-        case .error, .other: nil
+        case .messageDelta(let delta): delta.seq
+        case .messageComplete(let complete): complete.seq
+        case .messageError, .toolStart, .toolEnd, .conversationUpdated, .other: nil
         }
     }
 
-    var isDelta: Bool { if case .delta = self { true } else { false } }
+    var isDelta: Bool { if case .messageDelta = self { true } else { false } }
 }
