@@ -1,3 +1,4 @@
+import CompanionWire
 import Foundation
 import RelayCore
 import RelayServer
@@ -6,7 +7,6 @@ import RelayServer
 // `scripts/fuzz`). One binary, the target chosen by CLAWRELAY_FUZZ_TARGET:
 // json, clawline, gateway, companion, multipart, config.
 @testable import ClawlineBridge
-@testable import CompanionBridge
 @testable import GatewayBridge
 
 enum FuzzTarget: String {
@@ -37,7 +37,8 @@ enum FuzzTarget: String {
                 _ = GatewayDownstream.oversizedConnectField(request.params)
             }
         case .companion:
-            _ = CompanionRequest.parse(bytes)
+            if case .success(let request) = CompanionRequest.parse(bytes) { _ = CompanionClientFrame.decode(request) }
+            _ = CompanionServerEvent.decode(bytes)
         case .multipart:
             let body = Data(bytes)
             if let form = MultipartForm.parse(body, boundary: "XyZ") {
