@@ -298,7 +298,7 @@ private let stamp = "2025-08-05T17:03:12.345Z"
 
 @Suite struct CompanionErrorTableTests {
     @Test func everyCodeHasAStatusAndRESTRefusalsKeepTheirForms() {
-        #expect(CompanionErrorCode.allCases.count == 12)
+        #expect(CompanionErrorCode.allCases.count == 11)
         #expect(CompanionErrorCode.invalidWorkingDirectory.httpStatus == 403 && CompanionErrorCode.sessionLimit.httpStatus == 429)
         #expect(CompanionErrorCode.invalidMessage.httpStatus == 400 && CompanionErrorCode.storeFailed.httpStatus == 500)
         #expect(ErrorBody.refusal(.outsideRoot("/etc")) == ErrorBody("Invalid working directory: /etc is not inside the relay's projects root"))

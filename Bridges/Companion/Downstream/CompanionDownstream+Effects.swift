@@ -29,7 +29,7 @@ extension CompanionDownstream {
         case .subscribe(let subscribe, let requestID):
             self.subscribe(subscribe, requestID: requestID, on: socket)
         case .turn(let turn):
-            start(turn, on: socket)
+            startTurn(turn, on: socket)
         case .release(let sessionID):
             socket.machine.release(sessions.conversationID(ofSession: sessionID))
         case .registerPush(let token, let platform, let requestID):

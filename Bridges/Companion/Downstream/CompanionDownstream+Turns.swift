@@ -4,7 +4,7 @@ import RelayCore
 
 /// Turns from sockets: the request's session first (found, adopted or opened), then the turn.
 extension CompanionDownstream {
-    func start(_ turn: CompanionTurnRequest, on socket: CompanionSocket) {
+    func startTurn(_ turn: CompanionTurnRequest, on socket: CompanionSocket) {
         let fail = { [self] (error: CompanionError) in socket.send(turn.failure(error, now: clock.nowMillis())) }
         if case .streamSend(let requestID) = turn.kind, let sessionID = turn.sessionID {
             sessions.find(sessionID) { [self] result in

@@ -42,16 +42,26 @@ final class CompanionRuns: UpstreamTurns {
     private func perform(_ actions: [CompanionTurnBook.Action]) {
         for action in actions {
             switch action {
-            case .send(let text):
-                link.send(text)
-            case .emit(let id, let event):
-                guard let sink = sinks[id] else { continue }
-                switch event {
-                case .final, .failed: sinks[id] = nil
-                case .typing, .progress, .toolStarted, .toolEnded, .backendSession: break
-                }
-                sink(event)
+            case .send(let text): link.send(text)
+            case .emit(let id, let event): emit(event, to: id)
             }
+        }
+    }
+
+    /// Hands a turn its event; its sink goes with its last one (`final` or `failed`).
+    private func emit(_ event: TurnEvent, to id: String) {
+        guard let sink = sinks[id] else { return }
+        if event.endsTurn { sinks[id] = nil }
+        sink(event)
+    }
+}
+
+extension TurnEvent {
+    /// The turn is over after this event.
+    fileprivate var endsTurn: Bool {
+        switch self {
+        case .final, .failed: true
+        case .typing, .progress, .toolStarted, .toolEnded, .backendSession: false
         }
     }
 }

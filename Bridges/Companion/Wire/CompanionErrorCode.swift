@@ -13,7 +13,6 @@ public enum CompanionErrorCode: String, Sendable, CaseIterable {
     case noPendingPermission = "NO_PENDING_PERMISSION"
     case commandFailed = "COMMAND_FAILED"
     case storeFailed = "STORE_FAILED"
-    case internalError = "INTERNAL_ERROR"
     /// A server refused `streamStart` (`success: false`): how the client side names it.
     case streamStartFailed = "STREAM_START_FAILED"
 
@@ -24,7 +23,7 @@ public enum CompanionErrorCode: String, Sendable, CaseIterable {
         case .invalidSession: 404
         case .payloadTooLarge: 413
         case .sessionLimit, .queueFull: 429
-        case .unknownMessageType, .noPendingPermission, .commandFailed, .storeFailed, .internalError, .streamStartFailed: 500
+        case .unknownMessageType, .noPendingPermission, .commandFailed, .storeFailed, .streamStartFailed: 500
         }
     }
 }
@@ -124,7 +123,6 @@ extension CompanionError {
         CompanionError(.commandFailed, reason, sessionID: sessionID)
     }
 
-    public static func internalError(_ description: String) -> CompanionError { CompanionError(.internalError, description) }
 }
 
 /// Limits a client frame is held to.
