@@ -100,10 +100,12 @@ let package = Package(
             path: "Bridges/Gateway",
             swiftSettings: swiftSettings
         ),
+        .target(name: "CompanionWire", dependencies: ["RelayKit"], path: "Bridges/Companion/Wire", swiftSettings: swiftSettings),
         .target(
             name: "CompanionBridge",
-            dependencies: ["RelayCore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CompanionWire", "RelayCore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
             path: "Bridges/Companion",
+            exclude: ["Wire"],
             swiftSettings: swiftSettings
         ),
         .target(name: "DiscoClawWire", dependencies: ["RelayKit"], path: "Bridges/DiscoClaw/Wire", swiftSettings: swiftSettings),
@@ -188,7 +190,7 @@ let package = Package(
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "CompanionBridge", "DiscoClawBridge"], swiftSettings: swiftSettings),
         .testTarget(
             name: "CompanionBridgeTests",
-            dependencies: ["CompanionBridge", "RelayCore", "RelayTesting"],
+            dependencies: ["CompanionBridge", "CompanionWire", "RelayCore", "RelayTesting", "RelayTransport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "LocalBridgeTests", dependencies: ["LocalBridge", "RelayCore", "RelayProcess"], swiftSettings: swiftSettings),
@@ -217,7 +219,7 @@ if ProcessInfo.processInfo.environment["CLAWRELAY_FUZZ"] != nil {
     package.targets.append(
         .executableTarget(
             name: "clawrelay-fuzz",
-            dependencies: ["RelayCore", "ClawlineBridge", "GatewayBridge", "CompanionBridge", "DiscoClawWire", "RelayServer"],
+            dependencies: ["RelayCore", "ClawlineBridge", "GatewayBridge", "CompanionWire", "DiscoClawWire", "RelayServer"],
             path: "Fuzz",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
         )

@@ -1,3 +1,4 @@
+import CompanionWire
 import DiscoClawWire
 import Foundation
 import RelayCore
@@ -7,7 +8,6 @@ import RelayServer
 // `scripts/fuzz`). One binary, the target chosen by CLAWRELAY_FUZZ_TARGET:
 // json, clawline, gateway, companion, discoclaw, multipart, config.
 @testable import ClawlineBridge
-@testable import CompanionBridge
 @testable import GatewayBridge
 
 enum FuzzTarget: String {
@@ -38,7 +38,8 @@ enum FuzzTarget: String {
                 _ = GatewayDownstream.oversizedConnectField(request.params)
             }
         case .companion:
-            _ = CompanionRequest.parse(bytes)
+            if case .success(let request) = CompanionRequest.parse(bytes) { _ = CompanionClientFrame.decode(request) }
+            _ = CompanionServerEvent.decode(bytes)
         case .discoclaw:
             // A server's event or reply decodes or not, never traps; an event written back reads the same.
             if let event = DiscoClawEvent.decode(bytes) {

@@ -79,7 +79,7 @@ extension Relay {
                 built.backends.append(upstream)
             case .companion(let url, let token, let workingDirectory, let allowSelfSigned):
                 let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
-                let upstream = CompanionBackend(
+                let upstream = CompanionAccount(
                     name: name,
                     target: target,
                     token: token,

@@ -1,3 +1,4 @@
+import CompanionWire
 import RelayCore
 import RelayTesting
 import Testing

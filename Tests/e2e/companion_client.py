@@ -139,11 +139,6 @@ def start_project(relay, name: str, body: Any = MISSING, status: int = 200) -> d
                      headers={"Content-Type": "application/json"})
 
 
-def session_details(relay) -> dict[str, dict]:
-    listing = rest_json(relay, "GET", "/api/sessions")
-    return {d["sessionId"]: d for d in listing.get("details", [])}
-
-
 def companion_devices(relay) -> list[dict]:
     return [d for d in relay.devices() if d.get("protocol") == "companion"]
 

@@ -1,3 +1,4 @@
+import CompanionWire
 import Foundation
 import RelayCore
 
@@ -23,7 +24,7 @@ enum CompanionPush {
         let deepLink = "claude-companion://session/\(sessionID)"
         let fields: [String: JSONValue] = [
             "sessionId": .string(sessionID), "projectId": .string(projectPath), "projectName": .string(projectName), "title": .string(title),
-            "body": .string(body), "totalChunks": .int(Int64(push.count)), "timestamp": .string(CompanionWire.timestamp(push.createdAt)),
+            "body": .string(body), "totalChunks": .int(Int64(push.count)), "timestamp": .string(CompanionTimestamp.string(push.createdAt)),
             "isLongRunningCompletion": .bool(longRun), "deepLink": .string(deepLink),
         ]
         var custom = fields

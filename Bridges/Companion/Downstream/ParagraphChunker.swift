@@ -1,6 +1,6 @@
 /// Cuts an answer that grows into the app's text chunks: whole paragraphs (blank-line separated),
 /// each sent once, never empty. The app joins text chunks with a blank line again.
-struct ParagraphChunker {
+struct ParagraphChunker: Equatable {
     /// Paragraphs of the answer handed out so far.
     private(set) var emitted = 0
     /// The next chunk id's number (`chunk-N`, from 0 per turn).

@@ -1,3 +1,4 @@
+import CompanionWire
 import RelayCore
 
 /// The protocol of one link to a Companion server, as a pure state machine: wait for `welcome`,
@@ -14,7 +15,7 @@ struct CompanionLinkMachine: LinkMachine {
 
     enum Own: Equatable, Sendable {
         /// A frame on the ready link.
-        case frame(UpstreamFrame)
+        case frame(CompanionServerEvent)
         /// The connection that carried turns is gone.
         case down
         /// A ping interval passed with a socket open (turns expire on it).
@@ -22,7 +23,7 @@ struct CompanionLinkMachine: LinkMachine {
     }
 
     /// The close code with which Companion servers refuse a token.
-    static let policyViolation: UInt16 = 1008
+    static let policyViolation = CompanionClose.authenticationRequired.code
 
     private(set) var lifecycle: LinkLifecycle<Session>
     private var pings = 0
@@ -52,11 +53,11 @@ struct CompanionLinkMachine: LinkMachine {
 
     mutating func received(_ bytes: [UInt8], now: Int64) -> [Action] {
         lifecycle.heard(now: now)
-        return received(UpstreamFrame.decode(bytes) ?? .other(type: ""))
+        return received(CompanionServerEvent.decode(bytes) ?? .other(type: ""))
     }
 
     /// A decoded frame (`received(_:now:)` decodes it after counting it as heard).
-    mutating func received(_ frame: UpstreamFrame) -> [Action] {
+    mutating func received(_ frame: CompanionServerEvent) -> [Action] {
         switch (lifecycle.session, frame) {
         case (.ready, _):
             return [.own(.frame(frame))]
@@ -78,7 +79,8 @@ struct CompanionLinkMachine: LinkMachine {
                 continue
             }
             pings += 1
-            actions.append(.send(UpstreamRequest.ping(requestID: "ping-\(pings)", at: now)))
+            let ping = Ping(timestamp: .string(CompanionTimestamp.string(now)))
+            actions.append(.send(CompanionFrame(ping, requestID: "ping-\(pings)", at: now).encoded()))
         }
         return actions
     }

@@ -1,9 +1,10 @@
+import CompanionWire
 import RelayCore
 import Testing
 
 @testable import CompanionBridge
 
-@Suite struct UpstreamTurnBookTests {
+@Suite struct CompanionTurnBookTests {
     typealias F = TurnBookFixture
 
     @Test(arguments: ["streamStarted", "streamStart"])
@@ -79,7 +80,7 @@ import Testing
         let refused =
             #"{"type":"error","requestId":"\#(first)","timestamp":"t","error":{"code":"COMMAND_FAILED","message":"AICLI Code execution failed"}}"#
         #expect(F.events(try f.receive(raw: refused)) == ["t1": [.failed("AICLI Code execution failed (COMMAND_FAILED)")]])
-        let response = f.receive(.response(UpstreamResponse(requestID: second, success: false, content: "", error: "backend down")))
+        let response = f.receive(.response(requestID: second, .failure("backend down", sessionID: nil)))
         #expect(F.events(response) == ["t2": [.failed("backend down")]])
         #expect(f.receive(.error(requestID: nil, code: "COMMAND_FAILED", message: "someone else's")).isEmpty)
         #expect(f.book.count == 0)
@@ -146,7 +147,7 @@ import Testing
     }
 
     @Test func turnsAreBounded() {
-        var limits = UpstreamTurnBook.Limits()
+        var limits = CompanionTurnBook.Limits()
         limits.maxTurns = 2
         var f = F(limits: limits)
         _ = f.start("t1")

@@ -1,3 +1,4 @@
+import CompanionWire
 import RelayCore
 
 /// The turns of one Companion link and the sessions they run in, as a pure state machine: it takes
@@ -6,7 +7,7 @@ import RelayCore
 /// A turn first needs its working directory's session (`streamStart`, once per directory, then
 /// cached), then runs as a `claudeCommand`. Chunks carry no request id, so a session's chunks go
 /// to its oldest running turn: the server runs one session's commands in order.
-struct UpstreamTurnBook {
+struct CompanionTurnBook {
     enum Action: Equatable, Sendable {
         case send(String)
         case emit(turnID: String, TurnEvent)
@@ -22,7 +23,7 @@ struct UpstreamTurnBook {
         var sessionStartMillis: Int64 = 30_000
         /// How long a cancelled turn's command still claims its session's chunks.
         var forgottenMillis: Int64 = 10 * 60 * 1000
-        var maxTextBytes = UpstreamTranscript.defaultMaxBytes
+        var maxTextBytes = CompanionTranscript.defaultMaxBytes
 
         init() {}
     }
@@ -38,7 +39,7 @@ struct UpstreamTurnBook {
         /// Start order while waiting for a session, command order once running.
         var order: Int
         var phase = Phase.awaitingSession
-        var transcript: UpstreamTranscript
+        var transcript: CompanionTranscript
         var hasRestartedSession = false
         /// Cancelled: its events are dropped, but its command may still run upstream.
         var forgottenAt: Int64?
@@ -49,12 +50,17 @@ struct UpstreamTurnBook {
         let sentAt: Int64
     }
 
+    /// What the app subscribes to, plus the events the relay reads; servers do not filter by it.
+    static let subscribedEvents = [
+        "streamData", "streamComplete", "toolUse", "toolResult", "assistantMessage", "streamChunk", "conversationResult", "error",
+    ]
+
     let limits: Limits
     private let newRequestID: () -> String
     private var turns: [String: Turn] = [:]
     /// `streamStart`s in flight, by directory key.
     private var starts: [String: SessionStart] = [:]
-    private var sessions: UpstreamSessionCache
+    private var sessions: CompanionSessionCache
     /// Sessions this connection subscribed to.
     private var subscribed: Set<String> = []
     private var nextOrder = 0
@@ -62,7 +68,7 @@ struct UpstreamTurnBook {
     init(limits: Limits = Limits(), newRequestID: @escaping () -> String = Identifiers.newUUID) {
         self.limits = limits
         self.newRequestID = newRequestID
-        sessions = UpstreamSessionCache(capacity: limits.maxSessions, idleMillis: limits.sessionIdleMillis)
+        sessions = CompanionSessionCache(capacity: limits.maxSessions, idleMillis: limits.sessionIdleMillis)
     }
 
     /// Turns held, cancelled ones still running upstream included.
@@ -75,7 +81,7 @@ struct UpstreamTurnBook {
         }
         let directory = directory?.isEmpty == true ? nil : directory
         let order = takeOrder()
-        turns[id] = Turn(directory: directory, text: text, order: order, transcript: UpstreamTranscript(maxBytes: limits.maxTextBytes))
+        turns[id] = Turn(directory: directory, text: text, order: order, transcript: CompanionTranscript(maxBytes: limits.maxTextBytes))
         return [.emit(turnID: id, .typing(true))] + run(id, now: now)
     }
 
@@ -89,11 +95,11 @@ struct UpstreamTurnBook {
         }
     }
 
-    mutating func receive(_ frame: UpstreamFrame, now: Int64) -> [Action] {
+    mutating func receive(_ frame: CompanionServerEvent, now: Int64) -> [Action] {
         switch frame {
         case .sessionStarted(let requestID, let sessionID): sessionStarted(requestID: requestID, sessionID: sessionID, now: now)
-        case .chunk(let chunk): progress(chunk)
-        case .response(let response): respond(response)
+        case .chunk(let chunk, let queued): queued ? [] : progress(chunk)
+        case .response(let requestID, let response): respond(requestID: requestID, response)
         case .error(let requestID, let code, let message): refused(requestID: requestID, code: code, message: message, now: now)
         case .welcome, .pong, .other: []
         }
@@ -135,48 +141,47 @@ struct UpstreamTurnBook {
         guard let sessionID = sessions.sessionID(for: turn.directory, now: now) else { return startSession(turn.directory, now: now) }
         var actions: [Action] = []
         if subscribed.insert(sessionID).inserted {
-            actions.append(.send(UpstreamRequest.subscribe(requestID: newRequestID(), sessionIDs: [sessionID], at: now)))
+            let subscribe = Subscribe(events: Self.subscribedEvents, sessionIds: [sessionID])
+            actions.append(.send(CompanionFrame(subscribe, requestID: newRequestID(), at: now).encoded()))
         }
         let requestID = newRequestID()
         turns[id]?.phase = .running(sessionID: sessionID, requestID: requestID)
         let order = takeOrder()
         turns[id]?.order = order
-        let command = UpstreamRequest.claudeCommand(
-            requestID: requestID,
-            command: turn.text,
-            projectPath: turn.directory,
-            sessionID: sessionID,
-            at: now
-        )
-        actions.append(.send(command))
+        let command = ClaudeCommand(command: turn.text, projectPath: turn.directory, sessionId: sessionID)
+        actions.append(.send(CompanionFrame(command, requestID: requestID, at: now).encoded()))
         return actions
     }
 
     private mutating func startSession(_ directory: String?, now: Int64) -> [Action] {
-        let key = UpstreamSessionCache.key(directory)
+        let key = CompanionSessionCache.key(directory)
         guard starts[key] == nil else { return [] }
         let requestID = newRequestID()
         starts[key] = SessionStart(requestID: requestID, sentAt: now)
-        return [.send(UpstreamRequest.streamStart(requestID: requestID, workingDirectory: directory, at: now))]
+        // A session of our own id: a relay adopts it (or answers with the directory's session), and
+        // the real server needs one.
+        let start = StreamStart(sessionId: Identifiers.newUUID(), workingDirectory: directory)
+        return [.send(CompanionFrame(start, requestID: requestID, at: now).encoded())]
     }
 
     private mutating func sessionStarted(requestID: String?, sessionID: String?, now: Int64) -> [Action] {
         guard let key = starts.first(where: { $0.value.requestID == requestID })?.key else { return [] }
         starts[key] = nil
         guard let sessionID, !sessionID.isEmpty else { return failWaiting(key, "the server started a session without an id") }
-        sessions.store(sessionID, for: key == UpstreamSessionCache.noDirectory ? nil : key, now: now)
+        sessions.store(sessionID, for: key == CompanionSessionCache.noDirectory ? nil : key, now: now)
         return waiting(key).flatMap { run($0, now: now) }
     }
 
-    private mutating func progress(_ chunk: UpstreamChunk) -> [Action] {
-        guard !chunk.isQueued, let id = oldestRunning(in: chunk.sessionID), turns[id]?.forgottenAt == nil,
-            let text = turns[id]?.transcript.append(type: chunk.type, content: chunk.content)
+    /// A live chunk (a queued one is output of an earlier connection's turn) of a session's oldest running turn.
+    private mutating func progress(_ chunk: StreamChunk) -> [Action] {
+        guard let id = oldestRunning(in: chunk.sessionId), turns[id]?.forgottenAt == nil,
+            let text = turns[id]?.transcript.append(type: chunk.chunk.type, content: chunk.chunk.content)
         else { return [] }
         return [.emit(turnID: id, .progress(text))]
     }
 
-    private mutating func respond(_ response: UpstreamResponse) -> [Action] {
-        guard let id = running(requestID: response.requestID), let turn = turns.removeValue(forKey: id), turn.forgottenAt == nil else { return [] }
+    private mutating func respond(requestID: String?, _ response: ClaudeResponse) -> [Action] {
+        guard let id = running(requestID: requestID), let turn = turns.removeValue(forKey: id), turn.forgottenAt == nil else { return [] }
         guard response.success else { return [.emit(turnID: id, .failed(response.error ?? "the server reported a failure without a reason"))] }
         return [.emit(turnID: id, .final(response.content.isEmpty ? turn.transcript.text : response.content))]
     }
@@ -187,7 +192,9 @@ struct UpstreamTurnBook {
             return failWaiting(key, "the server could not start a session: \(message) (\(code))")
         }
         guard let id = running(requestID: requestID), let turn = turns[id] else { return [] }
-        if code == "INVALID_SESSION", !turn.hasRestartedSession, turn.forgottenAt == nil, case .running(let sessionID, _) = turn.phase {
+        if code == CompanionErrorCode.invalidSession.rawValue, !turn.hasRestartedSession, turn.forgottenAt == nil,
+            case .running(let sessionID, _) = turn.phase
+        {
             sessions.remove(sessionID, for: turn.directory)
             subscribed.remove(sessionID)
             turns[id]?.hasRestartedSession = true
@@ -209,7 +216,7 @@ struct UpstreamTurnBook {
 
     /// Turns waiting for the session of a directory key, oldest first.
     private func waiting(_ key: String) -> [String] {
-        turns.filter { $0.value.phase == .awaitingSession && UpstreamSessionCache.key($0.value.directory) == key }
+        turns.filter { $0.value.phase == .awaitingSession && CompanionSessionCache.key($0.value.directory) == key }
             .sorted { $0.value.order < $1.value.order }.map(\.key)
     }
 

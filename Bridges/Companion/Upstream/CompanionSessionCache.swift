@@ -3,7 +3,7 @@
 ///
 /// Entries not used for `idleMillis` are forgotten before the server's own idle timeout (30 min)
 /// can close the session under us; past `capacity` the least recently used entry goes.
-struct UpstreamSessionCache: Sendable {
+struct CompanionSessionCache: Sendable {
     /// The key for turns with no working directory (the server picks its default).
     static let noDirectory = ""
 

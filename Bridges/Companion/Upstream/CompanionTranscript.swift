@@ -1,6 +1,6 @@
 /// The text of one upstream turn so far, built from its `streamChunk`s the way the iOS app joins
 /// them: text chunks are whole paragraphs, joined with a blank line.
-struct UpstreamTranscript: Sendable, Equatable {
+struct CompanionTranscript: Sendable, Equatable {
     /// A peer cannot grow one turn's text past this (UTF-8 bytes); later chunks are dropped.
     static let defaultMaxBytes = 1 << 20
 

@@ -1,17 +1,18 @@
+import CompanionWire
 import Testing
 
 @testable import CompanionBridge
 
-@Suite struct UpstreamTranscriptTests {
+@Suite struct CompanionTranscriptTests {
     @Test func textChunksJoinWithABlankLine() {
-        var transcript = UpstreamTranscript()
+        var transcript = CompanionTranscript()
         #expect(transcript.append(type: "text", content: "First paragraph.") == "First paragraph.")
         #expect(transcript.append(type: "text", content: "Second.") == "First paragraph.\n\nSecond.")
         #expect(transcript.text == "First paragraph.\n\nSecond.")
     }
 
     @Test func completeToolAndEmptyChunksAreIgnored() {
-        var transcript = UpstreamTranscript()
+        var transcript = CompanionTranscript()
         #expect(transcript.append(type: "complete", content: "") == nil)
         #expect(transcript.append(type: "tool_use", content: "") == nil)
         #expect(transcript.append(type: "text", content: "") == nil)
@@ -22,7 +23,7 @@ import Testing
     }
 
     @Test func growthStopsAtTheBound() {
-        var transcript = UpstreamTranscript(maxBytes: 10)
+        var transcript = CompanionTranscript(maxBytes: 10)
         #expect(transcript.append(type: "text", content: "12345") == "12345")
         #expect(transcript.append(type: "text", content: "1234") == nil, "5 + 2 + 4 > 10")
         #expect(transcript.isTruncated)
@@ -31,9 +32,9 @@ import Testing
     }
 }
 
-@Suite struct UpstreamSessionCacheTests {
+@Suite struct CompanionSessionCacheTests {
     @Test func oneSessionPerDirectory() {
-        var cache = UpstreamSessionCache()
+        var cache = CompanionSessionCache()
         cache.store("s1", for: "/p/app", now: 0)
         cache.store("s2", for: nil, now: 0)
         #expect(cache.sessionID(for: "/p/app", now: 1) == "s1")
@@ -46,7 +47,7 @@ import Testing
     }
 
     @Test func idleEntriesExpireAndUseKeepsThemFresh() {
-        var cache = UpstreamSessionCache(idleMillis: 100)
+        var cache = CompanionSessionCache(idleMillis: 100)
         cache.store("s1", for: "/a", now: 0)
         #expect(cache.sessionID(for: "/a", now: 90) == "s1")
         #expect(cache.sessionID(for: "/a", now: 180) == "s1")
@@ -55,7 +56,7 @@ import Testing
     }
 
     @Test func leastRecentlyUsedGoesPastCapacity() {
-        var cache = UpstreamSessionCache(capacity: 2)
+        var cache = CompanionSessionCache(capacity: 2)
         cache.store("s1", for: "/a", now: 0)
         cache.store("s2", for: "/b", now: 1)
         _ = cache.sessionID(for: "/a", now: 2)

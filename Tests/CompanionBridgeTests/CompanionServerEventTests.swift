@@ -1,11 +1,12 @@
+import CompanionWire
 import RelayCore
 import RelayTransport
 import Testing
 
 @testable import CompanionBridge
 
-@Suite struct UpstreamFrameTests {
-    func decode(_ text: String) -> UpstreamFrame? { UpstreamFrame.decode(Array(text.utf8)) }
+@Suite struct CompanionServerEventTests {
+    func decode(_ text: String) -> CompanionServerEvent? { CompanionServerEvent.decode(Array(text.utf8)) }
 
     @Test func welcomeAsTheServerSendsIt() {
         let text =
@@ -49,11 +50,11 @@ import Testing
     @Test func claudeResponseSuccessAndFailure() {
         let ok = #"{"type":"claudeResponse","requestId":"r1","timestamp":"t","data":{"content":"hello","success":true,"sessionId":"s","error":null}}"#
         let failed = #"{"type":"claudeResponse","requestId":"r2","data":{"content":"","success":false,"sessionId":"s","error":"backend down"}}"#
-        #expect(decode(ok) == .response(UpstreamResponse(requestID: "r1", success: true, content: "hello")))
-        #expect(decode(failed) == .response(UpstreamResponse(requestID: "r2", success: false, content: "", error: "backend down")))
+        #expect(decode(ok) == .response(requestID: "r1", .answer("hello", sessionID: "s")))
+        #expect(decode(failed) == .response(requestID: "r2", .failure("backend down", sessionID: "s")))
         #expect(
             decode(#"{"type":"claudeResponse","requestId":"r3","data":{"content":"x"}}"#)
-                == .response(UpstreamResponse(requestID: "r3", success: true, content: "x"))
+                == .response(requestID: "r3", ClaudeResponse(content: "x", success: true, sessionId: nil, error: nil))
         )
     }
 
@@ -62,8 +63,9 @@ import Testing
             #"{"type":"streamChunk","requestId":null,"timestamp":"t","data":{"sessionId":"s1","chunk":{"id":"chunk-0","type":"text","content":"Hi","timestamp":"t","isFinal":false},"isFinal":false}}"#
         let queued =
             #"{"type":"streamChunk","requestId":null,"timestamp":"t","data":{"sessionId":"s1","chunk":{"id":"chunk-0","type":"text","content":"old","isFinal":false}},"_queued":true,"_queuedAt":"t"}"#
-        #expect(decode(live) == .chunk(UpstreamChunk(sessionID: "s1", type: "text", content: "Hi")))
-        #expect(decode(queued) == .chunk(UpstreamChunk(sessionID: "s1", type: "text", content: "old", isQueued: true)))
+        let chunk = { (content: String) in StreamChunk(sessionId: "s1", chunk: .init(id: "chunk-0", type: "text", content: content, isFinal: false)) }
+        #expect(decode(live) == .chunk(chunk("Hi"), queued: false))
+        #expect(decode(queued) == .chunk(chunk("old"), queued: true))
         #expect(decode(#"{"type":"streamChunk","data":{"chunk":{"type":"text","content":"x"}}}"#) == .other(type: "streamChunk"))
     }
 
@@ -76,16 +78,35 @@ import Testing
     }
 }
 
-@Suite struct UpstreamRequestTests {
-    @Test func framesUseTheAppsEnvelope() throws {
-        let text = UpstreamRequest.claudeCommand(requestID: "r1", command: "hi", projectPath: "/p/app", sessionID: "s1", at: 1_700_000_000_123)
-        let frame = try #require(JSONValue.parse(text))
+@Suite struct CompanionClientFramesTests {
+    @Test func framesTheAccountSendsUseTheAppsEnvelope() throws {
+        let command = ClaudeCommand(command: "hi", projectPath: "/p/app", sessionId: "s1")
+        let frame = try #require(JSONValue.parse(CompanionFrame(command, requestID: "r1", at: 1_700_000_000_123).encoded()))
         #expect(frame["type"] == .string("claudeCommand"))
         #expect(frame["requestId"] == .string("r1"))
         #expect(frame["timestamp"] == .string("2023-11-14T22:13:20.123Z"))
         #expect(frame["data"] == .object(["command": .string("hi"), "projectPath": .string("/p/app"), "sessionId": .string("s1")]))
-        let start = try #require(JSONValue.parse(UpstreamRequest.streamStart(requestID: "r2", workingDirectory: nil, at: 0)))
+        let start = try #require(
+            JSONValue.parse(CompanionFrame(StreamStart(sessionId: "s2", workingDirectory: nil), requestID: "r2", at: 0).encoded())
+        )
         #expect(start["data"]?.objectValue?.keys.sorted() == ["sessionId"])
+    }
+
+    @Test func whatTheAccountSendsTheDownstreamReadsBack() throws {
+        let sent: [any CompanionPayload] = [
+            ClaudeCommand(command: "hi", projectPath: "/p/app", sessionId: "s1"), StreamStart(sessionId: "s2", workingDirectory: "/p"),
+            Subscribe(events: ["streamChunk"], sessionIds: ["s1"]), Ping(timestamp: .string("t")),
+        ]
+        func text(_ payload: some CompanionPayload) -> String { CompanionFrame(payload, requestID: "r", at: 0).encoded() }
+        let decoded = try sent.map { payload in try CompanionClientFrame.decode(CompanionRequest.parse(Array(text(payload).utf8)).get()).get() }
+        #expect(
+            decoded == [
+                .claudeCommand(ClaudeCommand(command: "hi", projectPath: "/p/app", sessionId: "s1")),
+                .streamStart(StreamStart(sessionId: "s2", workingDirectory: "/p")),
+                .subscribe(Subscribe(events: ["streamChunk"], sessionIds: ["s1"])),
+                .ping(Ping(timestamp: .string("t"))),
+            ]
+        )
     }
 
     @Test func tokenGoesInTheQueryEscaped() {
