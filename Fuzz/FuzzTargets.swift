@@ -8,6 +8,7 @@ import RelayServer
 @testable import ClawlineBridge
 @testable import CompanionBridge
 @testable import GatewayBridge
+@testable import GatewayWire
 
 enum FuzzTarget: String {
     case json, clawline, gateway, companion, multipart, config
@@ -33,9 +34,13 @@ enum FuzzTarget: String {
                 _ = MessageRules.attachmentsHash(message.attachments)
             }
         case .gateway:
-            if let value = JSONValue.parse(bytes), let request = GatewayRequest(value), request.method == "connect" {
-                _ = GatewayDownstream.oversizedConnectField(request.params)
+            // The frame decoder and what a socket waiting for `connect` makes of the frame.
+            if case .success(let request) = GatewayRequest<JSONValue>.decode(bytes), request.method == "connect" {
+                _ = ConnectParams.oversizedField(in: .object(request.fields))
+                _ = request.params(as: ConnectParams.self)
             }
+            var socket = GatewaySocketMachine(settings: GatewaySettings(), peerAddress: "127.0.0.1", nonce: "n", openedAt: 0)
+            _ = socket.received(bytes, now: 0)
         case .companion:
             _ = CompanionRequest.parse(bytes)
         case .multipart:
