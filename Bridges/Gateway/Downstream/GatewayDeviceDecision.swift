@@ -58,21 +58,7 @@ enum GatewayDeviceDecision {
                 return .accepted(token: presented, issuedAt: stored?.issuedAt)
             }
             if !paired, device == nil || device?.status == .approved, snapshot.bots.values.contains(hash) {
-                var record = DeviceRecord(
-                    id: deviceID,
-                    userID: userID,
-                    protocolName: "gateway",
-                    claimedName: nil,
-                    deviceInfoJSON: nil,
-                    isAdmin: false,
-                    status: .approved,
-                    tokenHash: nil,
-                    tokenDelivered: true,
-                    createdAt: now,
-                    lastSeenAt: now
-                )
-                record.publicKey = publicKey
-                record.roles = [role]
+                var record = approved(deviceID, userID: userID, publicKey: publicKey, role: role, delivered: true, at: now, seen: now)
                 record.scopes = scopes.filter { ["operator.read", "operator.write"].contains($0) }
                 snapshot.device = record
                 snapshot.tokens[role] = DeviceToken(deviceID: deviceID, role: role, tokenHash: hash, scopes: record.scopes, issuedAt: now)
@@ -83,22 +69,7 @@ enum GatewayDeviceDecision {
             return .deviceTokenMismatch
         }
         if credentials.silent, !paired || !Set(scopes).isSubset(of: Set(device?.scopes ?? [])) {
-            var record =
-                sameKey
-                ? device!
-                : DeviceRecord(
-                    id: deviceID,
-                    userID: userID,
-                    protocolName: "gateway",
-                    claimedName: nil,
-                    deviceInfoJSON: nil,
-                    isAdmin: false,
-                    status: .approved,
-                    tokenHash: nil,
-                    tokenDelivered: false,
-                    createdAt: now,
-                    lastSeenAt: nil
-                )
+            var record = sameKey ? device! : approved(deviceID, userID: userID, publicKey: publicKey, role: nil, delivered: false, at: now, seen: nil)
             record.publicKey = publicKey
             record.roles.insert(role)
             record.scopes = Array(Set(record.scopes).union(scopes)).sorted()
@@ -119,6 +90,36 @@ enum GatewayDeviceDecision {
             issuedAt: now
         )
         return .accepted(token: freshToken, issuedAt: now)
+    }
+
+    /// A gateway device approved at `now` with its key (and role, when given).
+    static func approved(
+        _ deviceID: String,
+        userID: String,
+        publicKey: String?,
+        role: String?,
+        claimedName: String? = nil,
+        deviceInfoJSON: String? = nil,
+        delivered: Bool,
+        at now: Int64,
+        seen: Int64?
+    ) -> DeviceRecord {
+        var record = DeviceRecord(
+            id: deviceID,
+            userID: userID,
+            protocolName: GatewayDownstream.protocolName,
+            claimedName: claimedName,
+            deviceInfoJSON: deviceInfoJSON,
+            isAdmin: false,
+            status: .approved,
+            tokenHash: nil,
+            tokenDelivered: delivered,
+            createdAt: now,
+            lastSeenAt: seen
+        )
+        record.publicKey = publicKey
+        record.roles = Set([role].compactMap { $0 })
+        return record
     }
 
     static func newDeviceToken() -> String {

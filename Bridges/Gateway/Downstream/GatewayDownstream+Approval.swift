@@ -18,21 +18,17 @@ extension GatewayDownstream {
         }
         guard approve else { return finish() }
         let entry = Self.pendingEntry(request)
-        var granted = DeviceRecord(
-            id: request.deviceID,
+        var granted = GatewayDeviceDecision.approved(
+            request.deviceID,
             userID: settings.userID,
-            protocolName: Self.protocolName,
+            publicKey: entry?.publicKey,
+            role: entry?.role,
             claimedName: request.claimedName,
             deviceInfoJSON: GatewayJSON.encode(ClientInfo(platform: entry?.platform, clientId: entry?.clientId)),
-            isAdmin: false,
-            status: .approved,
-            tokenHash: nil,
-            tokenDelivered: false,
-            createdAt: clock.nowMillis(),
-            lastSeenAt: nil
+            delivered: false,
+            at: clock.nowMillis(),
+            seen: nil
         )
-        granted.publicKey = entry?.publicKey
-        granted.roles = Set([entry?.role].compactMap { $0 })
         granted.scopes = entry?.scopes ?? []
         let stored = granted
         hub.devices.update(DeviceSnapshot.Request(deviceID: stored.id)) { snapshot in

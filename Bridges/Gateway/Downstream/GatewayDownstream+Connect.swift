@@ -33,15 +33,7 @@ extension GatewayDownstream {
 
     func completeConnect(_ requestID: String, on socket: GatewaySocket, deviceToken: String?, issuedAt: Int64?) {
         guard let peer = socket.peer else { return }
-        logger.info(
-            "device connected",
-            metadata: [
-                "protocol": "gateway", "device": "\(peer.deviceID)", "role": "\(peer.role)", "client": "\(peer.clientID)",
-                "remote": "\(socket.connection.peerAddress)", "version": "\(peer.protocolVersion)",
-            ]
-        )
-        socket.connection.maxMessageBytes = socket.connection.listenerMaxMessageBytes
-        socket.connection.userID = settings.userID
+        socket.admitted(userID: settings.userID, logger: logger)
         if peer.isNode {
             if let previous = nodes[peer.deviceID], previous !== socket {
                 previous.connection.close(code: GatewayCloseCode.policyViolation.rawValue, reason: "replaced")

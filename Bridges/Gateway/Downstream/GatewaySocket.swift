@@ -1,4 +1,5 @@
 import GatewayWire
+import Logging
 import RelayCore
 import RelayTransport
 
@@ -29,6 +30,22 @@ final class GatewaySocket: DeviceEndpoint {
     var readsChat: Bool { machine.readsChat }
 
     func has(_ scope: String) -> Bool { machine.peer?.has(scope) ?? false }
+
+    /// The connect was accepted: the listener's own message limit applies from now on (64 KiB
+    /// until then), and the audit knows the socket's user.
+    func admitted(userID: String, logger: Logger) {
+        connection.maxMessageBytes = connection.listenerMaxMessageBytes
+        connection.userID = userID
+        guard let peer else { return }
+        let version = peer.protocolVersion
+        logger.info(
+            "device connected",
+            metadata: [
+                "protocol": "gateway", "device": "\(peer.deviceID)", "role": "\(peer.role)", "client": "\(peer.clientID)",
+                "remote": "\(connection.peerAddress)", "version": "\(version)",
+            ]
+        )
+    }
 
     func send(_ text: String) { connection.send(text: text) }
 
