@@ -104,6 +104,15 @@ import Testing
         }
     }
 
+    @Test func aSparseHelloOkStillGivesItsTokenAndVersion() throws {
+        var link = machine()
+        let connect = try handshake(&link)
+        let sparse = ok(connect["id"]?.stringValue ?? "", .object(["protocol": .int(4), "auth": .object(["deviceToken": .string("tok-s")])]))
+        let up = link.received(sparse, now: 0)
+        #expect(up.first == .own(.storeToken("tok-s")) && up.last == .armTick(afterMillis: 30_000), "no type, no policy: the defaults")
+        #expect(link.protocolVersion == 4)
+    }
+
     @Test func aRefusedV3SignatureIsTriedAgainAsV2ThenIsBadCredentials() throws {
         var link = machine()
         let first = try handshake(&link)

@@ -79,7 +79,8 @@ public struct HelloOk: Codable, Equatable, Sendable {
         }
     }
 
-    public var type = "hello-ok"
+    /// Always written; a reader does without it.
+    public var type: String? = "hello-ok"
     /// The version agreed (3 or 4; a gateway that leaves it out speaks 3).
     public var `protocol`: Int64?
     public var server: Server?
