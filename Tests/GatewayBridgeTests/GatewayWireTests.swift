@@ -130,6 +130,17 @@ import Testing
         #expect(JSONValue.parse(#"{"type":"hello"}"#).flatMap(GatewayFrame.init) == nil)
     }
 
+    @Test(arguments: [
+        #"{"type":"req","id":"1","method":"chat.send","params":{"sessionKey":"main"}}"#, #"{"type":"req","id":"","method":"health"}"#,
+        #"{"type":"req","id":"2","method":"x","params":null}"#, #"{"type":"req","id":3,"method":"x"}"#, #"{"type":"req","id":"4"}"#,
+        #"{"type":"event","id":"5","method":"x"}"#,
+    ])
+    func theFastRequestReadingIsTheCodableOne(_ text: String) throws {
+        let json = try #require(JSONValue.parse(text))
+        let codable = json["type"] == .string("req") ? GatewayJSON.decode(GatewayRequest<JSONValue>.self, from: json) : nil
+        #expect((try? GatewayRequest<JSONValue>.decode(Array(text.utf8)).get()) == codable)
+    }
+
     @Test func theErrorTableNamesEachRefusalsCloseCodeAndDetails() {
         #expect(GatewayError.protocolMismatch(clientMin: 1, clientMax: 2, supported: 3...4).closeCode == .protocolError)
         #expect(GatewayError.storeUnavailable.closeCode == .internalError)

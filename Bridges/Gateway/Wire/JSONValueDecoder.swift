@@ -7,26 +7,32 @@ import RelayKit
 /// absent (`decodeIfPresent` gives nil, as `params["x"]?.stringValue` did), `[String]` keeps the
 /// strings of an array and drops the rest, a `JSONValue` field takes whatever is there (`null`
 /// included), and integers are JSON integers only (`3.0` is not a protocol version).
+///
+/// - Important: on the hot path (every request a client sends): a field costs a dictionary lookup
+///   and no allocation; coding paths are built only for an error.
 public enum JSONValueDecoder {
     public static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
-        try ValueDecoder(value: value, codingPath: []).read(type)
+        try ValueDecoder(value: value, parentPath: [], key: nil).read(type)
     }
 }
 
 private struct ValueDecoder: Decoder {
     let value: JSONValue
-    let codingPath: [any CodingKey]
+    let parentPath: [any CodingKey]
+    let key: (any CodingKey)?
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    var codingPath: [any CodingKey] { key.map { parentPath + [$0] } ?? parentPath }
+
     func read<T: Decodable>(_ type: T.Type) throws -> T {
-        if let same = value as? T { return same }
-        if T.self == [String].self, case .array(let items) = value { return items.compactMap(\.stringValue) as! T }
+        if T.self == JSONValue.self { return unsafeBitCast(value, to: T.self) }
+        if T.self == [String].self, case .array(let items) = value { return unsafeBitCast(items.compactMap(\.stringValue), to: T.self) }
         return try T(from: self)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let members) = value else { throw mismatch([String: JSONValue].self, value, codingPath) }
-        return KeyedDecodingContainer(KeyedValues<Key>(members: members, codingPath: codingPath))
+        return KeyedDecodingContainer(KeyedValues<Key>(members: members, decoder: self))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -34,7 +40,7 @@ private struct ValueDecoder: Decoder {
         return UnkeyedValues(items: items, codingPath: codingPath)
     }
 
-    func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleValue(value: value, codingPath: codingPath) }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleValue(decoder: self) }
 }
 
 private func mismatch(_ type: Any.Type, _ value: JSONValue, _ path: [any CodingKey]) -> DecodingError {
@@ -42,21 +48,23 @@ private func mismatch(_ type: Any.Type, _ value: JSONValue, _ path: [any CodingK
 }
 
 /// Scalars as the protocol writes them: integers are `.int`, a double also takes an integer.
-private func scalar<T>(_ value: JSONValue, as type: T.Type, _ path: [any CodingKey]) throws -> T {
+private func scalar<T>(_ value: JSONValue, as type: T.Type, _ path: @autoclosure () -> [any CodingKey]) throws -> T {
     switch value {
-    case .string(let text) where T.self == String.self: return text as! T
-    case .bool(let flag) where T.self == Bool.self: return flag as! T
-    case .int(let number) where T.self == Int64.self: return number as! T
-    case .int(let number) where T.self == Int.self: return Int(number) as! T
-    case .int(let number) where T.self == Double.self: return Double(number) as! T
-    case .double(let number) where T.self == Double.self: return number as! T
-    default: throw mismatch(type, value, path)
+    case .string(let text) where T.self == String.self: return unsafeBitCast(text, to: T.self)
+    case .bool(let flag) where T.self == Bool.self: return unsafeBitCast(flag, to: T.self)
+    case .int(let number) where T.self == Int64.self: return unsafeBitCast(number, to: T.self)
+    case .int(let number) where T.self == Int.self: return unsafeBitCast(Int(number), to: T.self)
+    case .int(let number) where T.self == Double.self: return unsafeBitCast(Double(number), to: T.self)
+    case .double(let number) where T.self == Double.self: return unsafeBitCast(number, to: T.self)
+    default: throw mismatch(type, value, path())
     }
 }
 
 private struct KeyedValues<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let members: [String: JSONValue]
-    let codingPath: [any CodingKey]
+    let decoder: ValueDecoder
+
+    var codingPath: [any CodingKey] { decoder.codingPath }
 
     var allKeys: [Key] { members.keys.compactMap(Key.init(stringValue:)) }
 
@@ -71,15 +79,15 @@ private struct KeyedValues<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return value
     }
 
+    private func nested(_ key: Key) throws -> ValueDecoder { ValueDecoder(value: try value(key), parentPath: codingPath, key: key) }
+
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try scalar(value(key), as: type, codingPath + [key]) }
     func decode(_ type: String.Type, forKey key: Key) throws -> String { try scalar(value(key), as: type, codingPath + [key]) }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try scalar(value(key), as: type, codingPath + [key]) }
     func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try scalar(value(key), as: type, codingPath + [key]) }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try scalar(value(key), as: type, codingPath + [key]) }
 
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try ValueDecoder(value: value(key), codingPath: codingPath + [key]).read(type)
-    }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try nested(key).read(type) }
 
     // Tolerant: a field of the wrong type is absent. A `JSONValue` field keeps an explicit null.
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try? decode(type, forKey: key) }
@@ -90,22 +98,20 @@ private struct KeyedValues<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let value = members[key.stringValue] else { return nil }
-        if let same = value as? T { return same }
-        if value == .null { return nil }
-        return try? ValueDecoder(value: value, codingPath: codingPath + [key]).read(type)
+        if T.self == JSONValue.self { return unsafeBitCast(value, to: T.self) }
+        if case .null = value { return nil }
+        return try? ValueDecoder(value: value, parentPath: codingPath, key: key).read(type)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-        try ValueDecoder(value: value(key), codingPath: codingPath + [key]).container(keyedBy: type)
+        try nested(key).container(keyedBy: type)
     }
 
-    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try ValueDecoder(value: value(key), codingPath: codingPath + [key]).unkeyedContainer()
-    }
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { try nested(key).unkeyedContainer() }
 
-    func superDecoder() throws -> any Decoder { ValueDecoder(value: .object(members), codingPath: codingPath) }
+    func superDecoder() throws -> any Decoder { decoder }
 
-    func superDecoder(forKey key: Key) throws -> any Decoder { ValueDecoder(value: try value(key), codingPath: codingPath + [key]) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { try nested(key) }
 }
 
 private struct UnkeyedValues: UnkeyedDecodingContainer {
@@ -133,7 +139,7 @@ private struct UnkeyedValues: UnkeyedDecodingContainer {
             throw DecodingError.valueNotFound(JSONValue.self, DecodingError.Context(codingPath: codingPath, debugDescription: "no more items"))
         }
         defer { currentIndex += 1 }
-        return ValueDecoder(value: items[currentIndex], codingPath: codingPath + [Index(intValue: currentIndex)])
+        return ValueDecoder(value: items[currentIndex], parentPath: codingPath, key: Index(intValue: currentIndex))
     }
 
     mutating func decodeNil() throws -> Bool {
@@ -154,14 +160,15 @@ private struct UnkeyedValues: UnkeyedDecodingContainer {
 }
 
 private struct SingleValue: SingleValueDecodingContainer {
-    let value: JSONValue
-    let codingPath: [any CodingKey]
+    let decoder: ValueDecoder
 
-    func decodeNil() -> Bool { value == .null }
-    func decode(_ type: Bool.Type) throws -> Bool { try scalar(value, as: type, codingPath) }
-    func decode(_ type: String.Type) throws -> String { try scalar(value, as: type, codingPath) }
-    func decode(_ type: Double.Type) throws -> Double { try scalar(value, as: type, codingPath) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try scalar(value, as: type, codingPath) }
-    func decode(_ type: Int.Type) throws -> Int { try scalar(value, as: type, codingPath) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try ValueDecoder(value: value, codingPath: codingPath).read(type) }
+    var codingPath: [any CodingKey] { decoder.codingPath }
+
+    func decodeNil() -> Bool { decoder.value == .null }
+    func decode(_ type: Bool.Type) throws -> Bool { try scalar(decoder.value, as: type, codingPath) }
+    func decode(_ type: String.Type) throws -> String { try scalar(decoder.value, as: type, codingPath) }
+    func decode(_ type: Double.Type) throws -> Double { try scalar(decoder.value, as: type, codingPath) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try scalar(decoder.value, as: type, codingPath) }
+    func decode(_ type: Int.Type) throws -> Int { try scalar(decoder.value, as: type, codingPath) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.read(type) }
 }
