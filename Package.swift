@@ -92,12 +92,22 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "GatewayWire",
+            dependencies: ["RelayKit", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Bridges/Gateway/Wire",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "GatewayClient",
+            dependencies: ["GatewayWire", "RelayKit", "RelayTransport", .product(name: "Logging", package: "swift-log")],
+            path: "Bridges/Gateway/Client",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "GatewayBridge",
-            dependencies: [
-                "RelayCore", "RelayTransport", .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
+            dependencies: ["RelayCore", "RelayTransport", "GatewayWire", "GatewayClient", .product(name: "Logging", package: "swift-log")],
             path: "Bridges/Gateway",
+            exclude: ["Wire", "Client"],
             swiftSettings: swiftSettings
         ),
         .target(name: "CompanionWire", dependencies: ["RelayKit"], path: "Bridges/Companion/Wire", swiftSettings: swiftSettings),
@@ -149,13 +159,16 @@ let package = Package(
         ),
         .target(
             name: "RelayChat",
-            dependencies: ["CNcurses", "ChatModel", "RelayCore", "RelayTransport", "GatewayBridge", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "CNcurses", "ChatModel", "RelayKit", "RelayTransport", "GatewayWire", "GatewayClient",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "RelayBench",
             dependencies: [
-                "CAffinity", "RelayCore", "RelayTransport", "GatewayBridge", .product(name: "Logging", package: "swift-log"),
+                "CAffinity", "RelayCore", "RelayTransport", "GatewayWire", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -163,7 +176,7 @@ let package = Package(
         .executableTarget(
             name: "clawrelay",
             dependencies: [
-                "RelayServer", "RelayStore", "RelayCore", "RelayBench", "RelayChat", "GatewayBridge", "TerminalQR", "CompanionBridge",
+                "RelayServer", "RelayStore", "RelayCore", "RelayBench", "RelayChat", "GatewayWire", "TerminalQR", "CompanionBridge",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -184,7 +197,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayBridgeTests",
-            dependencies: ["GatewayBridge", "RelayCore", "RelayTesting", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "GatewayBridge", "GatewayWire", "GatewayClient", "RelayCore", "RelayTesting", "RelayTransport",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "CompanionBridge", "DiscoClawBridge"], swiftSettings: swiftSettings),
@@ -219,7 +235,7 @@ if ProcessInfo.processInfo.environment["CLAWRELAY_FUZZ"] != nil {
     package.targets.append(
         .executableTarget(
             name: "clawrelay-fuzz",
-            dependencies: ["RelayCore", "ClawlineBridge", "GatewayBridge", "CompanionWire", "DiscoClawWire", "RelayServer"],
+            dependencies: ["RelayCore", "ClawlineBridge", "GatewayBridge", "GatewayWire", "CompanionWire", "DiscoClawWire", "RelayServer"],
             path: "Fuzz",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
         )

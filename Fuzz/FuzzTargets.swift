@@ -9,6 +9,7 @@ import RelayServer
 // json, clawline, gateway, companion, discoclaw, multipart, config.
 @testable import ClawlineBridge
 @testable import GatewayBridge
+@testable import GatewayWire
 
 enum FuzzTarget: String {
     case json, clawline, gateway, companion, discoclaw, multipart, config
@@ -34,9 +35,13 @@ enum FuzzTarget: String {
                 _ = MessageRules.attachmentsHash(message.attachments)
             }
         case .gateway:
-            if let value = JSONValue.parse(bytes), let request = GatewayRequest(value), request.method == "connect" {
-                _ = GatewayDownstream.oversizedConnectField(request.params)
+            // The frame decoder and what a socket waiting for `connect` makes of the frame.
+            if case .success(let request) = GatewayRequest<JSONValue>.decode(bytes), request.method == "connect" {
+                _ = ConnectParams.oversizedField(in: .object(request.fields))
+                _ = request.params(as: ConnectParams.self)
             }
+            var socket = GatewaySocketMachine(settings: GatewaySettings(), peerAddress: "127.0.0.1", nonce: "n", openedAt: 0)
+            _ = socket.received(bytes, now: 0)
         case .companion:
             if case .success(let request) = CompanionRequest.parse(bytes) { _ = CompanionClientFrame.decode(request) }
             _ = CompanionServerEvent.decode(bytes)

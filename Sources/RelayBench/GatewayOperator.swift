@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GatewayBridge
+import GatewayWire
 import RelayCore
 import RelayTransport
 
@@ -31,11 +31,8 @@ final class GatewayOperator: ClientHandler {
 
     func send(sessionKey: String, message: String, runID: String) {
         nextID += 1
-        let frame = JSONValue.object([
-            "type": .string("req"), "id": .string("c\(runID)"), "method": .string("chat.send"),
-            "params": .object(["sessionKey": .string(sessionKey), "message": .string(message), "idempotencyKey": .string(runID)]),
-        ])
-        connection?.send(text: frame.encoded())
+        let params = ChatSendParams(sessionKey: sessionKey, message: message, idempotencyKey: runID)
+        connection?.send(text: GatewayJSON.encode(GatewayRequest(id: "c\(runID)", method: "chat.send", params: params)))
     }
 
     func close() { connection?.close(code: 1000) }
@@ -69,34 +66,18 @@ final class GatewayOperator: ClientHandler {
 
     /// A signed operator `connect` (protocol 3, read and write scopes) answering `nonce`.
     static func connectFrame(key: Curve25519.Signing.PrivateKey, nonce: String, sharedToken: String) -> String {
-        let deviceID = DeviceAuth.deviceID(forRawKey: Array(key.publicKey.rawRepresentation))
-        let signedAt = Int64(Date().timeIntervalSince1970 * 1000)
-        let scopes = ["operator.read", "operator.write"]
-        let payload = DeviceAuth.payloadV3(
-            DeviceAuth.SignedFields(
-                deviceID: deviceID,
-                clientID: "bench",
-                clientMode: "cli",
-                role: "operator",
-                scopes: scopes,
-                signedAtMillis: signedAt,
-                token: sharedToken,
-                nonce: nonce,
-                platform: "linux",
-                deviceFamily: ""
-            )
-        )
-        let signature = (try? key.signature(for: Array(payload.utf8))).map { Base64URL.encode(Array($0)) } ?? ""
-        let params: JSONValue = .object([
-            "minProtocol": .int(3), "maxProtocol": .int(3),
-            "client": .object(["id": .string("bench"), "version": .string("1"), "platform": .string("linux"), "mode": .string("cli")]),
-            "role": .string("operator"), "scopes": .array(scopes.map(JSONValue.string)), "auth": .object(["token": .string(sharedToken)]),
-            "device": .object([
-                "id": .string(deviceID), "publicKey": .string(Base64URL.encode(Array(key.publicKey.rawRepresentation))),
-                "signature": .string(signature), "signedAt": .int(signedAt), "nonce": .string(nonce),
-            ]),
-        ])
-        return JSONValue.object(["type": .string("req"), "id": .string("connect"), "method": .string("connect"), "params": params]).encoded()
+        let raw = Array(key.publicKey.rawRepresentation)
+        let params = ConnectParams.signed(
+            client: ConnectParams.Client(id: "bench", version: "1", platform: "linux", mode: "cli"),
+            role: "operator",
+            scopes: ["operator.read", "operator.write"],
+            protocols: 3...3,
+            token: sharedToken,
+            device: (DeviceAuth.deviceID(forRawKey: raw), Base64URL.encode(raw)),
+            signedAt: Int64(Date().timeIntervalSince1970 * 1000),
+            nonce: nonce
+        ) { DeviceAuth.sign($0, with: key) }
+        return GatewayJSON.encode(GatewayRequest(id: "connect", method: "connect", params: params))
     }
 }
 

@@ -1,8 +1,8 @@
 import ChatModel
 import Foundation
-import GatewayBridge
+import GatewayWire
 import Logging
-import RelayCore
+import RelayKit
 import RelayTransport
 import Synchronization
 
@@ -43,9 +43,9 @@ public final class ChatApp {
             default: post(.connection(.disconnected(reason: detail, retryInMillis: OperatorClient.maxRetryMillis)))
             }
         }
-        made.onEvent = { name, payload in
-            let now = SystemClock().nowMillis()
-            switch name {
+        made.onEvent = { event in
+            let (now, payload) = (SystemClock().nowMillis(), event.payload ?? .null)
+            switch event.event {
             case "chat": if let event = GatewayEvents.chat(payload, now: now) { post(event) }
             case "sessions.changed": if let update = GatewayEvents.update(payload) { post(.sessionChanged(update)) }
             default: break

@@ -1,6 +1,7 @@
 import ChatModel
 import Foundation
-import RelayCore
+import GatewayWire
+import RelayKit
 
 /// The chat model's effects as gateway requests (loop thread); results come back through `post`.
 enum ChatRequests {
@@ -25,13 +26,13 @@ enum ChatRequests {
                 )
             )
         case .markRead(let key, let seq):
-            client.call("sessions.markRead", ["key": .string(key), "seq": .int(seq)]) { _ in }
+            client.call("sessions.markRead", MarkReadParams(key: key, seq: seq)) { _ in }
         case .fetchHistory(let key, let limit):
             fetchHistory(key: key, limit: limit, on: client, post: post)
         case .abort(let key):
-            client.call("chat.abort", ["sessionKey": .string(key)]) { _ in }
+            client.call("chat.abort", ChatAbortParams(sessionKey: key)) { _ in }
         case .rename(let key, let title):
-            client.call("sessions.patch", ["key": .string(key), "label": .string(title)]) { result in
+            client.call("sessions.patch", SessionsPatchParams(key: key, label: title)) { result in
                 switch result {
                 case .success(let payload):
                     if let entry = payload["entry"], let update = GatewayEvents.update(entry) { post(.sessionChanged(update)) }
@@ -42,13 +43,13 @@ enum ChatRequests {
         case .listSessions:
             client.call("sessions.list") { result in
                 guard case .success(let payload) = result else { return }
-                post(.sessionsListed((payload["sessions"]?.arrayValue ?? []).compactMap(GatewayEvents.summary)))
+                post(.sessionsListed((payload["sessions"]?.arrayValue ?? []).compactMap { GatewayEvents.summary($0) }))
             }
         case .listBackends:
             client.call("backends.list") { result in
                 guard case .success(let payload) = result else { return }
-                let names = (payload["backends"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
-                post(.backendsListed(names: names, defaultBackend: payload["default"]?.stringValue))
+                let list = GatewayJSON.decode(BackendsList.self, from: payload)
+                post(.backendsListed(names: list?.backends.map(\.name) ?? [], defaultBackend: list?.default))
             }
         case .redraw, .bell, .quit:
             break
@@ -56,12 +57,12 @@ enum ChatRequests {
     }
 
     static func fetchHistory(key: String, limit: Int, on client: OperatorClient, post: @escaping @Sendable (ServerEvent) -> Void) {
-        client.call("chat.history", ["sessionKey": .string(key), "limit": .int(Int64(limit))]) { result in
+        client.call("chat.history", ChatHistoryParams(sessionKey: key, limit: Int64(limit))) { result in
             switch result {
             case .success(let payload):
                 let now = SystemClock().nowMillis()
                 let messages = (payload["messages"]?.arrayValue ?? []).enumerated().map { index, value in
-                    GatewayEvents.message(value, fallbackID: "h\(index)", now: now)
+                    GatewayEvents.message(GatewayJSON.decode(GatewayWire.ChatMessage.self, from: value), fallbackID: "h\(index)", now: now)
                 }
                 post(.history(key: key, messages: messages))
             case .failure(let error):

@@ -1,26 +1,31 @@
 import ChatModel
-import RelayCore
+import GatewayWire
+import RelayKit
 
 /// Gateway frames as the chat model's server events.
 enum GatewayEvents {
-    static func summary(_ session: JSONValue) -> SessionSummary? {
-        guard let key = session["key"]?.stringValue else { return nil }
+    static func summary(_ value: JSONValue) -> SessionSummary? {
+        GatewayJSON.decode(SessionEntry.self, from: value).map(summary)
+    }
+
+    static func summary(_ session: SessionEntry) -> SessionSummary {
+        let key = session.key
         // A `backend:NAME:rest` session is best called `rest` (the gateway names it by its key).
-        let named = session["displayName"]?.stringValue
+        let named = session.displayName
         let displayName = named == key && backend(inKey: key) != nil ? String(key.split(separator: ":", maxSplits: 2)[2]) : named
         return SessionSummary(
             key: key,
             displayName: displayName,
-            backend: session["backend"]?.stringValue ?? backend(inKey: key),
-            unreadCount: session["unreadCount"]?.intValue.map(Int.init),
-            lastReadSeq: session["lastReadSeq"]?.intValue,
-            updatedAt: session["updatedAt"]?.intValue ?? 0,
-            preview: session["lastMessagePreview"]?.stringValue
+            backend: session.backend ?? backend(inKey: key),
+            unreadCount: session.unreadCount.map(Int.init),
+            lastReadSeq: session.lastReadSeq,
+            updatedAt: session.updatedAt ?? 0,
+            preview: session.lastMessagePreview
         )
     }
 
-    static func update(_ session: JSONValue) -> SessionUpdate? {
-        guard let summary = summary(session) else { return nil }
+    static func update(_ value: JSONValue) -> SessionUpdate? {
+        guard let summary = summary(value) else { return nil }
         return SessionUpdate(
             key: summary.key,
             displayName: summary.displayName,
@@ -39,31 +44,28 @@ enum GatewayEvents {
     }
 
     /// A `chat.history` or `chat` event message.
-    static func message(_ value: JSONValue, fallbackID: String, now: Int64) -> ChatMessage {
-        let text = value["content"]?.arrayValue?.compactMap { $0["text"]?.stringValue }.joined() ?? value["content"]?.stringValue ?? ""
-        let role: ChatModel.ChatRole = value["role"]?.stringValue == "user" ? .user : .assistant
-        return ChatMessage(
-            id: value["id"]?.stringValue ?? fallbackID,
-            seq: value["seq"]?.intValue,
-            role: role,
-            text: text,
-            timestamp: value["timestamp"]?.intValue ?? now
+    static func message(_ message: GatewayWire.ChatMessage?, fallbackID: String, now: Int64) -> ChatModel.ChatMessage {
+        ChatModel.ChatMessage(
+            id: message?.id ?? fallbackID,
+            seq: message?.seq,
+            role: message?.role == "user" ? .user : .assistant,
+            text: message?.text ?? "",
+            timestamp: message?.timestamp ?? now
         )
     }
 
     /// A `chat` event of a run this client did not start (another device's, or after a reconnect).
-    static func chat(_ payload: JSONValue, now: Int64) -> ServerEvent? {
-        guard let key = payload["sessionKey"]?.stringValue else { return nil }
-        let runID = payload["runId"]?.stringValue ?? "run"
-        let message = payload["message"] ?? .null
-        switch payload["state"]?.stringValue {
+    static func chat(_ value: JSONValue, now: Int64) -> ServerEvent? {
+        guard let payload = GatewayJSON.decode(ChatEventPayload.self, from: value), let key = payload.sessionKey else { return nil }
+        let runID = payload.runId ?? "run"
+        switch payload.state {
         case "delta":
-            let whole = GatewayEvents.message(message, fallbackID: runID, now: now)
+            let whole = message(payload.message, fallbackID: runID, now: now)
             return .streaming(key: key, id: whole.id, text: whole.text)
         case "final":
-            return .final(key: key, GatewayEvents.message(message, fallbackID: runID, now: now))
+            return .final(key: key, message(payload.message, fallbackID: runID, now: now))
         case "error", "aborted":
-            return .error(key: key, message: payload["errorMessage"]?.stringValue ?? "the answer was \(payload["state"]?.stringValue ?? "lost")")
+            return .error(key: key, message: payload.errorMessage ?? "the answer was \(payload.state ?? "lost")")
         default:
             return nil
         }

@@ -1,7 +1,8 @@
 import Foundation
-import GatewayBridge
+import GatewayClient
+import GatewayWire
 import Logging
-import RelayCore
+import RelayKit
 import RelayTransport
 
 /// `clawrelay chat`'s connection: an operator on a gateway listener (the relay's, or a real
@@ -22,7 +23,7 @@ public final class OperatorClient {
     private let link: GatewayLink
     private var runs: [String: (RunEvent) -> Void] = [:]
     /// Every event that is not a chat run's (`sessions.changed`, `tick`, …), for the screen.
-    public var onEvent: ((String, JSONValue) -> Void)?
+    public var onEvent: ((GatewayEvent<JSONValue>) -> Void)?
 
     /// Longest wait between tries while the link is down or awaiting approval: a person is waiting.
     public static let maxRetryMillis = 3_000
@@ -44,7 +45,7 @@ public final class OperatorClient {
             maxBackoffMillis: Self.maxRetryMillis,
             onState: onState
         )
-        link.onEvent = { [weak self] name, payload in self?.handle(name, payload) }
+        link.onEvent = { [weak self] event in self?.handle(event) }
         link.onDown = { [weak self] in self?.dropRuns() }
     }
 
@@ -55,11 +56,15 @@ public final class OperatorClient {
     public func stop() { link.stop() }
 
     /// Sends a request; `completion` gets `payload` on `ok:true`, else the error's message.
-    public func call(_ method: String, _ params: [String: JSONValue] = [:], completion: @escaping (Result<JSONValue, OperatorError>) -> Void) {
-        link.request(method, .object(params)) { response in
-            if response["ok"]?.boolValue == true { return completion(.success(response["payload"] ?? .null)) }
-            let error = response["error"] ?? .null
-            completion(.failure(OperatorError(code: error["code"]?.stringValue ?? "ERROR", message: error["message"]?.stringValue ?? "\(response)")))
+    public func call<Params: Codable & Equatable & Sendable>(
+        _ method: String,
+        _ params: Params = NoParams(),
+        completion: @escaping (Result<JSONValue, OperatorError>) -> Void
+    ) {
+        link.request(method, params) { response in
+            if response.ok { return completion(.success(response.payload ?? .null)) }
+            let code = response.error.map(\.code.rawValue).flatMap { $0.isEmpty ? nil : $0 } ?? "ERROR"
+            completion(.failure(OperatorError(code: code, message: response.error?.message ?? "\(response)")))
         }
     }
 
@@ -67,18 +72,20 @@ public final class OperatorClient {
     /// same run); `events` hears the run's progress and its end.
     public func send(_ text: String, to key: String, runID: String = Identifiers.newUUID(), events: @escaping (RunEvent) -> Void) {
         runs[runID] = events
-        call("chat.send", ["sessionKey": .string(key), "message": .string(text), "idempotencyKey": .string(runID)]) { [weak self] result in
+        call("chat.send", ChatSendParams(sessionKey: key, message: text, idempotencyKey: runID)) { [weak self] result in
             if case .failure(let error) = result { self?.runs.removeValue(forKey: runID)?(.failed(error.description)) }
         }
     }
 
-    private func handle(_ name: String, _ payload: JSONValue) {
-        guard name == "chat", let runID = payload["runId"]?.stringValue, let events = runs[runID] else {
-            onEvent?(name, payload)
+    private func handle(_ event: GatewayEvent<JSONValue>) {
+        guard event.event == "chat", let payload = event.payload.flatMap({ GatewayJSON.decode(ChatEventPayload.self, from: $0) }),
+            let runID = payload.runId, let events = runs[runID]
+        else {
+            onEvent?(event)
             return
         }
-        let text = payload["message"]?["content"]?.arrayValue?.compactMap { $0["text"]?.stringValue }.joined() ?? ""
-        switch payload["state"]?.stringValue {
+        let text = payload.message?.text ?? ""
+        switch payload.state {
         case "delta": events(.progress(text))
         case "final":
             runs.removeValue(forKey: runID)
@@ -88,9 +95,9 @@ public final class OperatorClient {
             events(.failed("the answer was aborted"))
         default:
             runs.removeValue(forKey: runID)
-            events(.failed(payload["errorMessage"]?.stringValue ?? "the assistant failed to answer"))
+            events(.failed(payload.errorMessage ?? "the assistant failed to answer"))
         }
-        onEvent?(name, payload)
+        onEvent?(event)
     }
 
     /// The link dropped: runs waiting on it will not hear their end on this connection.

@@ -66,7 +66,7 @@ extension Relay {
             case .openclaw(let url, let sessionKey, let allowSelfSigned, let exposeNodes):
                 let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
                 if exposeNodes { built.exposed.append(NodePassthrough.Account(name: name, target: target)) }
-                let upstream = try OpenClawBackend(
+                let upstream = try GatewayAccount(
                     name: name,
                     target: target,
                     sessionKey: sessionKey,

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
-import GatewayBridge
+import GatewayWire
 import Logging
 import RelayChat
 import RelayCore

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import GatewayBridge
+import GatewayWire
 import Logging
 import RelayChat
 import RelayCore

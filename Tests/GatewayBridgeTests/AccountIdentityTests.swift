@@ -2,7 +2,7 @@ import Foundation
 import RelayCore
 import Testing
 
-@testable import GatewayBridge
+@testable import GatewayWire
 
 @Suite struct AccountIdentityTests {
     let directory = NSTemporaryDirectory() + "gateway-accounts-\(Identifiers.newUUID())/accounts"

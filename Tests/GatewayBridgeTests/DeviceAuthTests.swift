@@ -3,7 +3,7 @@ import Foundation
 import RelayCore
 import Testing
 
-@testable import GatewayBridge
+@testable import GatewayWire
 
 @Suite struct DeviceAuthTests {
     func fields(_ id: String = "dev-1", token: String = "", platform: String = "", family: String = "") -> DeviceAuth.SignedFields {

@@ -2,7 +2,7 @@ import RelayCore
 import RelayTesting
 import Testing
 
-@testable import GatewayBridge
+@testable import GatewayWire
 
 @Suite struct GatewayLinkMachineTests: LinkMachineSuite {
     typealias Machine = GatewayLinkMachine
@@ -18,16 +18,22 @@ import Testing
 
     func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
-    func challenge(_ nonce: String = "n-1") -> [UInt8] { bytes(GatewayFrame.event("connect.challenge", .object(["nonce": .string(nonce)]))) }
+    func event(_ name: String, _ payload: JSONValue, seq: Int64? = nil) -> [UInt8] {
+        bytes(GatewayJSON.encode(GatewayEvent(name, payload, seq: seq)))
+    }
+
+    func ok(_ id: String, _ payload: JSONValue) -> [UInt8] { bytes(GatewayJSON.encode(GatewayResponse(id: id, payload: payload))) }
+
+    func challenge(_ nonce: String = "n-1") -> [UInt8] { event("connect.challenge", .object(["nonce": .string(nonce)])) }
 
     func helloOK(_ id: String, protocol version: Int64 = 4, tickMillis: Int64? = 1_000, deviceToken: String? = nil) -> [UInt8] {
         var payload: [String: JSONValue] = ["type": .string("hello-ok"), "protocol": .int(version)]
         if let tickMillis { payload["policy"] = .object(["tickIntervalMs": .int(tickMillis)]) }
         if let deviceToken { payload["auth"] = .object(["deviceToken": .string(deviceToken)]) }
-        return bytes(GatewayFrame.ok(id, .object(payload)))
+        return ok(id, .object(payload))
     }
 
-    func refusal(_ id: String, _ error: GatewayError) -> [UInt8] { bytes(GatewayFrame.error(id, error)) }
+    func refusal(_ id: String, _ error: GatewayError) -> [UInt8] { bytes(GatewayJSON.encode(GatewayResponse<JSONValue>(id: id, error: error))) }
 
     /// Opens a socket at `now` and answers the challenge; returns the `connect` request.
     func handshake(_ link: inout Machine, now: Int64 = 0, nonce: String = "n-1") throws -> JSONValue {
@@ -98,10 +104,19 @@ import Testing
         }
     }
 
+    @Test func aSparseHelloOkStillGivesItsTokenAndVersion() throws {
+        var link = machine()
+        let connect = try handshake(&link)
+        let sparse = ok(connect["id"]?.stringValue ?? "", .object(["protocol": .int(4), "auth": .object(["deviceToken": .string("tok-s")])]))
+        let up = link.received(sparse, now: 0)
+        #expect(up.first == .own(.storeToken("tok-s")) && up.last == .armTick(afterMillis: 30_000), "no type, no policy: the defaults")
+        #expect(link.protocolVersion == 4)
+    }
+
     @Test func aRefusedV3SignatureIsTriedAgainAsV2ThenIsBadCredentials() throws {
         var link = machine()
         let first = try handshake(&link)
-        let bad = GatewayError.invalid("device signature invalid", ["code": .string("DEVICE_AUTH_SIGNATURE_INVALID")])
+        let bad = GatewayError.invalid("device signature invalid", code: "DEVICE_AUTH_SIGNATURE_INVALID")
         let refused = link.received(refusal(first["id"]?.stringValue ?? "", bad), now: 0)
         #expect(refused == [.report(.retrying, "the gateway refused a v3 device signature; trying v2"), .close(code: 1000, reason: "")])
         #expect(link.closed(code: 1000, error: nil) == [.own(.down), .cancelTick, .armRetry(afterMillis: 800)], "reported already")
@@ -117,7 +132,9 @@ import Testing
     @Test func anUnpairedDeviceAwaitsApprovalAndAsksAgainQuietly() throws {
         var link = machine()
         let connect = try handshake(&link)
-        let unpaired = GatewayError(code: .notPaired, message: "pairing required", details: ["requestId": .string("req-7")])
+        var details = GatewayError.Details()
+        details.requestId = "req-7"
+        let unpaired = GatewayError(.notPaired, "pairing required", details: details)
         let waiting = link.received(refusal(connect["id"]?.stringValue ?? "", unpaired), now: 0)
         #expect(
             waiting == [.report(.awaitingApproval, "awaiting approval (requestId req-7, device \(Self.device))"), .close(code: 1000, reason: "")]
@@ -134,7 +151,7 @@ import Testing
     @Test func aRotatedDeviceTokenIsDroppedAndTheLinkPairsAgain() throws {
         var link = machine(token: "stale")
         let connect = try handshake(&link)
-        let mismatch = GatewayError.authRefused(.deviceTokenMismatch)
+        let mismatch = GatewayError.deviceTokenMismatch
         let refused = link.received(refusal(connect["id"]?.stringValue ?? "", mismatch), now: 0)
         #expect(refused.first == .own(.storeToken("")))
         #expect(reports(refused) == [.retrying])
@@ -149,7 +166,7 @@ import Testing
     @Test func aRefusedSharedTokenIsBadCredentials() throws {
         var link = machine()
         let connect = try handshake(&link)
-        let refused = link.received(refusal(connect["id"]?.stringValue ?? "", .authRefused(.tokenMismatch(canRetryWithDeviceToken: false))), now: 0)
+        let refused = link.received(refusal(connect["id"]?.stringValue ?? "", .tokenMismatch(canRetryWithDeviceToken: false)), now: 0)
         #expect(reports(refused) == [.badCredentials])
         #expect(detail(refused) == "INVALID_REQUEST: unauthorized: gateway token mismatch (provide gateway auth token) AUTH_TOKEN_MISMATCH")
         #expect(refused.last == .close(code: 1000, reason: ""))
@@ -160,34 +177,33 @@ import Testing
     @Test func requestsAreNumberedAndMatchedToTheirResponsesOnTheirSocket() throws {
         var link = try ready()
         var idle = machine()
-        #expect(idle.request("health", .object([:])) == (nil, []) as (String?, [Machine.Action]), "no socket: nothing sent")
-        let (id, actions) = link.request("chat.send", .object(["sessionKey": .string("main"), "message": .string("hi")]))
+        #expect(idle.request("health", NoParams()) == (nil, []) as (String?, [Machine.Action]), "no socket: nothing sent")
+        let (id, actions) = link.request("chat.send", ChatSendParams(sessionKey: "main", message: "hi", idempotencyKey: "run-1"))
         #expect(id == "r2")
         let request = try #require(sent(actions).first)
         #expect(request["method"] == .string("chat.send") && request["id"] == .string("r2") && request["params"]?["message"] == .string("hi"))
-        let answer = bytes(GatewayFrame.ok("r2", .object(["runId": .string("run-1")])))
+        let answer = ok("r2", .object(["runId": .string("run-1")]))
         let response = link.received(answer, now: 1)
-        #expect(response == [.own(.response(id: "r2", try #require(JSONValue.parse(answer))))])
+        #expect(response == [.own(.response(GatewayResponse(id: "r2", payload: .object(["runId": .string("run-1")]))))])
         #expect(link.received(answer, now: 2).isEmpty, "answered once")
-        #expect(link.received(bytes(GatewayFrame.ok("r99", .null)), now: 3).isEmpty, "nobody asked")
+        #expect(link.received(ok("r99", .null), now: 3).isEmpty, "nobody asked")
 
-        let (late, _) = link.request("status", .object([:]))
+        let (late, _) = link.request("status", NoParams())
         _ = link.closed(code: 1001, error: nil)
         let connect = try handshake(&link)
         _ = link.received(helloOK(connect["id"]?.stringValue ?? ""), now: 0)
-        #expect(link.received(bytes(GatewayFrame.ok(late ?? "", .null)), now: 4).isEmpty, "a request dies with its socket")
+        #expect(link.received(ok(late ?? "", .null), now: 4).isEmpty, "a request dies with its socket")
     }
 
     @Test func eventsAreHandedOver() throws {
         var link = machine()
         _ = link.connect()
         _ = link.opened(now: 0)
-        #expect(
-            link.received(bytes(GatewayFrame.event("tick", .object(["ts": .int(1)]))), now: 0) == [.own(.event("tick", .object(["ts": .int(1)])))]
-        )
+        let tick = JSONValue.object(["ts": .int(1)])
+        #expect(link.received(event("tick", tick), now: 0) == [.own(.event(GatewayEvent("tick", tick)))])
         var ready = try ready()
         let payload = JSONValue.object(["runId": .string("run-1"), "state": .string("delta")])
-        #expect(ready.received(bytes(GatewayFrame.event("chat", payload, seq: 3)), now: 0) == [.own(.event("chat", payload))])
+        #expect(ready.received(event("chat", payload, seq: 3), now: 0) == [.own(.event(GatewayEvent("chat", payload, seq: 3)))])
         #expect(ready.received(bytes("[1,2]"), now: 0).isEmpty && ready.received(bytes("nope"), now: 0).isEmpty)
     }
 
@@ -196,7 +212,7 @@ import Testing
         var link = try ready(clock)
         clock.advance(millis: 1_000)
         #expect(link.tick(now: clock.nowMillis(), silentMillis: 1_000) == [.ping, .armTick(afterMillis: 1_000)])
-        _ = link.received(bytes(GatewayFrame.event("tick", .null)), now: clock.nowMillis())
+        _ = link.received(event("tick", .null), now: clock.nowMillis())
         clock.advance(millis: 1_000)
         #expect(link.tick(now: clock.nowMillis(), silentMillis: 2_000) == [.ping, .armTick(afterMillis: 1_000)], "a tick event 1 s ago")
         clock.advance(millis: 2_000)
@@ -254,9 +270,7 @@ import Testing
     }
 
     @Test func aNodeSaysWhatItOffers() throws {
-        var hello = LinkHello(displayName: "phone via clawrelay")
-        (hello.role, hello.scopes, hello.mode) = ("node", [], "node")
-        hello.commands = ["camera.snap"]
+        let hello = LinkHello.node(displayName: "phone via clawrelay", caps: [], commands: ["camera.snap"], permissions: .object([:]))
         var link = machine(hello: hello)
         let params = try #require(try handshake(&link)["params"])
         #expect(params["role"] == .string("node") && params["client"]?["mode"] == .string("node") && params["scopes"] == .array([]))

@@ -1,3 +1,4 @@
+import GatewayWire
 import RelayCore
 import Testing
 
@@ -59,15 +60,16 @@ import Testing
             unreadCount: 1,
             messageCount: 4
         )
-        let entry = SessionListing.json(summary, backend: "echo", backendKind: "echo")
-        #expect(entry["key"]?.stringValue == "cv:cv_0123456789abcdef" && entry["displayName"]?.stringValue == "Chat")
-        #expect(entry["lastMessagePreview"]?.stringValue == "an answer" && entry["lastMessageRole"]?.stringValue == "assistant")
-        #expect(entry["lastSeq"]?.intValue == 9 && entry["lastReadSeq"]?.intValue == 7 && entry["unreadCount"]?.intValue == 1)
-        #expect(entry["updatedAt"]?.intValue == 80, "the newest message is newer than the conversation's own change")
-        #expect(entry["backend"]?.stringValue == "echo" && entry["backendKind"]?.stringValue == "echo")
+        let entry = SessionListing.entry(summary, backend: "echo", backendKind: "echo")
+        #expect(entry.key == "cv:cv_0123456789abcdef" && entry.displayName == "Chat")
+        #expect(entry.lastMessagePreview == "an answer" && entry.lastMessageRole == "assistant")
+        #expect(entry.lastSeq == 9 && entry.lastReadSeq == 7 && entry.unreadCount == 1)
+        #expect(entry.updatedAt == 80, "the newest message is newer than the conversation's own change")
+        #expect(entry.backend == "echo" && entry.backendKind == "echo")
 
         let empty = ConversationSummary(conversation: conversation(), lastEvent: nil, lastReadSeq: 0, unreadCount: 0, messageCount: 0)
-        let blank = SessionListing.json(empty, backend: "echo", backendKind: nil)
+        let blank = try #require(JSONValue.parse(GatewayJSON.encode(SessionListing.entry(empty, backend: "echo", backendKind: nil))))
         #expect(blank["lastMessagePreview"] == .null && blank["lastSeq"]?.intValue == 0 && blank["updatedAt"]?.intValue == 50)
+        #expect(blank["backendKind"] == .null && blank["lastMessageRole"] == .null, "written as null, not left out")
     }
 }

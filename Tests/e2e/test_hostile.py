@@ -24,7 +24,7 @@ from conftest import (
     tcp_state,
     upload,
 )
-from gateway_client import GatewayClient, Identity, paired
+from gateway_client import Identity, paired
 
 
 @pytest.fixture
@@ -78,40 +78,6 @@ async def test_after_auth_the_listener_limit_is_enforced_from_the_header_too(rel
     assert raw.close_code == 1009, raw.close_code
 
 
-MALFORMED = ["not json", "[" * 300 + "]" * 300, '{"type":"req","id":"1","method":"x","params":{"a":"\\ud800"}}']
-
-
-@pytest.mark.parametrize("text", MALFORMED, ids=["not-json", "too-deep", "lone-surrogate"])
-@pytest.mark.parametrize("state", ["before-connect", "after-connect"])
-async def test_a_malformed_gateway_frame_is_answered_and_closed_in_every_state(gateway_relay, text, state):
-    if state == "after-connect":
-        client, _ = await paired(gateway_relay, Identity())
-    else:
-        client = await GatewayClient.open(gateway_port(gateway_relay))
-    await client.ws.send(text)
-    code = await client.expect_close()
-    assert code == 1008, code
-    errors = [f for f in client.events if f.get("event") == "error"]
-    assert errors and errors[-1]["payload"]["code"] == "INVALID_REQUEST", client.events
-
-
-@pytest.mark.parametrize("state", ["before-connect", "after-connect"])
-async def test_json_that_is_not_a_request_gets_an_error_response(gateway_relay, state):
-    if state == "after-connect":
-        client, _ = await paired(gateway_relay, Identity())
-    else:
-        client = await GatewayClient.open(gateway_port(gateway_relay))
-    await client.send({"type": "nope", "id": "x1"})
-    answer = await client.recv()
-    while answer.get("type") != "res":
-        answer = await client.recv()
-    assert answer["id"] == "x1" and answer["ok"] is False and answer["error"]["code"] == "INVALID_REQUEST", answer
-    if state == "after-connect":
-        assert (await client.request("health"))["ok"]
-    else:
-        assert await client.expect_close() == 1008
-
-
 def open_fds(relay) -> int:
     return len(os.listdir(f"/proc/{relay.proc.pid}/fd"))
 
@@ -160,45 +126,6 @@ async def test_a_chunked_upload_is_answered_411(relay):
     assert answer.startswith(b"HTTP/1.1 411"), answer[:200]
     assert b"Content-Length" in answer, answer
     assert not upload_leftovers(relay)
-
-
-async def test_pending_gateway_pairings_are_capped_per_address(relay_factory):
-    cfg = make_config()
-    cfg["gateway"] = {"listen": "127.0.0.1:0", "max_pending_requests": 20}  # two per address
-    relay = relay_factory(cfg)
-    codes = []
-    for _ in range(3):
-        client = await GatewayClient.open(gateway_port(relay))
-        res = await client.connect(Identity(), protocol=(3, 4))
-        codes.append((res["error"]["code"], res["error"].get("details", {}).get("code")))
-        await client.close()
-    assert codes == [("NOT_PAIRED", "PAIRING_REQUIRED")] * 2 + [("UNAVAILABLE", "PAIRING_RATE_LIMITED")], codes
-    pending = [d for d in relay.devices() if d["status"] == "pending"]
-    assert len(pending) == 2, pending
-
-
-async def test_connect_fields_are_bounded_and_protocol_fields_required(gateway_relay):
-    client = await GatewayClient.open(gateway_port(gateway_relay))
-    res = await client.connect(Identity(), tamper=lambda p: p["client"].update(displayName="x" * 30_000))
-    assert res["error"]["code"] == "INVALID_REQUEST" and "client.displayName" in res["error"]["message"], res
-    assert await client.expect_close() == 1008
-    client = await GatewayClient.open(gateway_port(gateway_relay))
-    res = await client.connect(Identity(), tamper=lambda p: p.pop("minProtocol"))
-    assert res["error"]["code"] == "INVALID_REQUEST", res
-    assert await client.expect_close() == 1008
-
-
-async def test_device_removal_answers_unknown_and_foreign_ids_with_an_error(gateway_relay):
-    admin = await pair_first_admin(gateway_relay)  # a Clawline device
-    operator, _ = await paired(gateway_relay, Identity())
-    for device_id in ("no-such-device", admin.device_id):
-        removed = await operator.request("device.pair.remove", {"deviceId": device_id})
-        assert removed["ok"] is False and removed["error"]["code"] == "INVALID_REQUEST", removed
-    assert gateway_relay.device(admin.device_id)["status"] == "approved"
-    unpaired = await operator.request("device.unpair", {"deviceId": "no-such-device", "botIds": "*"})
-    assert unpaired["ok"] is False, unpaired
-    revoked = await operator.request("device.token.revoke", {"deviceId": "no-such-device", "role": "operator"})
-    assert revoked["ok"] is False, revoked
 
 
 @pytest.mark.parametrize("payload", [b"\x03", b"\x03\xed", b"\x03\xe7bye"], ids=["one-byte", "code-1005", "code-999"])

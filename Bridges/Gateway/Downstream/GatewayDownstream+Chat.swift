@@ -1,34 +1,47 @@
+import GatewayWire
 import RelayCore
 import RelayTransport
 
+/// `chat.send`, `chat.history` and `chat.abort`: a session key names a conversation of the
+/// gateway's user, and the core's turns run it.
 extension GatewayDownstream {
     static let maxQueuedRunsPerDevice = 20
 
-    func handleChat(_ request: GatewayRequest, on session: GatewaySession) {
-        let needed = request.method == "chat.send" || request.method == "chat.abort" ? "operator.write" : "operator.read"
-        guard session.has(needed) || (needed == "operator.read" && session.has("operator.write")) else {
-            return session.fail(request.id, .invalid("missing scope \(needed)"), close: nil)
+    /// A chat method's params, read once.
+    private enum ChatCall {
+        case send(ChatSendParams?)
+        case abort(ChatAbortParams?)
+        case history(ChatHistoryParams?)
+
+        var sessionKey: String? {
+            switch self {
+            case .send(let params): params?.sessionKey
+            case .abort(let params): params?.sessionKey
+            case .history(let params): params?.sessionKey
+            }
         }
-        guard let sessionKey = request.string("sessionKey"), !sessionKey.isEmpty else {
-            return session.fail(request.id, .invalid("sessionKey required"), close: nil)
+    }
+
+    func handleChat(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
+        let call: ChatCall
+        switch request.method {
+        case "chat.send": call = .send(request.params(as: ChatSendParams.self))
+        case "chat.abort": call = .abort(request.params(as: ChatAbortParams.self))
+        default: call = .history(request.params(as: ChatHistoryParams.self))
         }
+        guard let sessionKey = call.sessionKey, !sessionKey.isEmpty else { return socket.fail(request.id, .sessionKeyRequired) }
         conversation(named: sessionKey, creating: true) { [self] result in
             let conversation: Conversation
             switch result {
             case .success(let found): conversation = found
-            case .failure(let error): return session.fail(request.id, Self.sessionError(error), close: nil)
+            case .failure(let error): return socket.fail(request.id, Self.sessionError(error))
             }
-            switch request.method {
-            case "chat.send": send(request, in: conversation, from: session)
-            case "chat.abort":
-                let aborted = hub.turns.abort(conversationID: conversation.id, runID: request.string("runId"))
-                session.send(
-                    GatewayFrame.ok(
-                        request.id,
-                        .object(["ok": .bool(true), "aborted": .bool(!aborted.isEmpty), "runIds": .array(aborted.map(JSONValue.string))])
-                    )
-                )
-            default: history(request, of: conversation, key: sessionKey, on: session)
+            switch call {
+            case .send(let params): send(params, request.id, in: conversation, from: socket)
+            case .abort(let params):
+                let aborted = hub.turns.abort(conversationID: conversation.id, runID: params?.runId)
+                socket.reply(request.id, ChatAbortResult(runIds: aborted))
+            case .history(let params): history(limit: params?.limit, request.id, of: conversation, key: sessionKey, on: socket)
             }
         }
     }
@@ -74,24 +87,19 @@ extension GatewayDownstream {
         return parts.count >= 2 && parts[0] == "backend" ? String(parts[1]) : nil
     }
 
-    private func send(_ request: GatewayRequest, in conversation: Conversation, from session: GatewaySession) {
-        guard let message = request.string("message") else { return session.fail(request.id, .invalid("message is required"), close: nil) }
-        let runID = request.string("idempotencyKey") ?? Identifiers.newUUID()
+    private func send(_ params: ChatSendParams?, _ requestID: String, in conversation: Conversation, from socket: GatewaySocket) {
+        guard let message = params?.message else { return socket.fail(requestID, .messageRequired) }
+        let runID = params?.idempotencyKey ?? Identifiers.newUUID()
         if message.trimmingCharacters(in: .whitespaces) == "/stop" {
             let aborted = hub.turns.abort(conversationID: conversation.id)
-            return session.send(
-                GatewayFrame.ok(
-                    request.id,
-                    .object(["runId": .string(runID), "status": .string("aborted"), "runIds": .array(aborted.map(JSONValue.string))])
-                )
-            )
+            return socket.reply(requestID, ChatSendResult(runId: runID, status: "aborted", runIds: aborted))
         }
         var policy = TurnPolicy(maxQueuedPerDevice: Self.maxQueuedRunsPerDevice, backend: settings.backend)
-        if let timeout = request.params["timeoutMs"]?.intValue, timeout > 0 { policy.inactivityMillis = Int(min(timeout, 3_600_000)) }
+        if let timeout = params?.timeoutMs, timeout > 0 { policy.inactivityMillis = Int(min(timeout, 3_600_000)) }
         let submitted = UserMessage(
             conversationID: conversation.id,
             userID: settings.userID,
-            deviceID: session.deviceID,
+            deviceID: socket.deviceID,
             clientID: runID,
             runID: runID,
             content: message
@@ -104,14 +112,11 @@ extension GatewayDownstream {
             case .duplicate(.finalized, _, _): status = "ok"
             case .duplicate(.aborted, _, _): status = "aborted"
             case .duplicate(.failed, _, _): status = "error"
-            case .mismatch:
-                return session.fail(request.id, .invalid("idempotencyKey reused with a different message"), close: nil)
-            case .queueFull:
-                return session.fail(request.id, GatewayError(code: .unavailable, message: "too many queued messages", retryable: true), close: nil)
-            case .rejected, .missingAsset, .storeFailed:
-                return session.fail(request.id, GatewayError(code: .unavailable, message: "the message could not be stored"), close: nil)
+            case .mismatch: return socket.fail(requestID, .idempotencyKeyReused)
+            case .queueFull: return socket.fail(requestID, .tooManyQueued)
+            case .rejected, .missingAsset, .storeFailed: return socket.fail(requestID, .messageNotStored)
             }
-            session.send(GatewayFrame.ok(request.id, .object(["runId": .string(runID), "status": .string(status)])))
+            socket.reply(requestID, ChatSendResult(runId: runID, status: status))
         }
     }
 
@@ -119,26 +124,20 @@ extension GatewayDownstream {
     /// newest that fit come back.
     static let historyBudget = 8 << 20
 
-    private func history(_ request: GatewayRequest, of conversation: Conversation, key: String, on session: GatewaySession) {
-        let limit = Int(min(1000, max(1, request.params["limit"]?.intValue ?? 200)))
+    private func history(limit requested: Int64?, _ requestID: String, of conversation: Conversation, key: String, on socket: GatewaySocket) {
+        let limit = Int(min(1000, max(1, requested ?? 200)))
         let id = conversation.id
         hub.history.recent(userID: settings.userID, conversationID: id, limit: limit, byteBudget: Self.historyBudget) { [hub] result in
             let events = (try? result.get()) ?? []
             // Fetching the history is reading it: pushes for what it shows are no longer needed.
-            if let newest = events.map(\.seq).max() { hub.read(deviceID: session.deviceID, conversationID: id, seq: newest) }
-            let messages = events.map(Self.chatMessage)
-            session.send(
-                GatewayFrame.ok(request.id, .object(["sessionKey": .string(key), "sessionId": .string(id), "messages": .array(messages)]))
-            )
+            if let newest = events.map(\.seq).max() { hub.read(deviceID: socket.deviceID, conversationID: id, seq: newest) }
+            socket.reply(requestID, ChatHistory(sessionKey: key, sessionId: id, messages: events.map(Self.chatMessage)))
         }
     }
 
     /// A stored message as `chat.history` and final `chat` events show it; `id` and `seq` (its
     /// place on the user's clock, what `sessions.markRead` takes) are the relay's additions.
-    static func chatMessage(_ event: ChatEvent) -> JSONValue {
-        .object([
-            "role": .string(event.role.rawValue), "content": .array([.object(["type": .string("text"), "text": .string(event.content)])]),
-            "timestamp": .int(event.timestampMillis), "id": .string(event.id), "seq": .int(event.seq),
-        ])
+    static func chatMessage(_ event: ChatEvent) -> ChatMessage {
+        ChatMessage(id: event.id, role: event.role.rawValue, text: event.content, timestamp: event.timestampMillis, seq: event.seq)
     }
 }

@@ -1,3 +1,4 @@
+import GatewayWire
 import RelayCore
 
 /// A `cv:` key (or any key `sessions.markRead` is given) that names no conversation of this
@@ -5,16 +6,15 @@ import RelayCore
 struct UnknownSession: Error {}
 
 /// What a terminal chat client needs besides chat: every conversation of the user with unread
-/// counts (`sessions.list`, `sessions.markRead`, the `sessions.changed` event) and the backends
-/// with their link states (`backends.list`).
+/// counts (`sessions.list`, `sessions.markRead`, `sessions.patch`, the `sessions.changed` event)
+/// and the backends with their link states (`backends.list`).
 extension GatewayDownstream {
-    func handleSessions(_ request: GatewayRequest, on session: GatewaySession) {
-        guard Self.readsChat(session) else { return session.fail(request.id, .invalid("missing scope operator.read"), close: nil) }
+    func handleSessions(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
         switch request.method {
-        case "sessions.list": listSessions(request, on: session)
-        case "sessions.markRead": markRead(request, on: session)
-        case "sessions.patch": patch(request, on: session)
-        default: listBackends(request, on: session)
+        case "sessions.list": listSessions(request, on: socket)
+        case "sessions.markRead": markRead(request, on: socket)
+        case "sessions.patch": patch(request, on: socket)
+        default: listBackends(request, on: socket)
         }
     }
 
@@ -23,130 +23,104 @@ extension GatewayDownstream {
         conversation.backend ?? settings.backend ?? hub.router.defaultBackend
     }
 
-    func sessionJSON(_ summary: ConversationSummary) -> JSONValue {
+    func sessionEntry(_ summary: ConversationSummary) -> SessionEntry {
         let backend = backendName(for: summary.conversation)
-        return SessionListing.json(summary, backend: backend, backendKind: settings.backendKinds[backend])
+        return SessionListing.entry(summary, backend: backend, backendKind: settings.backendKinds[backend])
     }
 
     /// Every conversation of the user, whatever protocol made it, the most recently updated first,
     /// at most `limit` (default and most: `SessionListing.maxSessions`); `truncated` says when
     /// more exist.
-    private func listSessions(_ request: GatewayRequest, on session: GatewaySession) {
-        let limit = Int(min(Int64(SessionListing.maxSessions), max(1, request.params["limit"]?.intValue ?? Int64(SessionListing.maxSessions))))
+    private func listSessions(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
+        let most = Int64(SessionListing.maxSessions)
+        let limit = Int(min(most, max(1, request.params(as: SessionsListParams.self)?.limit ?? most)))
         let now = clock.nowMillis()
         hub.history.summaries(userID: settings.userID, limit: limit + 1) { [self] result in
-            guard case .success(let found) = result else {
-                return session.fail(request.id, GatewayError(code: .unavailable, message: "the sessions could not be read"), close: nil)
-            }
+            guard case .success(let found) = result else { return socket.fail(request.id, .sessionsUnreadable) }
             let page = found.prefix(limit).sorted { SessionListing.updatedAt($0) > SessionListing.updatedAt($1) }
-            let list = page.map(sessionJSON)
-            session.send(
-                GatewayFrame.ok(
-                    request.id,
-                    .object([
-                        "ts": .int(now), "count": .int(Int64(list.count)), "sessions": .array(list), "truncated": .bool(found.count > limit),
-                    ])
-                )
-            )
+            socket.reply(request.id, SessionsList(ts: now, sessions: page.map(sessionEntry), truncated: found.count > limit))
         }
     }
 
     /// `{key, seq}`: the user has read the session up to `seq` (clamped to its newest message; a
-    /// cursor never moves back). Answers `{key, lastReadSeq, unreadCount}`. `sessionKey` is taken
-    /// for `key`, as the chat methods name it.
-    private func markRead(_ request: GatewayRequest, on session: GatewaySession) {
-        guard let key = request.string("key") ?? request.string("sessionKey"), !key.isEmpty else {
-            return session.fail(request.id, .invalid("key required"), close: nil)
-        }
-        guard let seq = request.params["seq"]?.intValue, seq >= 0 else {
-            return session.fail(request.id, .invalid("seq must be a non-negative integer"), close: nil)
-        }
+    /// cursor never moves back).
+    private func markRead(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
+        let params = request.params(as: MarkReadParams.self)
+        guard let key = params?.key ?? params?.sessionKey, !key.isEmpty else { return socket.fail(request.id, .keyRequired) }
+        guard let seq = params?.seq, seq >= 0 else { return socket.fail(request.id, .seqRequired) }
         conversation(named: key, creating: false) { [self] result in
             let conversation: Conversation
             switch result {
             case .success(let found): conversation = found
-            case .failure(let error): return session.fail(request.id, Self.sessionError(error), close: nil)
+            case .failure(let error): return socket.fail(request.id, Self.sessionError(error))
             }
-            let user = settings.userID
-            hub.read(userID: user, conversationID: conversation.id, seq: seq) { [self] moved in
-                guard case .success = moved else {
-                    return session.fail(request.id, GatewayError(code: .unavailable, message: "the read position could not be stored"), close: nil)
-                }
-                summary(of: conversation.id, answering: request, on: session) { summary in
-                    .object(["key": .string(key), "lastReadSeq": .int(summary.lastReadSeq), "unreadCount": .int(Int64(summary.unreadCount))])
+            hub.read(userID: settings.userID, conversationID: conversation.id, seq: seq) { [self] moved in
+                guard case .success = moved else { return socket.fail(request.id, .readNotStored) }
+                summary(of: conversation.id, answering: request.id, on: socket) { summary in
+                    MarkReadResult(key: key, lastReadSeq: summary.lastReadSeq, unreadCount: Int64(summary.unreadCount))
                 }
             }
         }
     }
 
     /// `{key, label}`: renames the session (`label: null` clears the title), for every protocol
-    /// that shows the conversation. Answers `{ok, key, entry}` (`entry`: its `sessions.list`
-    /// entry), as OpenClaw does. The relay patches only the label: any other property (OpenClaw's
-    /// model or thinking overrides) is refused rather than silently ignored.
-    private func patch(_ request: GatewayRequest, on session: GatewaySession) {
-        guard session.has("operator.write") else { return session.fail(request.id, .invalid("missing scope operator.write"), close: nil) }
-        guard let key = request.string("key"), !key.isEmpty else { return session.fail(request.id, .invalid("key required"), close: nil) }
-        if let other = request.params.keys.sorted().first(where: { $0 != "key" && $0 != "label" }) {
-            return session.fail(request.id, .invalid("unsupported property '\(other.prefix(64))': this relay patches label only"), close: nil)
+    /// that shows the conversation; answers `{ok, key, entry}` as OpenClaw does. Only the label
+    /// is patched: any other property (OpenClaw's model or thinking overrides) is refused rather
+    /// than silently ignored.
+    private func patch(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
+        let fields = request.fields
+        guard let key = fields["key"]?.stringValue, !key.isEmpty else { return socket.fail(request.id, .keyRequired) }
+        if let other = fields.keys.sorted().first(where: { $0 != "key" && $0 != "label" }) {
+            return socket.fail(request.id, .unsupportedPatch(other))
         }
         let label: String?
-        switch request.params["label"] {
+        switch fields["label"] {
         case .string(let text)?:
             guard text.utf8.count <= Conversation.maxTitleBytes else {
-                return session.fail(request.id, .invalid("label is longer than \(Conversation.maxTitleBytes) bytes"), close: nil)
+                return socket.fail(request.id, .labelTooLong(maxBytes: Conversation.maxTitleBytes))
             }
             label = text.isEmpty ? nil : text
         case .null?: label = nil
-        default: return session.fail(request.id, .invalid("label must be a string or null"), close: nil)
+        default: return socket.fail(request.id, .labelNotString)
         }
         conversation(named: key, creating: false) { [self] result in
             let conversation: Conversation
             switch result {
             case .success(let found): conversation = found
-            case .failure(let error): return session.fail(request.id, Self.sessionError(error), close: nil)
+            case .failure(let error): return socket.fail(request.id, Self.sessionError(error))
             }
             hub.conversations.edit(id: conversation.id, .retitle(label)) { [self] edited in
-                guard case .success(.some) = edited else {
-                    return session.fail(request.id, GatewayError(code: .unavailable, message: "the session could not be renamed"), close: nil)
-                }
-                summary(of: conversation.id, answering: request, on: session) { [self] summary in
-                    .object(["ok": .bool(true), "key": .string(key), "entry": sessionJSON(summary)])
+                guard case .success(.some) = edited else { return socket.fail(request.id, .renameNotStored) }
+                summary(of: conversation.id, answering: request.id, on: socket) { [self] summary in
+                    SessionsPatchResult(key: key, entry: sessionEntry(summary))
                 }
             }
         }
     }
 
-    /// Reads the conversation's `sessions.list` summary for this gateway's user and answers
-    /// `request` with `payload(summary)`, or with UNAVAILABLE when it cannot be read.
-    private func summary(
+    /// Reads the conversation's summary for this gateway's user and answers `requestID` with
+    /// `payload(summary)`, or with UNAVAILABLE when it cannot be read.
+    private func summary<Payload: Codable & Equatable & Sendable>(
         of conversationID: String,
-        answering request: GatewayRequest,
-        on session: GatewaySession,
-        _ payload: @escaping (ConversationSummary) -> JSONValue
+        answering requestID: String,
+        on socket: GatewaySocket,
+        _ payload: @escaping (ConversationSummary) -> Payload
     ) {
         hub.history.summary(of: conversationID, for: settings.userID) { result in
-            guard case .success(let summary?) = result else {
-                return session.fail(request.id, GatewayError(code: .unavailable, message: "the session could not be read"), close: nil)
-            }
-            session.send(GatewayFrame.ok(request.id, payload(summary)))
+            guard case .success(let summary?) = result else { return socket.fail(requestID, .sessionUnreadable) }
+            socket.reply(requestID, payload(summary))
         }
     }
 
-    /// `{backends:[{name, kind, state}], default}`: `state` is an upstream account's link state
-    /// (`connected`, `retrying`, …) or `ready` for a built-in backend.
-    private func listBackends(_ request: GatewayRequest, on session: GatewaySession) {
+    private func listBackends(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
         let list = settings.backendKinds.sorted { $0.key < $1.key }.map { name, kind in
-            JSONValue.object(["name": .string(name), "kind": .string(kind), "state": .string(hub.accounts.state(of: name)?.rawValue ?? "ready")])
+            BackendsList.Backend(name: name, kind: kind, state: hub.accounts.state(of: name)?.rawValue ?? "ready")
         }
-        let fallback = settings.backend ?? hub.router.defaultBackend
-        session.send(GatewayFrame.ok(request.id, .object(["backends": .array(list), "default": .string(fallback)])))
+        socket.reply(request.id, BackendsList(backends: list, default: settings.backend ?? hub.router.defaultBackend))
     }
 
     /// How a failed lookup of a session is answered.
-    static func sessionError(_ error: any Error) -> GatewayError {
-        if error is UnknownSession { return .invalid("unknown session", ["code": .string("UNKNOWN_SESSION")]) }
-        return GatewayError(code: .unavailable, message: "the session could not be opened")
-    }
+    static func sessionError(_ error: any Error) -> GatewayError { error is UnknownSession ? .unknownSession : .sessionUnavailable }
 
     // MARK: sessions.changed
 
@@ -160,7 +134,7 @@ extension GatewayDownstream {
     /// reads chat. Reads of one conversation do not pile up: a change while its summary is being
     /// read makes one more read afterwards.
     func sessionChanged(_ conversationID: String) {
-        guard sessions.values.contains(where: { $0.isConnected && Self.readsChat($0) }) else { return }
+        guard sockets.values.contains(where: \.readsChat) else { return }
         if summaryReads[conversationID] != nil {
             summaryReads[conversationID] = true
             return
@@ -171,7 +145,7 @@ extension GatewayDownstream {
             guard let self else { return }
             let again = summaryReads.removeValue(forKey: conversationID) ?? false
             if case .success(let summary?) = result, summary.conversation.userID == user {
-                broadcast("sessions.changed", sessionJSON(summary)) { $0.isConnected && Self.readsChat($0) }
+                broadcast("sessions.changed", sessionEntry(summary), to: \.readsChat)
             }
             if again { sessionChanged(conversationID) }
         }

@@ -1,78 +1,58 @@
+import GatewayWire
 import RelayCore
 
 /// The methods apps call first: health, status, the model catalog, presence, the gateway's
 /// identity and heartbeat state.
 extension GatewayDownstream {
-    static let modelViews: Set<String> = ["default", "configured", "provider-config", "all"]
-
-    func handleSystem(_ request: GatewayRequest, on session: GatewaySession) {
-        guard !session.isNode else { return session.fail(request.id, .invalid("unauthorized role: node"), close: nil) }
-        guard session.has("operator.read") || session.has("operator.write") else {
-            return session.fail(request.id, .invalid("missing scope operator.read"), close: nil)
-        }
+    func handleSystem(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
         switch request.method {
         case "health":
-            session.send(GatewayFrame.ok(request.id, healthSnapshot))
+            socket.reply(request.id, healthSnapshot)
         case "status":
-            status(request, on: session)
+            status(request, on: socket)
         case "models.list":
-            if let view = request.params["view"], view.stringValue.map(Self.modelViews.contains) != true {
-                return session.fail(request.id, .invalid("view must be one of default, configured, provider-config, all"), close: nil)
+            if let view = request.fields["view"], view.stringValue.map(ModelsList.views.contains) != true {
+                return socket.fail(request.id, .unknownModelView)
             }
-            let models = settings.backendKinds.sorted { $0.key < $1.key }.map { name, kind in
-                JSONValue.object(["id": .string(name), "name": .string(name), "provider": .string(kind), "available": .bool(true)])
-            }
-            session.send(GatewayFrame.ok(request.id, .object(["models": .array(models)])))
+            let models = settings.backendKinds.sorted { $0.key < $1.key }.map { name, kind in ModelsList.Model(id: name, name: name, provider: kind) }
+            socket.reply(request.id, ModelsList(models: models))
         case "system-presence":
-            session.send(GatewayFrame.ok(request.id, presenceList))
+            socket.reply(request.id, presenceList)
         case "gateway.identity.get":
-            guard let identity = gatewayIdentity else {
-                return session.fail(request.id, GatewayError(code: .unavailable, message: "the gateway identity could not be read"), close: nil)
-            }
-            session.send(GatewayFrame.ok(request.id, .object(["deviceId": .string(identity.deviceID), "publicKey": .string(identity.publicKey)])))
+            guard let identity = gatewayIdentity else { return socket.fail(request.id, .identityUnreadable) }
+            socket.reply(request.id, GatewayIdentity(deviceId: identity.deviceID, publicKey: identity.publicKey))
         default:
             // `last-heartbeat`: the relay runs no agent heartbeats.
-            session.send(GatewayFrame.ok(request.id, .null))
+            socket.reply(request.id, JSONValue.null)
         }
     }
 
     /// What `health`, the `health` event and `hello-ok.snapshot.health` carry; apps read `ok`.
-    var healthSnapshot: JSONValue {
-        .object([
-            "ok": .bool(true), "ts": .int(clock.nowMillis()), "durationMs": .int(0), "defaultAgentId": .string("main"),
-            "channels": .object([:]), "channelOrder": .array([]), "agents": .array([]),
-            "uptimeMs": .int(clock.nowMillis() - startedAt), "connections": .int(Int64(sessions.count)),
-        ])
+    var healthSnapshot: HealthSnapshot {
+        let now = clock.nowMillis()
+        return HealthSnapshot(ts: now, uptimeMs: now - startedAt, connections: Int64(sockets.count))
     }
 
-    private func status(_ request: GatewayRequest, on session: GatewaySession) {
+    private func status(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
         let now = clock.nowMillis()
         hub.conversations.list(userID: settings.userID, limit: 10) { result in
             let recent = ((try? result.get()) ?? []).map { conversation in
-                JSONValue.object([
-                    "key": .string(SessionListing.key(of: conversation)), "kind": .string("direct"), "updatedAt": .int(conversation.updatedAt),
-                    "age": .int(max(0, now - conversation.updatedAt)),
-                ])
-            }
-            session.send(
-                GatewayFrame.ok(
-                    request.id,
-                    .object([
-                        "runtimeVersion": .string(Self.serverVersion), "channelSummary": .array([]), "queuedSystemEvents": .array([]),
-                        "heartbeat": .object(["defaultAgentId": .string("main"), "agents": .array([])]),
-                        "sessions": .object(["count": .int(Int64(recent.count)), "recent": .array(recent), "defaults": .object([:])]),
-                    ])
+                GatewayStatus.Recent(
+                    key: SessionListing.key(of: conversation),
+                    updatedAt: conversation.updatedAt,
+                    age: max(0, now - conversation.updatedAt)
                 )
-            )
+            }
+            socket.reply(request.id, GatewayStatus(runtimeVersion: Self.serverVersion, recent: recent))
         }
     }
 
-    /// Sends `health` to every session every two ticks (a minute by default), as real gateways do
+    /// Sends `health` to every socket every two ticks (a minute by default), as real gateways do
     /// after each refresh.
     func scheduleHealth() {
         loop.schedule(afterMillis: settings.tickIntervalMillis * 2) { [weak self] in
             guard let self else { return }
-            healthVersion += 1
+            stateVersion.health += 1
             broadcast("health", healthSnapshot, stateVersion: stateVersion)
             scheduleHealth()
         }

@@ -1,29 +1,18 @@
 import Foundation
+import GatewayWire
 import Logging
 import RelayCore
 import RelayTransport
 
-/// Terminates OpenClaw gateway v3 clients (operators and nodes) on one listener.
+/// Terminates OpenClaw gateway v3 and v4 clients (operators and nodes) on one listener: keeps
+/// the sockets, performs what each socket's `GatewaySocketMachine` asks for, and answers the
+/// methods from the core.
 ///
 /// - Important: every method runs on the service thread.
 public final class GatewayDownstream: ListenerHandler {
-    /// Protocol versions spoken: 3 up to `[gateway] max_protocol` (4 by default).
-    static let minimumProtocol: Int64 = 3
+    static let protocolName = "gateway"
     static let serverVersion = "clawrelay-" + RelayVersion.current
-    static let clientModes: Set<String> = ["webchat", "cli", "ui", "backend", "node", "worker", "probe", "test"]
     static let preAuthMaxBytes = 64 * 1024
-    /// Every method the relay answers, and nothing else (`hello-ok.features.methods`).
-    static let methods = [
-        "connect", "health", "status", "models.list", "system-presence", "gateway.identity.get", "last-heartbeat",
-        "device.pair.list", "device.pair.approve", "device.pair.reject", "device.pair.remove", "device.token.rotate", "device.token.revoke",
-        "node.list", "node.describe", "node.invoke", "node.invoke.result", "node.event",
-        "chat.send", "chat.history", "chat.abort", "sessions.list", "gateway.discover", "device.pair", "device.unpair",
-        "sessions.markRead", "sessions.patch", "backends.list",
-    ]
-    static let events = [
-        "connect.challenge", "tick", "presence", "health", "shutdown", "device.pair.requested", "device.pair.resolved", "node.invoke.request", "chat",
-        "sessions.changed",
-    ]
 
     let settings: GatewaySettings
     let hub: RelayHub
@@ -32,20 +21,18 @@ public final class GatewayDownstream: ListenerHandler {
     let logger: Logger
     let startedAt: Int64
 
-    var sessions: [UInt64: GatewaySession] = [:]
-    var nodes: [String: GatewaySession] = [:]
+    var sockets: [UInt64: GatewaySocket] = [:]
+    var nodes: [String: GatewaySocket] = [:]
     var invokes: [String: PendingInvoke] = [:]
-    /// Chat runs as operators are shown them, and the last core event encoded for them.
-    var chatRuns: [String: ChatRunView] = [:]
-    var lastChat: (event: BusEvent, payload: String?)?
+    /// Chat runs as operators are shown them.
+    let chatRuns = GatewayChatRuns()
     /// Conversations whose `sessions.changed` entry is being read; true = read it again after.
     var summaryReads: [String: Bool] = [:]
     /// Mirrors downstream nodes onto upstream gateways; set before `start`.
     public var passthrough: NodePassthrough? {
         didSet { passthrough?.downstream = self }
     }
-    var presenceVersion: Int64 = 1
-    var healthVersion: Int64 = 1
+    var stateVersion = StateVersion(presence: 1, health: 1)
     /// The relay's own gateway identity (`gateway.identity.get`), kept in `<data_dir>/gateway.key`.
     let gatewayIdentity: AccountIdentity?
     /// This relay install's stable fingerprint (`gateway.discover`, `device.pair`, mDNS).
@@ -103,7 +90,7 @@ public final class GatewayDownstream: ListenerHandler {
     private func scheduleTick() {
         loop.schedule(afterMillis: settings.tickIntervalMillis) { [weak self] in
             guard let self else { return }
-            broadcast("tick", .object(["ts": .int(clock.nowMillis())]))
+            broadcast("tick", Tick(ts: clock.nowMillis()))
             scheduleTick()
         }
     }
@@ -115,138 +102,136 @@ public final class GatewayDownstream: ListenerHandler {
     }
 
     public func webSocketOpened(_ connection: WebSocketConnection) {
-        let session = GatewaySession(connection: connection, openedAt: clock.nowMillis())
-        session.downstream = self
-        sessions[connection.id] = session
+        let machine = GatewaySocketMachine(
+            settings: settings,
+            peerAddress: connection.peerAddress,
+            nonce: Identifiers.newUUID(),
+            openedAt: clock.nowMillis()
+        )
+        let socket = GatewaySocket(connection: connection, machine: machine)
+        socket.downstream = self
+        sockets[connection.id] = socket
         // Until `connect` succeeds a message may not pass 64 KiB (refused from its header, 1009).
         connection.maxMessageBytes = min(Self.preAuthMaxBytes, connection.listenerMaxMessageBytes)
-        session.send(GatewayFrame.event("connect.challenge", .object(["nonce": .string(session.nonce), "ts": .int(session.openedAt)])))
-        session.handshakeTimer = loop.schedule(afterMillis: settings.handshakeTimeoutMillis) { [weak session] in
-            guard let session, !session.isConnected else { return }
-            session.send(GatewayFrame.event("error", GatewayError.invalid("connect was not sent within the handshake timeout").json))
-            session.connection.close(code: 1008, reason: "handshake timeout")
-        }
+        perform(machine.opened(), on: socket)
     }
 
     public func webSocket(_ connection: WebSocketConnection, received message: WebSocketMessage) {
-        guard let session = sessions[connection.id], !connection.isClosing else { return }
+        guard let socket = sockets[connection.id], !connection.isClosing else { return }
         let bytes: [UInt8]
         switch message {
         case .text(let text): bytes = Array(text.utf8)
         case .binary(let data): bytes = data
         }
-        // Answered the same way before and after connect: a frame that is not JSON (or nests too
-        // deep, or holds a lone surrogate) gets an error event and a 1008 close; JSON that is not
-        // a request gets an error (a response when it has an id), and closes only before connect.
-        guard let frame = JSONValue.parse(bytes) else {
-            session.send(GatewayFrame.event("error", GatewayError.invalid("the frame is not valid JSON").json))
-            return connection.close(code: 1008, reason: "invalid frame")
-        }
-        guard let request = GatewayRequest(frame) else {
-            let error = GatewayError.invalid("expected a req frame {type:\"req\", id, method, params?}")
-            if let id = frame["id"]?.stringValue, !id.isEmpty, id.utf8.count <= 256 {
-                session.send(GatewayFrame.error(id, error))
-            } else {
-                session.send(GatewayFrame.event("error", error.json))
-            }
-            if !session.isConnected { connection.close(code: 1008, reason: "invalid frame") }
-            return
-        }
-        guard session.isConnected else {
-            if request.method == "gateway.discover" { return discover(request, on: session) }
-            if request.method == "device.pair" { return pairBots(request, on: session) }
-            guard request.method == "connect" else {
-                return session.fail(request.id, .invalid("the first request must be connect"), close: 1008)
-            }
-            return handleConnect(request, on: session)
-        }
-        dispatch(request, on: session)
+        perform(socket.machine.received(bytes, now: clock.nowMillis()), on: socket)
     }
 
     public func webSocketClosed(_ connection: WebSocketConnection) {
-        guard let session = sessions.removeValue(forKey: connection.id) else { return }
-        if let timer = session.handshakeTimer { loop.cancel(timer) }
-        guard session.isConnected else { return }
-        if session.isAttached {
-            session.isAttached = false
-            hub.detach(session, socket: connection.id, userID: settings.userID)
+        guard let socket = sockets.removeValue(forKey: connection.id) else { return }
+        if let timer = socket.handshakeTimer { loop.cancel(timer) }
+        guard socket.isConnected else { return }
+        if socket.isAttached {
+            socket.isAttached = false
+            hub.detach(socket, socket: connection.id, userID: settings.userID)
         }
-        if !sessions.values.contains(where: { $0.isConnected && Self.readsChat($0) }) {
-            // Nobody left to show runs to: their views go (a run ending now reaches no operator).
-            for view in chatRuns.values { view.deltaTimer.map(loop.cancel) }
-            chatRuns.removeAll()
-            lastChat = nil
-        }
-        if session.isNode, nodes[session.deviceID] === session {
-            nodes.removeValue(forKey: session.deviceID)
-            failInvokes(toNode: session.deviceID)
-            passthrough?.nodeDisconnected(deviceID: session.deviceID)
+        // Nobody left to show runs to: their views go (a run ending now reaches no operator).
+        if !sockets.values.contains(where: \.readsChat) { chatRuns.removeAll(cancelling: loop) }
+        if socket.isNode, nodes[socket.deviceID] === socket {
+            nodes.removeValue(forKey: socket.deviceID)
+            failInvokes(toNode: socket.deviceID)
+            passthrough?.nodeDisconnected(deviceID: socket.deviceID)
         }
         presenceChanged()
     }
 
     /// Gateway clients hear `shutdown` and a 1012 close instead of a bare 1001.
     public func serviceWillStop() {
-        broadcast("shutdown", .object(["reason": .string("relay stopping"), "restartExpectedMs": .null]))
-        for session in sessions.values { session.connection.close(code: 1012, reason: "service restart") }
+        broadcast("shutdown", Shutdown(reason: "relay stopping"))
+        for socket in sockets.values { socket.connection.close(code: GatewayCloseCode.serviceRestart.rawValue, reason: "service restart") }
     }
 
-    private func dispatch(_ request: GatewayRequest, on session: GatewaySession) {
+    /// Open gateway sockets, for `/metrics`.
+    public var connectionCount: Int { sockets.count }
+
+    // MARK: Effects
+
+    /// Carries out what a socket's machine asked for, in order.
+    func perform(_ effects: [GatewaySocketMachine.Effect], on socket: GatewaySocket) {
+        for effect in effects {
+            switch effect {
+            case .send(let frame): socket.send(frame)
+            case .close(let code, let reason): socket.connection.close(code: code.rawValue, reason: reason)
+            case .armHandshakeTimer(let millis):
+                socket.handshakeTimer = loop.schedule(afterMillis: millis) { [weak self, weak socket] in
+                    guard let self, let socket else { return }
+                    perform(socket.machine.handshakeTimedOut(), on: socket)
+                }
+            case .cancelHandshakeTimer:
+                socket.handshakeTimer.map(loop.cancel)
+                socket.handshakeTimer = nil
+            case .logRefusal(let error, let closing):
+                socket.connection.logFailure(
+                    logger,
+                    protocol: Self.protocolName,
+                    device: socket.deviceID,
+                    code: error.code.rawValue,
+                    message: error.message,
+                    closingWith: closing?.rawValue
+                )
+            case .authorize(let attempt): authorize(attempt, on: socket)
+            case .connected(let requestID, let token, let issuedAt): completeConnect(requestID, on: socket, deviceToken: token, issuedAt: issuedAt)
+            case .requirePairing(let requestID, let reason): requirePairing(requestID, on: socket, reason: reason)
+            case .call(let request): dispatch(request, on: socket)
+            }
+        }
+    }
+
+    private func dispatch(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
         switch request.method {
-        case "connect": session.fail(request.id, .invalid("already connected"), close: nil)
         case "device.pair.list", "device.pair.approve", "device.pair.reject", "device.pair.remove", "device.token.rotate", "device.token.revoke":
-            handlePairing(request, on: session)
-        case "node.list", "node.describe", "node.invoke": handleNodeRequest(request, on: session)
-        case "node.invoke.result": handleInvokeResult(request, on: session)
-        case "node.event": handleNodeEvent(request, on: session)
-        case "chat.send", "chat.history", "chat.abort": handleChat(request, on: session)
-        case "sessions.list", "sessions.markRead", "sessions.patch", "backends.list": handleSessions(request, on: session)
-        case "health", "status", "models.list", "system-presence", "gateway.identity.get", "last-heartbeat": handleSystem(request, on: session)
-        case "gateway.discover": discover(request, on: session)
-        case "device.pair": pairBots(request, on: session)
-        case "device.unpair": unpairBots(request, on: session)
-        default: session.fail(request.id, .invalid("unknown method \(request.method.prefix(64))"), close: nil)
+            handlePairing(request, on: socket)
+        case "node.list", "node.describe", "node.invoke": handleNodeRequest(request, on: socket)
+        case "node.invoke.result": handleInvokeResult(request, on: socket)
+        case "node.event": handleNodeEvent(request, on: socket)
+        case "chat.send", "chat.history", "chat.abort": handleChat(request, on: socket)
+        case "sessions.list", "sessions.markRead", "sessions.patch", "backends.list": handleSessions(request, on: socket)
+        case "health", "status", "models.list", "system-presence", "gateway.identity.get", "last-heartbeat": handleSystem(request, on: socket)
+        case "gateway.discover": discover(request, on: socket)
+        case "device.pair": pairBots(request, on: socket)
+        case "device.unpair": unpairBots(request, on: socket)
+        default: socket.fail(request.id, .unknownMethod(request.method))
         }
     }
 
     // MARK: Sending
 
-    /// Sends to one session (the transport closes it, 1008, once it holds more than `maxBufferedBytes` unsent).
-    func deliver(_ text: String, to session: GatewaySession) {
-        guard !session.connection.isClosing else { return }
-        session.send(text)
+    /// Sends to one socket (the transport closes it, 1008, once it holds more than `maxBufferedBytes` unsent).
+    func deliver(_ text: String, to socket: GatewaySocket) {
+        guard !socket.connection.isClosing else { return }
+        socket.send(text)
     }
 
-    /// An event to every connected session that passes `filter`, each with its own next seq
-    /// (the payload is encoded once).
-    func broadcast(_ name: String, _ payload: JSONValue, stateVersion: JSONValue? = nil, to filter: (GatewaySession) -> Bool = { _ in true }) {
-        let (payloadJSON, stateJSON) = (payload.encoded(), stateVersion?.encoded())
-        for session in sessions.values where session.isConnected && filter(session) {
-            deliver(session.event(name, payloadJSON: payloadJSON, stateVersion: stateJSON), to: session)
+    /// An event to every connected socket that passes `filter`, each with its own next seq (the
+    /// payload is encoded once).
+    func broadcast(
+        _ name: String,
+        _ payload: some Encodable,
+        stateVersion: StateVersion? = nil,
+        to filter: (GatewaySocket) -> Bool = { _ in true }
+    ) {
+        broadcast(name, payloadJSON: GatewayJSON.encode(payload), stateVersion: stateVersion.map(GatewayJSON.encode), to: filter)
+    }
+
+    func broadcast(_ name: String, payloadJSON: String, stateVersion: String? = nil, to filter: (GatewaySocket) -> Bool = { _ in true }) {
+        for socket in sockets.values where socket.isConnected && filter(socket) {
+            deliver(socket.event(name, payloadJSON: payloadJSON, stateVersion: stateVersion), to: socket)
         }
     }
 
-    /// Open gateway sockets, for `/metrics`.
-    public var connectionCount: Int { sessions.count }
-
-    var stateVersion: JSONValue { .object(["presence": .int(presenceVersion), "health": .int(healthVersion)]) }
-
-    var presenceList: JSONValue {
-        .array(
-            sessions.values.filter(\.isConnected).map { session in
-                .object([
-                    "deviceId": .string(session.deviceID), "role": .string(session.role), "roles": .array([.string(session.role)]),
-                    "scopes": .array(session.scopes.sorted().map(JSONValue.string)), "clientId": .string(session.clientID),
-                    "mode": .string(session.clientMode), "platform": .string(session.platform), "ts": .int(session.connectedAt),
-                    "version": .string(session.version), "deviceFamily": session.deviceFamily.map(JSONValue.string) ?? .null,
-                    "host": session.displayName.map(JSONValue.string) ?? .null, "reason": .string("connect"),
-                ])
-            }
-        )
-    }
+    var presenceList: [PresenceEntry] { sockets.values.compactMap { $0.isConnected ? $0.peer?.presenceEntry : nil } }
 
     func presenceChanged() {
-        presenceVersion += 1
-        broadcast("presence", .object(["presence": presenceList]), stateVersion: stateVersion)
+        stateVersion.presence += 1
+        broadcast("presence", PresenceList(presence: presenceList), stateVersion: stateVersion)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayWire
 import RelayCore
 
 /// How `sessions.list` and `sessions.changed` show a conversation of any protocol: its key, a
@@ -44,17 +45,22 @@ enum SessionListing {
     }
 
     /// One entry of `sessions.list`, and the payload of `sessions.changed`.
-    static func json(_ summary: ConversationSummary, backend: String, backendKind: String?) -> JSONValue {
+    static func entry(_ summary: ConversationSummary, backend: String, backendKind: String?) -> SessionEntry {
         let conversation = summary.conversation
-        return .object([
-            "key": .string(key(of: conversation)), "sessionId": .string(conversation.id), "kind": .string("direct"),
-            "displayName": .string(displayName(of: conversation)), "backend": .string(backend),
-            "backendKind": backendKind.map(JSONValue.string) ?? .null, "updatedAt": .int(updatedAt(summary)),
-            "lastMessagePreview": summary.lastEvent.map { .string(preview($0.content)) } ?? .null,
-            "lastMessageRole": summary.lastEvent.map { .string($0.role.rawValue) } ?? .null,
-            "lastSeq": .int(summary.lastEvent?.seq ?? 0), "lastReadSeq": .int(summary.lastReadSeq),
-            "unreadCount": .int(Int64(summary.unreadCount)), "messageCount": .int(Int64(summary.messageCount)),
-            "archived": .bool(conversation.archived),
-        ])
+        var entry = SessionEntry(key: key(of: conversation))
+        entry.sessionId = conversation.id
+        entry.kind = "direct"
+        entry.displayName = displayName(of: conversation)
+        entry.backend = backend
+        entry.backendKind = backendKind
+        entry.updatedAt = updatedAt(summary)
+        entry.lastMessagePreview = summary.lastEvent.map { preview($0.content) }
+        entry.lastMessageRole = summary.lastEvent?.role.rawValue
+        entry.lastSeq = summary.lastEvent?.seq ?? 0
+        entry.lastReadSeq = summary.lastReadSeq
+        entry.unreadCount = Int64(summary.unreadCount)
+        entry.messageCount = Int64(summary.messageCount)
+        entry.archived = conversation.archived
+        return entry
     }
 }

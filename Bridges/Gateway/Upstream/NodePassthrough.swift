@@ -1,4 +1,6 @@
 import Foundation
+import GatewayClient
+import GatewayWire
 import Logging
 import RelayCore
 import RelayTransport
@@ -41,7 +43,7 @@ public final class NodePassthrough {
         self.onState = onState
     }
 
-    func nodeConnected(_ node: GatewaySession) {
+    func nodeConnected(_ node: GatewayPeer) {
         nodeDisconnected(deviceID: node.deviceID)
         let deviceID = node.deviceID
         for account in accounts {
@@ -53,10 +55,7 @@ public final class NodePassthrough {
                 logger.error("node passthrough: no identity", metadata: ["account": "\(account.name)", "error": "\(error)"])
                 continue
             }
-            let hello = LinkHello(
-                role: "node",
-                scopes: [],
-                mode: "node",
+            let hello = LinkHello.node(
                 displayName: "\(node.displayName ?? String(deviceID.prefix(8))) via clawrelay",
                 caps: node.caps,
                 commands: node.commands,
@@ -70,9 +69,11 @@ public final class NodePassthrough {
                 logger: logger,
                 hello: hello
             ) { [weak self] state, detail in self?.onState(linkName, state, detail) }
-            link.onEvent = { [weak self, weak link] name, payload in
-                guard name == "node.invoke.request", let self, let link else { return }
-                forward(payload, from: link, to: deviceID)
+            link.onEvent = { [weak self, weak link] event in
+                guard event.event == "node.invoke.request", let self, let link,
+                    let request = event.payload.flatMap({ GatewayJSON.decode(NodeInvokeRequest.self, from: $0) })
+                else { return }
+                forward(request, from: link, to: deviceID)
             }
             links[deviceID, default: []].append(link)
             link.connect()
@@ -84,29 +85,25 @@ public final class NodePassthrough {
     }
 
     /// An upstream gateway invoked the node: run it on the local node and send the result back up.
-    private func forward(_ payload: JSONValue, from link: GatewayLink, to deviceID: String) {
-        guard let downstream, let invokeID = payload["id"]?.stringValue, let command = payload["command"]?.stringValue else { return }
-        let timeout = Int(payload["timeoutMs"]?.intValue ?? 30_000)
+    private func forward(_ request: NodeInvokeRequest, from link: GatewayLink, to deviceID: String) {
+        guard let downstream else { return }
         downstream.invokeLocal(
             nodeID: deviceID,
-            command: command,
-            paramsJSON: payload["paramsJSON"]?.stringValue ?? "null",
-            timeoutMillis: timeout,
-            idempotencyKey: payload["idempotencyKey"]?.stringValue
+            command: request.command,
+            paramsJSON: request.paramsJSON ?? "null",
+            timeoutMillis: Int(request.timeoutMs ?? 30_000),
+            idempotencyKey: request.idempotencyKey
         ) { [weak link] outcome in
             guard let link else { return }
-            var result: [String: JSONValue] = ["id": .string(invokeID), "nodeId": .string(link.deviceID)]
+            let result: NodeInvokeResult
             switch outcome {
             case .success(let payload, let payloadJSON):
-                result["ok"] = .bool(true)
-                result["payloadJSON"] = .string(payloadJSON ?? payload.encoded())
+                result = NodeInvokeResult(id: request.id, nodeId: link.deviceID, ok: true, payloadJSON: payloadJSON ?? payload.encoded())
             case .failure(let error):
-                result["ok"] = .bool(false)
-                result["error"] =
-                    error.details["nodeError"]
-                    ?? .object(["code": .string(error.details["code"]?.stringValue ?? error.code.rawValue), "message": .string(error.message)])
+                let nodeError = error.details?.nodeError ?? NodeError(code: error.details?.code ?? error.code.rawValue, message: error.message).json
+                result = NodeInvokeResult(id: request.id, nodeId: link.deviceID, ok: false, error: nodeError)
             }
-            link.request("node.invoke.result", .object(result)) { _ in }
+            link.request("node.invoke.result", result) { _ in }
         }
     }
 }

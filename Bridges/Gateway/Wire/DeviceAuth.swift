@@ -1,23 +1,24 @@
 import Crypto
 import Foundation
-import RelayCore
+import RelayKit
 
 /// OpenClaw device identity: Ed25519 keys, ids and the signed connect payload (v3, then v2).
 public enum DeviceAuth {
     /// The DER prefix of an Ed25519 SubjectPublicKeyInfo; the raw key follows it.
     static let spkiPrefix: [UInt8] = [0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00]
 
+    /// What the device signs, as the connect carries it.
     public struct SignedFields: Equatable, Sendable {
-        var deviceID: String
-        var clientID: String
-        var clientMode: String
-        var role: String
-        var scopes: [String]
-        var signedAtMillis: Int64
-        var token: String
-        var nonce: String
-        var platform: String
-        var deviceFamily: String
+        public var deviceID: String
+        public var clientID: String
+        public var clientMode: String
+        public var role: String
+        public var scopes: [String]
+        public var signedAtMillis: Int64
+        public var token: String
+        public var nonce: String
+        public var platform: String
+        public var deviceFamily: String
 
         public init(
             deviceID: String,
@@ -64,7 +65,7 @@ public enum DeviceAuth {
     }
 
     /// The raw 32-byte key from base64url, standard base64 or PEM SPKI.
-    static func rawPublicKey(_ text: String) -> [UInt8]? {
+    public static func rawPublicKey(_ text: String) -> [UInt8]? {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.hasPrefix("-----BEGIN") {
             let body = trimmed.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
@@ -89,7 +90,13 @@ public enum DeviceAuth {
         Digest.sha256Hex(key)
     }
 
-    enum Failure: String, Error {
+    /// An Ed25519 signature over the UTF-8 payload, base64url without padding.
+    public static func sign(_ payload: String, with key: Curve25519.Signing.PrivateKey) -> String {
+        (try? key.signature(for: Array(payload.utf8))).map { Base64URL.encode(Array($0)) } ?? ""
+    }
+
+    /// Why a device signature was refused: the `details.code` real gateways send.
+    public enum Failure: String, Error, Sendable {
         case badKey = "DEVICE_AUTH_PUBLIC_KEY_INVALID"
         case idMismatch = "DEVICE_AUTH_DEVICE_ID_MISMATCH"
         case stale = "DEVICE_AUTH_SIGNATURE_EXPIRED"
@@ -97,7 +104,7 @@ public enum DeviceAuth {
         case badSignature = "DEVICE_AUTH_SIGNATURE_INVALID"
 
         /// What real gateways say for it.
-        var message: String {
+        public var message: String {
             switch self {
             case .badKey: "device public key invalid"
             case .idMismatch: "device identity mismatch"
@@ -108,8 +115,9 @@ public enum DeviceAuth {
         }
     }
 
-    /// Checks key, id, freshness (±2 min), nonce and the signature over v3 then v2.
-    static func verify(
+    /// Checks key, id, freshness (±2 min), nonce and the signature over v3 then v2; the raw key
+    /// when all hold.
+    public static func verify(
         _ fields: SignedFields,
         publicKey: String,
         signature: String,

@@ -1,101 +1,160 @@
-import RelayCore
+import RelayKit
 
-/// OpenClaw gateway v3 frames: `req`, `res` and `event`, as JSON text.
-enum GatewayFrame {
-    static func event(_ name: String, _ payload: JSONValue, seq: Int? = nil, stateVersion: JSONValue? = nil) -> String {
-        var fields: [String: JSONValue] = ["type": .string("event"), "event": .string(name), "payload": payload]
-        if let seq { fields["seq"] = .int(Int64(seq)) }
-        if let stateVersion { fields["stateVersion"] = stateVersion }
-        return JSONValue.object(fields).encoded()
-    }
+/// `{type:"req", id, method, params?}`. Typed params to write; `GatewayRequest<JSONValue>` to read
+/// any request, then `params(as:)` for the method's own.
+public struct GatewayRequest<Params: Codable & Equatable & Sendable>: Codable, Equatable, Sendable {
+    public var type = "req"
+    public var id: String
+    public var method: String
+    public var params: Params?
 
-    /// An event from parts already encoded: payloads are encoded once however many sockets get them.
-    static func event(_ name: String, payloadJSON: String, seq: Int, stateVersionJSON: String? = nil) -> String {
-        var frame = #"{"event":"# + JSONValue.string(name).encoded() + #","payload":"# + payloadJSON + #","seq":\#(seq)"#
-        if let stateVersionJSON { frame += #","stateVersion":"# + stateVersionJSON }
-        return frame + #","type":"event"}"#
-    }
-
-    static func ok(_ id: String, _ payload: JSONValue) -> String {
-        JSONValue.object(["type": .string("res"), "id": .string(id), "ok": .bool(true), "payload": payload]).encoded()
-    }
-
-    static func error(_ id: String, _ error: GatewayError) -> String {
-        JSONValue.object(["type": .string("res"), "id": .string(id), "ok": .bool(false), "error": error.json]).encoded()
+    public init(id: String, method: String, params: Params) {
+        self.id = id
+        self.method = method
+        self.params = params
     }
 }
 
-/// A gateway error: a code from the protocol's closed set, a message, and machine-readable details.
-struct GatewayError: Error {
-    enum Code: String {
-        case notLinked = "NOT_LINKED"
-        case notPaired = "NOT_PAIRED"
-        case agentTimeout = "AGENT_TIMEOUT"
-        case invalidRequest = "INVALID_REQUEST"
-        case unavailable = "UNAVAILABLE"
+/// `{type:"res", id, ok, payload?, error?}`: an answer carries its payload (even `null`), a
+/// refusal its error.
+public struct GatewayResponse<Payload: Codable & Equatable & Sendable>: Codable, Equatable, Sendable {
+    public var type = "res"
+    public var id: String
+    public var ok: Bool
+    public var payload: Payload?
+    public var error: GatewayError?
+
+    public init(id: String, payload: Payload) {
+        self.id = id
+        ok = true
+        self.payload = payload
     }
 
-    var code: Code
-    var message: String
-    var details: [String: JSONValue] = [:]
-    /// The client may send the same request again later.
-    var retryable = false
-
-    var json: JSONValue {
-        var fields: [String: JSONValue] = ["code": .string(code.rawValue), "message": .string(message)]
-        if !details.isEmpty { fields["details"] = .object(details) }
-        if retryable { fields["retryable"] = .bool(true) }
-        return .object(fields)
+    public init(id: String, error: GatewayError) {
+        self.id = id
+        ok = false
+        self.error = error
     }
+}
 
-    static func invalid(_ message: String, _ details: [String: JSONValue] = [:]) -> GatewayError {
-        GatewayError(code: .invalidRequest, message: message, details: details)
+/// `{type:"event", event, payload?, seq?, stateVersion?}`. `seq` numbers the events one socket
+/// is sent; an event sent to a single socket (the challenge, an invoke for a node) has none.
+public struct GatewayEvent<Payload: Codable & Equatable & Sendable>: Codable, Equatable, Sendable {
+    public var type = "event"
+    public var event: String
+    public var payload: Payload?
+    public var seq: Int64?
+    public var stateVersion: StateVersion?
+
+    public init(_ event: String, _ payload: Payload, seq: Int64? = nil, stateVersion: StateVersion? = nil) {
+        self.event = event
+        self.payload = payload
+        self.seq = seq
+        self.stateVersion = stateVersion
     }
+}
 
-    /// Why a connect's credentials were refused, with the details real clients act on.
-    enum AuthRefusal {
-        case tokenMismatch(canRetryWithDeviceToken: Bool)
-        case deviceTokenMismatch
+/// `{}`: the params of a method that takes none.
+public struct NoParams: Codable, Equatable, Sendable {
+    public init() {}
+}
+
+/// `stateVersion {presence, health}`: how many times each changed since the gateway started.
+public struct StateVersion: Codable, Equatable, Sendable {
+    public var presence: Int64
+    public var health: Int64
+
+    public init(presence: Int64, health: Int64) {
+        self.presence = presence
+        self.health = health
     }
+}
 
-    static func authRefused(_ refusal: AuthRefusal) -> GatewayError {
-        switch refusal {
-        case .tokenMismatch(let canRetry):
-            invalid(
-                "unauthorized: gateway token mismatch (provide gateway auth token)",
-                [
-                    "code": .string("AUTH_TOKEN_MISMATCH"), "authReason": .string("token_mismatch"), "canRetryWithDeviceToken": .bool(canRetry),
-                    "recommendedNextStep": .string(canRetry ? "retry_with_device_token" : "update_auth_credentials"),
-                ]
-            )
-        case .deviceTokenMismatch:
-            invalid(
-                "unauthorized: device token mismatch (rotate/reissue device token)",
-                [
-                    "code": .string("AUTH_DEVICE_TOKEN_MISMATCH"), "authReason": .string("device_token_mismatch"),
-                    "canRetryWithDeviceToken": .bool(false),
-                    "recommendedNextStep": .string("update_auth_credentials"),
-                ]
-            )
+/// Any frame, read: what a client of a gateway (the relay's upstream links, `clawrelay chat`)
+/// takes from the socket.
+public enum GatewayFrame: Equatable, Sendable {
+    case request(GatewayRequest<JSONValue>)
+    case response(GatewayResponse<JSONValue>)
+    case event(GatewayEvent<JSONValue>)
+
+    /// Nil for JSON that is none of the three (an unknown type, a `res` without id).
+    public init?(_ json: JSONValue) {
+        switch json["type"]?.stringValue {
+        case "req":
+            guard let request = GatewayJSON.decode(GatewayRequest<JSONValue>.self, from: json) else { return nil }
+            self = .request(request)
+        case "res":
+            guard let response = GatewayJSON.decode(GatewayResponse<JSONValue>.self, from: json) else { return nil }
+            self = .response(response)
+        case "event":
+            // A nameless event is still an event (its name reads as "").
+            self = .event(GatewayJSON.decode(GatewayEvent<JSONValue>.self, from: json) ?? GatewayEvent("", json["payload"] ?? .null))
+        default: return nil
         }
     }
 }
 
-/// A parsed `req` frame.
-struct GatewayRequest {
-    var id: String
-    var method: String
-    var params: [String: JSONValue]
+/// Why a frame that came in is not a request the gateway can answer.
+public enum GatewayFrameRefusal: Error, Equatable, Sendable {
+    /// Not JSON (or nested too deep, or with a lone surrogate).
+    case notJSON
+    /// JSON, but not `{type:"req", id, method}`; `id` when it had a usable one to answer.
+    case notARequest(id: String?)
+}
 
-    /// Nil when the text is not a request frame (the caller decides what that means).
-    init?(_ frame: JSONValue) {
-        guard frame["type"]?.stringValue == "req", let id = frame["id"]?.stringValue, let method = frame["method"]?.stringValue else { return nil }
-        self.id = id
-        self.method = method
-        self.params = frame["params"]?.objectValue ?? [:]
+extension GatewayRequest where Params == JSONValue {
+    /// A request from a client's frame (text or binary, as bytes), never touching a socket. The
+    /// same reading as `Decodable`, taken straight from the parsed object: every frame a client
+    /// sends comes through here.
+    public static func decode(_ bytes: [UInt8]) -> Result<GatewayRequest<JSONValue>, GatewayFrameRefusal> {
+        guard let json = JSONValue.parse(bytes) else { return .failure(.notJSON) }
+        guard case .object(let fields) = json, fields["type"]?.stringValue == "req", let id = fields["id"]?.stringValue,
+            let method = fields["method"]?.stringValue
+        else {
+            let id = json["id"]?.stringValue.flatMap { !$0.isEmpty && $0.utf8.count <= 256 ? $0 : nil }
+            return .failure(.notARequest(id: id))
+        }
+        var request = GatewayRequest(id: id, method: method, params: JSONValue.null)
+        request.params = fields["params"]
+        return .success(request)
     }
 
-    func string(_ key: String) -> String? { params[key]?.stringValue }
+    /// The method's params (a missing or non-object `params` reads as `{}`).
+    public func params<T: Decodable>(as type: T.Type) -> T? {
+        GatewayJSON.decode(type, from: params.flatMap { $0.objectValue == nil ? nil : $0 } ?? .object([:]))
+    }
 
-    func strings(_ key: String) -> [String] { params[key]?.arrayValue?.compactMap(\.stringValue) ?? [] }
+    /// The params as an object, for methods that check which keys were sent.
+    public var fields: [String: JSONValue] { params?.objectValue ?? [:] }
+}
+
+/// The frames on the hot path (every event a socket is sent), written by hand: byte for byte
+/// what `GatewayJSON.encode(GatewayEvent(…))` writes, from a payload encoded once for every
+/// socket it goes to.
+public enum GatewayFastFrames {
+    public static func event(_ name: String, payloadJSON: String, seq: Int64, stateVersionJSON: String? = nil) -> String {
+        var frame = #"{"event":"#
+        frame.reserveCapacity(payloadJSON.utf8.count + name.utf8.count + 64)
+        frame += quoted(name)
+        frame += #","payload":"#
+        frame += payloadJSON
+        frame += #","seq":"#
+        frame += String(seq)
+        if let stateVersionJSON {
+            frame += #","stateVersion":"#
+            frame += stateVersionJSON
+        }
+        frame += #","type":"event"}"#
+        return frame
+    }
+
+    /// An event name as a JSON string: the protocol's names need no escape; any other goes
+    /// through the encoder.
+    static func quoted(_ name: String) -> String {
+        let plain = name.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2E || byte == 0x2D
+                || byte == 0x5F
+        }
+        return plain ? "\"" + name + "\"" : JSONValue.string(name).encoded()
+    }
 }

@@ -1,18 +1,20 @@
+import GatewayWire
 import Logging
-import RelayCore
+import RelayKit
 import RelayTransport
 
 /// The live connection of one gateway identity: `GatewayLinkMachine` run by a `LinkDriver`, with
 /// the device token kept in the identity's folder and each request's response handed to its
-/// caller. Operator chat runs (`OperatorRuns`), node passthrough and `clawrelay chat` sit on it.
+/// caller. The relay's operator accounts (`GatewayTurnBook`), node passthrough and `clawrelay
+/// chat` sit on it.
 ///
 /// - Important: loop thread only. The device token goes out in `connect` only: never logged.
 public final class GatewayLink {
     private let driver: LinkDriver<GatewayLinkMachine>
     private let identity: AccountIdentity
-    private var responses: [String: (JSONValue) -> Void] = [:]
+    private var responses: [String: (GatewayResponse<JSONValue>) -> Void] = [:]
     /// Events the link itself does not handle (`chat` for operators, `node.invoke.request` for nodes).
-    public var onEvent: ((String, JSONValue) -> Void)?
+    public var onEvent: ((GatewayEvent<JSONValue>) -> Void)?
     /// The connection dropped (or a try failed); whatever was waiting on it has failed.
     public var onDown: (() -> Void)?
 
@@ -30,16 +32,10 @@ public final class GatewayLink {
         onState: @escaping (LinkState, String) -> Void
     ) {
         self.identity = identity
-        let credentials = GatewayLinkMachine.Credentials(
-            deviceID: identity.deviceID,
-            publicKey: identity.publicKey,
-            token: identity.token,
-            sign: identity.sign
-        )
         let machine = GatewayLinkMachine(
             endpoint: "\(target.host):\(target.port)",
             hello: hello ?? LinkHello(displayName: "clawrelay \(name)"),
-            credentials: credentials,
+            credentials: GatewayLinkMachine.Credentials(identity),
             backoff: Backoff(maxMillis: maxBackoffMillis)
         )
         driver = LinkDriver(name: name, target: target, machine: machine, connector: connector, clock: clock, logger: logger, onState: onState)
@@ -60,7 +56,11 @@ public final class GatewayLink {
 
     /// Sends a request; `response` gets its `res` frame (not called if the link drops first, or
     /// when no socket is open).
-    public func request(_ method: String, _ params: JSONValue, response: @escaping (JSONValue) -> Void) {
+    public func request<Params: Codable & Equatable & Sendable>(
+        _ method: String,
+        _ params: Params,
+        response: @escaping (GatewayResponse<JSONValue>) -> Void
+    ) {
         var id: String?
         driver.apply { machine in
             let request = machine.request(method, params)
@@ -72,10 +72,10 @@ public final class GatewayLink {
 
     private func perform(_ own: GatewayLinkMachine.Own) {
         switch own {
-        case .event(let name, let payload):
-            onEvent?(name, payload)
-        case .response(let id, let frame):
-            responses.removeValue(forKey: id)?(frame)
+        case .event(let event):
+            onEvent?(event)
+        case .response(let response):
+            responses.removeValue(forKey: response.id)?(response)
         case .storeToken(let token):
             identity.token = token
         case .down:

@@ -1,4 +1,4 @@
-import RelayCore
+import RelayKit
 
 /// The protocol of one link to an OpenClaw gateway (a real one, or another relay's `[gateway]`),
 /// as a pure state machine: answer `connect.challenge` with a signed `connect` (payload v3; v2 once
@@ -7,7 +7,7 @@ import RelayCore
 /// intervals of silence), backoff and reports are its `LinkLifecycle`'s; `GatewayLink` runs it.
 ///
 /// - Important: the gateway's wire only (no downstream, no store): `clawrelay chat` uses it as it is.
-struct GatewayLinkMachine: LinkMachine {
+public struct GatewayLinkMachine: LinkMachine {
     /// One socket: how far its handshake went and the requests waiting for an answer on it.
     struct Socket: Equatable, Sendable {
         enum Step: Equatable, Sendable {
@@ -21,11 +21,11 @@ struct GatewayLinkMachine: LinkMachine {
         var pending: Set<String> = []
     }
 
-    enum Own: Equatable, Sendable {
+    public enum Own: Equatable, Sendable {
         /// An event the link does not handle itself (`chat`, `node.invoke.request`, `tick`, …).
-        case event(String, JSONValue)
+        case event(GatewayEvent<JSONValue>)
         /// The `res` frame answering a `request`.
-        case response(id: String, JSONValue)
+        case response(GatewayResponse<JSONValue>)
         /// The device token to keep; empty: drop the stored one.
         case storeToken(String)
         /// The try ended (socket closed or never opened): waiting requests get no answer.
@@ -33,14 +33,26 @@ struct GatewayLinkMachine: LinkMachine {
     }
 
     /// Who the device is and how it proves it.
-    struct Credentials {
-        var deviceID: String
+    public struct Credentials {
+        public var deviceID: String
         /// Base64url raw Ed25519 key.
-        var publicKey: String
+        public var publicKey: String
         /// The device token; empty before pairing.
-        var token: String
+        public var token: String
         /// Signs a payload with the device key (base64url).
-        var sign: (String) -> String
+        public var sign: (String) -> String
+
+        public init(deviceID: String, publicKey: String, token: String, sign: @escaping (String) -> String) {
+            self.deviceID = deviceID
+            self.publicKey = publicKey
+            self.token = token
+            self.sign = sign
+        }
+
+        /// An identity's key and stored token.
+        public init(_ identity: AccountIdentity) {
+            self.init(deviceID: identity.deviceID, publicKey: identity.publicKey, token: identity.token, sign: identity.sign)
+        }
     }
 
     /// The tick until `hello-ok` brings the gateway's policy; the handshake must end within it.
@@ -55,7 +67,7 @@ struct GatewayLinkMachine: LinkMachine {
     var signsV2 = false
     private var requests = 0
 
-    init(
+    public init(
         endpoint: String,
         hello: LinkHello,
         credentials: Credentials,
@@ -74,65 +86,65 @@ struct GatewayLinkMachine: LinkMachine {
         lifecycle = LinkLifecycle(endpoint: endpoint, timing: timing, backoff: backoff, random: random)
     }
 
-    var endpoint: String { lifecycle.endpoint }
-    var state: LinkState { lifecycle.state }
-    var isReady: Bool { lifecycle.isEstablished }
+    public var endpoint: String { lifecycle.endpoint }
+    public var state: LinkState { lifecycle.state }
+    public var isReady: Bool { lifecycle.isEstablished }
     /// The version the gateway agreed to (3 or 4), while ready.
-    var protocolVersion: Int64? { if case .ready(let version) = lifecycle.session?.step { version } else { nil } }
+    public var protocolVersion: Int64? { if case .ready(let version) = lifecycle.session?.step { version } else { nil } }
 
-    mutating func connect() -> [Action] { lifecycle.connect(reporting: "connecting to \(endpoint)") }
+    public mutating func connect() -> [Action] { lifecycle.connect(reporting: "connecting to \(endpoint)") }
 
     /// The gateway speaks first (`connect.challenge`).
-    mutating func opened(now: Int64) -> [Action] { lifecycle.opened(now: now, session: Socket(), awaiting: "hello-ok") }
+    public mutating func opened(now: Int64) -> [Action] { lifecycle.opened(now: now, session: Socket(), awaiting: "hello-ok") }
 
-    mutating func received(_ bytes: [UInt8], now: Int64) -> [Action] {
+    public mutating func received(_ bytes: [UInt8], now: Int64) -> [Action] {
         lifecycle.heard(now: now)
-        guard let frame = JSONValue.parse(bytes) else { return [] }
+        guard let json = JSONValue.parse(bytes), let frame = GatewayFrame(json) else { return [] }
         return received(frame, now: now)
     }
 
-    mutating func received(_ frame: JSONValue, now: Int64) -> [Action] {
+    mutating func received(_ frame: GatewayFrame, now: Int64) -> [Action] {
         guard var socket = lifecycle.session else { return [] }
-        switch frame["type"]?.stringValue {
-        case "event":
-            let name = frame["event"]?.stringValue ?? ""
-            let payload = frame["payload"] ?? .null
-            guard name == "connect.challenge" else { return [.own(.event(name, payload))] }
-            guard socket.step == .awaitingChallenge, let nonce = payload["nonce"]?.stringValue else { return [] }
+        switch frame {
+        case .event(let event):
+            guard event.event == "connect.challenge" else { return [.own(.event(event))] }
+            guard socket.step == .awaitingChallenge, let challenge = GatewayJSON.decode(ConnectChallenge.self, from: event.payload ?? .null)
+            else { return [] }
             let id = nextRequestID()
             socket.step = .awaitingHello(requestID: id)
             lifecycle.update(socket)
-            return [.send(Self.request(id: id, method: "connect", params: connectParams(nonce: nonce, signedAt: now)))]
-        case "res":
-            guard let id = frame["id"]?.stringValue else { return [] }
-            if socket.step == .awaitingHello(requestID: id) { return helloAnswered(frame) }
-            guard socket.pending.remove(id) != nil else { return [] }
+            return [
+                .send(GatewayJSON.encode(GatewayRequest(id: id, method: "connect", params: connectParams(nonce: challenge.nonce, signedAt: now))))
+            ]
+        case .response(let response):
+            if socket.step == .awaitingHello(requestID: response.id) { return helloAnswered(response) }
+            guard socket.pending.remove(response.id) != nil else { return [] }
             lifecycle.update(socket)
-            return [.own(.response(id: id, frame))]
-        default:
+            return [.own(.response(response))]
+        case .request:
             return []
         }
     }
 
-    /// Sends a request on the open socket; its `res` comes back as `.own(.response(id:))`. No
+    /// Sends a request on the open socket; its `res` comes back as `.own(.response)`. No
     /// socket: nothing is sent and `id` is nil.
-    mutating func request(_ method: String, _ params: JSONValue) -> (id: String?, actions: [Action]) {
+    public mutating func request<Params: Codable & Equatable & Sendable>(_ method: String, _ params: Params) -> (id: String?, actions: [Action]) {
         guard var socket = lifecycle.session else { return (nil, []) }
         let id = nextRequestID()
         socket.pending.insert(id)
         lifecycle.update(socket)
-        return (id, [.send(Self.request(id: id, method: method, params: params))])
+        return (id, [.send(GatewayJSON.encode(GatewayRequest(id: id, method: method, params: params)))])
     }
 
-    mutating func tick(now: Int64, silentMillis: Int) -> [Action] { lifecycle.tick(now: now, silentMillis: silentMillis) }
+    public mutating func tick(now: Int64, silentMillis: Int) -> [Action] { lifecycle.tick(now: now, silentMillis: silentMillis) }
 
-    mutating func closed(code: UInt16?, error: String?) -> [Action] {
+    public mutating func closed(code: UInt16?, error: String?) -> [Action] {
         let ended = lifecycle.isOpen || lifecycle.phase == .connecting
         return (ended ? [.own(.down)] : []) + lifecycle.closed(code: code, error: error)
     }
 
     /// Closes the link for good (the device it stood for went away); reports nothing.
-    mutating func stop() -> [Action] {
+    public mutating func stop() -> [Action] {
         let ended = lifecycle.isOpen || lifecycle.phase == .connecting
         return (ended ? [.own(.down)] : []) + lifecycle.stop(nil)
     }
@@ -140,9 +152,5 @@ struct GatewayLinkMachine: LinkMachine {
     private mutating func nextRequestID() -> String {
         requests += 1
         return "r\(requests)"
-    }
-
-    static func request(id: String, method: String, params: JSONValue) -> String {
-        JSONValue.object(["type": .string("req"), "id": .string(id), "method": .string(method), "params": params]).encoded()
     }
 }

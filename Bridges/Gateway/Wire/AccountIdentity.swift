@@ -1,13 +1,14 @@
 import Crypto
 import Foundation
-import RelayCore
+import RelayKit
 
 /// An operator identity's Ed25519 key and device token, kept in a private folder (0600 files):
 /// an upstream account's under the data directory, `clawrelay chat`'s under ~/.config/clawrelay.
 public struct AccountIdentity {
     let key: Curve25519.Signing.PrivateKey
     public let deviceID: String
-    let publicKey: String
+    /// The raw Ed25519 public key, base64url.
+    public let publicKey: String
     private let tokenPath: String
 
     /// Loads `<directory>/<account>.key`, creating it (and the folder, 0700) on first use.
@@ -31,20 +32,19 @@ public struct AccountIdentity {
         publicKey = Base64URL.encode(raw)
     }
 
-    var token: String {
+    /// The device token the gateway issued; empty before pairing (setting "" drops the file).
+    public var token: String {
         get { FileManager.default.contents(atPath: tokenPath).map { String(decoding: $0, as: UTF8.self) } ?? "" }
         nonmutating set {
             if newValue.isEmpty {
                 try? FileManager.default.removeItem(atPath: tokenPath)
             } else {
-                FileManager.default.createFile(atPath: tokenPath, contents: Data(newValue.utf8), attributes: [.posixPermissions: 0o600])
+                _ = FileManager.default.createFile(atPath: tokenPath, contents: Data(newValue.utf8), attributes: [.posixPermissions: 0o600])
             }
         }
     }
 
-    func sign(_ payload: String) -> String {
-        (try? key.signature(for: Array(payload.utf8))).map { Base64URL.encode(Array($0)) } ?? ""
-    }
+    public func sign(_ payload: String) -> String { DeviceAuth.sign(payload, with: key) }
 }
 
 public struct AccountError: Error, CustomStringConvertible {

@@ -1,0 +1,116 @@
+import RelayKit
+
+/// One conversation as `sessions.list`, `sessions.changed` and `sessions.patch` show it. The
+/// relay writes every field (`null` where it has no value); a real gateway's entries have `key`
+/// and some of the rest, so a client reads them as optional.
+public struct SessionEntry: Codable, Equatable, Sendable {
+    public var key: String
+    public var sessionId: String?
+    public var kind: String?
+    public var displayName: String?
+    public var label: String?
+    public var backend: String?
+    @ExplicitNull public var backendKind: String?
+    public var updatedAt: Int64?
+    @ExplicitNull public var lastMessagePreview: String?
+    @ExplicitNull public var lastMessageRole: String?
+    public var lastSeq: Int64?
+    public var lastReadSeq: Int64?
+    public var unreadCount: Int64?
+    public var messageCount: Int64?
+    public var archived: Bool?
+
+    public init(key: String) { self.key = key }
+}
+
+/// `sessions.list {limit?}` → `{ts, count, sessions, truncated}`.
+public struct SessionsListParams: Codable, Equatable, Sendable {
+    public var limit: Int64?
+
+    public init(limit: Int64? = nil) { self.limit = limit }
+}
+
+public struct SessionsList: Codable, Equatable, Sendable {
+    public var ts: Int64
+    public var count: Int64
+    public var sessions: [SessionEntry]
+    public var truncated: Bool?
+
+    public init(ts: Int64, sessions: [SessionEntry], truncated: Bool) {
+        self.ts = ts
+        count = Int64(sessions.count)
+        self.sessions = sessions
+        self.truncated = truncated
+    }
+}
+
+/// `sessions.markRead {key, seq}` (`sessionKey` is taken for `key`) → `{key, lastReadSeq, unreadCount}`.
+public struct MarkReadParams: Codable, Equatable, Sendable {
+    public var key: String?
+    public var sessionKey: String?
+    public var seq: Int64?
+
+    public init(key: String, seq: Int64) {
+        self.key = key
+        self.seq = seq
+    }
+}
+
+public struct MarkReadResult: Codable, Equatable, Sendable {
+    public var key: String
+    public var lastReadSeq: Int64
+    public var unreadCount: Int64
+
+    public init(key: String, lastReadSeq: Int64, unreadCount: Int64) {
+        self.key = key
+        self.lastReadSeq = lastReadSeq
+        self.unreadCount = unreadCount
+    }
+}
+
+/// `sessions.patch {key, label}`: `label` a string or `null` (clears the title); the relay
+/// patches nothing else.
+public struct SessionsPatchParams: Codable, Equatable, Sendable {
+    public var key: String?
+    @ExplicitNull public var label: String?
+
+    public init(key: String, label: String?) {
+        self.key = key
+        self.label = label
+    }
+}
+
+public struct SessionsPatchResult: Codable, Equatable, Sendable {
+    public var ok = true
+    public var key: String
+    public var entry: SessionEntry
+
+    public init(key: String, entry: SessionEntry) {
+        self.key = key
+        self.entry = entry
+    }
+}
+
+/// `backends.list` → `{backends:[{name, kind, state}], default}`: `state` is an upstream
+/// account's link state or `ready` for a built-in backend.
+public struct BackendsList: Codable, Equatable, Sendable {
+    public struct Backend: Codable, Equatable, Sendable {
+        public var name: String
+        public var kind: String?
+        public var state: String?
+
+        public init(name: String, kind: String, state: String) {
+            self.name = name
+            self.kind = kind
+            self.state = state
+        }
+    }
+
+    public var backends: [Backend]
+    public var `default`: String?
+
+    public init(backends: [Backend], default fallback: String) {
+        self.backends = backends
+        self.default = fallback
+    }
+}
