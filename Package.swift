@@ -85,10 +85,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(name: "ClawlineWire", dependencies: ["RelayKit"], path: "Bridges/Clawline/Wire", swiftSettings: swiftSettings),
         .target(
             name: "ClawlineBridge",
-            dependencies: ["RelayCore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["ClawlineWire", "RelayCore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
             path: "Bridges/Clawline",
+            exclude: ["Wire"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -175,7 +177,9 @@ let package = Package(
         .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ClawlineBridgeTests",
-            dependencies: ["ClawlineBridge", "RelayCore", "RelayTesting", "RelayTransport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "ClawlineBridge", "ClawlineWire", "RelayCore", "RelayTesting", "RelayTransport", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -213,7 +217,7 @@ if ProcessInfo.processInfo.environment["CLAWRELAY_FUZZ"] != nil {
     package.targets.append(
         .executableTarget(
             name: "clawrelay-fuzz",
-            dependencies: ["RelayCore", "ClawlineBridge", "GatewayBridge", "CompanionBridge", "RelayServer"],
+            dependencies: ["RelayCore", "ClawlineWire", "GatewayBridge", "CompanionBridge", "RelayServer"],
             path: "Fuzz",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
         )

@@ -1,52 +1,14 @@
-import Logging
 import RelayCore
-import RelayTransport
 
-/// A client device account on a Clawline provider (a real one, or another relay's `[clawline]`).
-///
-/// The first start pairs (the provider's admin approves the device); the token, device id and
-/// replay cursor live in `<accounts>/<name>.clawline.json` (0600). Each turn is sent as a
-/// `message` and answered by the provider's assistant; since the provider keeps one timeline
-/// per user, turns run one at a time in arrival order (see `ProviderTurnBook`).
-public final class ClawlineBackend: Backend {
-    public let name: String
-    private let loop: ServiceLoop
-    private let runs: LoopBound<ProviderRuns>
-
-    /// Reads or creates the account file; throws when it cannot (named in the error).
-    public init(
-        name: String,
-        target: ServiceLoop.ClientTarget,
-        deviceName: String,
-        accountsDirectory: String,
-        loop: ServiceLoop,
-        logger: Logger,
-        onState: @escaping (LinkState, String) -> Void
-    ) throws {
-        self.name = name
-        self.loop = loop
-        let file = try CredentialFile(directory: accountsDirectory, account: name, logger: logger)
-        let link = ClawlineLink(name: name, target: target, deviceName: deviceName, file: file, connector: loop, logger: logger, onState: onState)
-        runs = LoopBound(ProviderRuns(link: link, loop: loop, clock: SystemClock()), loop: loop)
-    }
-
-    /// Opens the link; it heals itself from then on. Loop thread.
-    public func connect() { runs.value.link.connect() }
-
-    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
-        runs.startTurn(turn, events: events)
-    }
-}
-
-/// The turns of one Clawline account: `ProviderTurnBook`'s actions performed on its link, with a
+/// The turns of one Clawline account: `ClawlineTurnBook`'s actions performed on its link, with a
 /// one-second tick while any turn is held.
 ///
 /// - Important: loop thread only.
-final class ProviderRuns: UpstreamTurns {
+final class ClawlineAccountTurns: UpstreamTurns {
     let link: ClawlineLink
     private let loop: any LoopScheduler
     private let clock: any Clock
-    private var book: ProviderTurnBook
+    private var book: ClawlineTurnBook
     private var sinks: [String: @Sendable (TurnEvent) -> Void] = [:]
     private var tickTimer: TimerID?
     static let tickMillis = 1_000
@@ -55,7 +17,7 @@ final class ProviderRuns: UpstreamTurns {
         self.link = link
         self.loop = loop
         self.clock = clock
-        book = ProviderTurnBook(deviceID: link.deviceID)
+        book = ClawlineTurnBook(deviceID: link.deviceID)
         link.onUp = { [weak self] result in
             guard let self else { return }
             perform(book.linkUp(result, now: clock.nowMillis()))
@@ -87,7 +49,7 @@ final class ProviderRuns: UpstreamTurns {
         perform(book.cancel(id, now: clock.nowMillis()))
     }
 
-    private func perform(_ actions: [ProviderTurnBook.Action]) {
+    private func perform(_ actions: [ClawlineTurnBook.Action]) {
         for action in actions {
             switch action {
             case .send(let text):
