@@ -203,9 +203,9 @@ struct ClawlineSocketMachine {
         phase = .live
         let held = self.held
         self.held = []
-        for event in held { actions.append(action(for: event)) }
-        for stream in grant.streams + (device.isAdmin ? grant.adminStreams : []) where !stream.content.isEmpty {
-            actions.append(action(for: .streaming(stream)))
+        for event in held + (grant.streams + (device.isAdmin ? grant.adminStreams : [])).filter({ !$0.content.isEmpty }).map(BusEvent.streaming) {
+            let action = action(for: event)
+            if action != .none { actions.append(action) }
         }
         if device.isAdmin {
             for request in grant.pendingPairings { actions.append(.send(.pairApprovalRequest(Self.approvalRequest(request)))) }
