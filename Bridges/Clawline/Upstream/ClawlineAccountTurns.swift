@@ -57,15 +57,18 @@ final class ClawlineAccountTurns: UpstreamTurns {
             case .resync(let reason):
                 link.resync(reason)
             case .emit(let id, let event):
-                guard let sink = sinks[id] else { continue }
-                switch event {
-                case .final, .failed: sinks[id] = nil
-                case .typing, .progress, .toolStarted, .toolEnded, .backendSession: break
-                }
-                sink(event)
+                emit(event, to: id)
             }
         }
         armTick()
+    }
+
+    /// Hands a turn its event; a turn that ended (final, failed) hears nothing more.
+    private func emit(_ event: TurnEvent, to id: String) {
+        guard let sink = sinks[id] else { return }
+        if case .final = event { sinks[id] = nil }
+        if case .failed = event { sinks[id] = nil }
+        sink(event)
     }
 
     private func armTick() {
