@@ -174,6 +174,7 @@ import Testing
         grant.pendingPairings = [request]
         let actions = machine.authenticated(grant, maxReplayBytes: 1 << 20)
         #expect(actions.last == .send(.pairApprovalRequest(.init(deviceId: "d2", claimedName: "laptop", deviceInfo: .null))))
+        #expect(machine.hearsPairingRequests && !live().hearsPairingRequests && !authenticating(claimsAdmin: true).hearsPairingRequests)
         #expect(
             machine.isAdmin
                 && machine.received(.pairDecision(.init(deviceId: "d2", approve: false, userId: nil)), limits: Self.allow) != .fail(.onlyAdminsDecide)

@@ -54,7 +54,7 @@ extension ClawlineDownstream {
         switch event {
         case .added(let request) where request.protocolName == Self.protocolName:
             let frame = ServerFrame.pairApprovalRequest(ClawlineSocketMachine.approvalRequest(request))
-            for admin in newest.values where admin.machine.isAdmin && admin.machine.phase == .live { perform(.send(frame), on: admin) }
+            for admin in newest.values where admin.machine.hearsPairingRequests { perform(.send(frame), on: admin) }
         case .expired(let request) where request.protocolName == Self.protocolName:
             guard let waiter = pairingWaiters.removeValue(forKey: request.deviceID) else { return }
             perform(waiter.machine.paired(.refused(.pairTimeout)), on: waiter)

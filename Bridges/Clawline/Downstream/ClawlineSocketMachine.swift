@@ -49,6 +49,9 @@ struct ClawlineSocketMachine {
 
     var isAuthenticated: Bool { phase == .authenticating || phase == .live }
 
+    /// A live admin socket: it is asked about new pairing requests.
+    var hearsPairingRequests: Bool { phase == .live && isAdmin }
+
     // MARK: Frames
 
     /// A decoded frame: refused here, or handed to the downstream (`limits` answers whether the
