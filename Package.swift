@@ -85,10 +85,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(name: "ClawlineWire", dependencies: ["RelayKit"], path: "Bridges/Clawline/Wire", swiftSettings: swiftSettings),
         .target(
             name: "ClawlineBridge",
-            dependencies: ["RelayCore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["ClawlineWire", "RelayCore", "RelayTransport", .product(name: "Logging", package: "swift-log")],
             path: "Bridges/Clawline",
+            exclude: ["Wire"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -192,7 +194,9 @@ let package = Package(
         .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ClawlineBridgeTests",
-            dependencies: ["ClawlineBridge", "RelayCore", "RelayTesting", "RelayTransport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "ClawlineBridge", "ClawlineWire", "RelayCore", "RelayTesting", "RelayTransport", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -235,7 +239,7 @@ if ProcessInfo.processInfo.environment["CLAWRELAY_FUZZ"] != nil {
     package.targets.append(
         .executableTarget(
             name: "clawrelay-fuzz",
-            dependencies: ["RelayCore", "ClawlineBridge", "GatewayBridge", "GatewayWire", "CompanionWire", "DiscoClawWire", "RelayServer"],
+            dependencies: ["RelayCore", "ClawlineWire", "GatewayBridge", "GatewayWire", "CompanionWire", "DiscoClawWire", "RelayServer"],
             path: "Fuzz",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
         )

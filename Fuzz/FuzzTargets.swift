@@ -1,3 +1,4 @@
+import ClawlineWire
 import CompanionWire
 import DiscoClawWire
 import Foundation
@@ -7,7 +8,6 @@ import RelayServer
 // libFuzzer entry points for the relay's pure decoders (not part of the normal build; see
 // `scripts/fuzz`). One binary, the target chosen by CLAWRELAY_FUZZ_TARGET:
 // json, clawline, gateway, companion, discoclaw, multipart, config.
-@testable import ClawlineBridge
 @testable import GatewayBridge
 @testable import GatewayWire
 
@@ -30,10 +30,12 @@ enum FuzzTarget: String {
                 precondition(again.encoded() == text, "JSON encoding is not stable: \(text.prefix(200))")
             }
         case .clawline:
-            if case .success(.message(let message)) = ClientFrameDecoder.decode(String(decoding: bytes, as: UTF8.self)) {
-                _ = MessageRules.validate(clientID: message.clientID, content: message.content, attachments: message.attachments)
-                _ = MessageRules.attachmentsHash(message.attachments)
+            if case .success(.message(let message)) = ClientFrame.decode(String(decoding: bytes, as: UTF8.self)) {
+                _ = MessageRules.validate(clientID: message.id, content: message.content, attachments: message.attachments ?? [])
+                _ = MessageRules.attachmentsHash(message.attachments ?? [])
             }
+            // What a provider sends the relay's account, read as the account reads it.
+            _ = ServerFrame.decode(bytes)
         case .gateway:
             // The frame decoder and what a socket waiting for `connect` makes of the frame.
             if case .success(let request) = GatewayRequest<JSONValue>.decode(bytes), request.method == "connect" {

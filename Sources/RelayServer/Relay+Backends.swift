@@ -100,9 +100,9 @@ extension Relay {
                     allowSelfSigned: allowSelfSigned,
                     maxMessageBytes: 8 << 20
                 )
-                let upstream: ClawlineBackend
+                let upstream: ClawlineAccount
                 do {
-                    upstream = try ClawlineBackend(
+                    upstream = try ClawlineAccount(
                         name: name,
                         target: target,
                         deviceName: deviceName,

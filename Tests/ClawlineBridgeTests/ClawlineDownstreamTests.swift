@@ -1,133 +1,58 @@
 import Foundation
 import RelayCore
 import RelayTesting
-import RelayTransport
 import Testing
 
 @testable import ClawlineBridge
 
-/// The Clawline listener in memory: the real downstream on the core over memory journals,
-/// driven by sockets that speak the wire format as the app does.
-final class ClawlineTestbed {
-    let bed: RelayTestbed
-    let downstream: ClawlineDownstream
-    let harness: ListenerHarness
-
-    init(settings: ClawlineSettings = ClawlineSettings()) {
-        bed = RelayTestbed()
-        downstream = ClawlineDownstream(
-            settings: settings,
-            hub: bed.hub,
-            loop: bed.loop,
-            clock: bed.clock,
-            signingKey: Array("0123456789abcdef0123456789abcdef".utf8),
-            dataDirectory: NSTemporaryDirectory() + "clawline-" + UUID().uuidString,
-            logger: bed.logger
-        )
-        downstream.start()
-        bed.settle()
-        harness = bed.harness(downstream, config: ClawlineDownstream.listenerConfig(settings))
-    }
-
-    /// Pairs a new device (the first one becomes the admin at once) and returns its id and token.
-    func pair(name: String = "phone") throws -> (deviceID: String, token: String, userID: String) {
-        let deviceID = UUID().uuidString.lowercased()
-        let socket = harness.connect()
-        socket.send(
-            json: .object([
-                "type": .string("pair_request"), "protocolVersion": .int(1), "deviceId": .string(deviceID), "claimedName": .string(name),
-                "deviceInfo": .object(["platform": .string("iOS"), "model": .string("iPhone")]),
-            ])
-        )
-        let result = try #require(socket.readJSON().first)
-        #expect(result["type"]?.stringValue == "pair_result" && result["success"]?.boolValue == true, "\(result)")
-        return (deviceID, try #require(result["token"]?.stringValue), try #require(result["userId"]?.stringValue))
-    }
-
-    /// An authenticated socket of the device, its `auth_result` read.
-    func connect(_ deviceID: String, token: String) throws -> (TestSocket, JSONValue) {
-        let socket = harness.connect()
-        socket.send(json: .object(["type": .string("auth"), "protocolVersion": .int(1), "token": .string(token), "deviceId": .string(deviceID)]))
-        let frames = socket.readJSON()
-        return (socket, try #require(frames.first { $0["type"]?.stringValue == "auth_result" }))
-    }
-}
-
+/// The listener's main paths in memory, end to end: pairing, auth, a message answered, revocation.
 @Suite struct ClawlineDownstreamTests {
-    @Test func theFirstDevicePairsAsAdminAuthenticatesAndGetsAnAnswerStreamed() throws {
-        let bed = ClawlineTestbed()
-        let phone = try bed.pair()
-        #expect(bed.bed.journal.devices[phone.deviceID]?.isAdmin == true)
-        let (socket, result) = try bed.connect(phone.deviceID, token: phone.token)
-        #expect(result["success"]?.boolValue == true && result["isAdmin"]?.boolValue == true && result["userId"]?.stringValue == phone.userID)
-        socket.send(json: .object(["type": .string("message"), "id": .string("c_1"), "content": .string("hello")]))
-        let frames = socket.readJSON()
-        #expect(frames.first { $0["type"]?.stringValue == "ack" }?["id"]?.stringValue == "c_1")
-        let messages = frames.filter { $0["type"]?.stringValue == "message" }
-        #expect(messages.first?["role"]?.stringValue == "user" && messages.first?["content"]?.stringValue == "hello")
-        let final = try #require(messages.last)
-        #expect(final["role"]?.stringValue == "assistant" && final["streaming"]?.boolValue == false)
-        #expect(final["content"]?.stringValue == "echo: hello")
-    }
+    typealias Bed = ClawlineTestbed
 
-    @Test func aTokenForAnotherDeviceIsRefusedAndTheSocketCloses() throws {
-        let bed = ClawlineTestbed()
-        let phone = try bed.pair()
-        let (socket, result) = try bed.connect(UUID().uuidString.lowercased(), token: phone.token)
-        #expect(result["success"]?.boolValue == false && result["reason"]?.stringValue == "auth_failed")
-        #expect(socket.closeFrame?.code == 1008)
+    @Test func theFirstDevicePairsAsAdminAuthenticatesAndGetsAnAnswerStreamed() throws {
+        let bed = Bed()
+        let phone = try bed.pairFirstAdmin()
+        #expect(bed.device(phone.deviceID)?.isAdmin == true)
+        let session = try bed.connect(phone)
+        #expect(session.result["isAdmin"] == .bool(true) && session.result["userId"]?.stringValue == phone.userID)
+        let frames = session.socket.exchange(Bed.message("hello", id: "c_1"))
+        #expect(frames.first == .object(["type": .string("ack"), "id": .string("c_1")]), "the ack comes first")
+        let echo = try #require(frames.first { $0.isUserEcho })
+        #expect(echo["content"]?.stringValue == "hello" && echo["deviceId"]?.stringValue == phone.deviceID)
+        #expect(echo["id"]?.stringValue?.hasPrefix("s_") == true && echo["channelType"]?.stringValue == "personal")
+        let final = try #require(frames.last { $0.isAssistantFinal })
+        #expect(final["content"]?.stringValue == "echo: hello" && final["deviceId"] == nil)
+        let typing = frames.ofType("typing")
+        #expect(typing.map { $0["active"] } == [.bool(true), .bool(false)] && typing.allSatisfy { $0["role"]?.stringValue == "assistant" })
     }
 
     @Test func aSecondDeviceWaitsForTheAdminWhoApprovesItOntoItsOwnAccount() throws {
-        let bed = ClawlineTestbed()
-        let admin = try bed.pair()
-        let (adminSocket, _) = try bed.connect(admin.deviceID, token: admin.token)
-        let laptop = UUID().uuidString.lowercased()
-        let waiting = bed.harness.connect()
-        waiting.send(
-            json: .object([
-                "type": .string("pair_request"), "protocolVersion": .int(1), "deviceId": .string(laptop), "claimedName": .string("laptop"),
-                "deviceInfo": .object(["platform": .string("Linux"), "model": .string("PC")]),
-            ])
-        )
+        let bed = Bed()
+        let (_, adminSocket) = try bed.setupAdmin()
+        let laptop = Bed.newDeviceID()
+        let waiting = bed.requestPairing(laptop, name: "laptop")
         #expect(waiting.readJSON().isEmpty, "it waits")
-        #expect(bed.bed.journal.pendingPairings["clawline|\(laptop)"] != nil, "mirrored for the CLI")
-        let asked = try #require(adminSocket.readJSON().first { $0["type"]?.stringValue == "pair_approval_request" })
+        #expect(bed.isPending(laptop), "mirrored for the CLI")
+        let asked = try #require(adminSocket.readJSON().first { $0.type == "pair_approval_request" })
         #expect(asked["deviceId"]?.stringValue == laptop && asked["claimedName"]?.stringValue == "laptop")
-        let newUser = UUID().uuidString.lowercased()
-        adminSocket.send(
-            json: .object(["type": .string("pair_decision"), "deviceId": .string(laptop), "approve": .bool(true), "userId": .string(newUser)])
-        )
+        #expect(asked["deviceInfo"]?["platform"]?.stringValue == "iOS" && asked["deviceInfo"]?["model"]?.stringValue == "iPhone 15")
+        let newUser = Bed.newDeviceID()
+        adminSocket.send(json: Bed.decision(laptop, userID: newUser))
         let result = try #require(waiting.readJSON().first)
-        #expect(result["success"]?.boolValue == true && result["userId"]?.stringValue == newUser)
-        #expect(bed.bed.journal.pendingPairings.isEmpty && bed.bed.journal.devices[laptop]?.tokenDelivered == true)
-    }
-
-    @Test func anUnansweredRequestTimesOutWithPairTimeout() throws {
-        var settings = ClawlineSettings()
-        settings.pendingTTLSeconds = 60
-        let bed = ClawlineTestbed(settings: settings)
-        _ = try bed.pair()
-        let waiting = bed.harness.connect()
-        waiting.send(
-            json: .object([
-                "type": .string("pair_request"), "protocolVersion": .int(1), "deviceId": .string(UUID().uuidString.lowercased()),
-                "deviceInfo": .object(["platform": .string("iOS"), "model": .string("iPad")]),
-            ])
-        )
-        bed.bed.advance(millis: 60_000)
-        let result = try #require(waiting.readJSON().first)
-        #expect(result["success"]?.boolValue == false && result["reason"]?.stringValue == "pair_timeout", "\(result)")
-        #expect(waiting.isClosed)
+        try Bed.expectPaired(result, deviceID: laptop)
+        #expect(result["userId"]?.stringValue == newUser)
+        #expect(!bed.isPending(laptop) && bed.device(laptop)?.tokenDelivered == true)
+        #expect(bed.device(laptop)?.isAdmin == false && bed.device(laptop)?.userID == newUser)
+        let session = try bed.connect(.init(deviceID: laptop, token: try #require(result["token"]?.stringValue), userID: newUser))
+        #expect(session.result["userId"]?.stringValue == newUser)
     }
 
     @Test func anOperatorRevocationClosesTheDevicesSocketsWithTokenRevoked() throws {
-        let bed = ClawlineTestbed()
-        let phone = try bed.pair()
-        let (socket, _) = try bed.connect(phone.deviceID, token: phone.token)
-        bed.bed.hub.devices.cutOff(phone.deviceID)
-        let frames = socket.readJSON()
-        #expect(frames.contains { $0["type"]?.stringValue == "error" && $0["code"]?.stringValue == "token_revoked" })
-        #expect(socket.isClosed)
+        let bed = Bed()
+        let phone = try bed.pairFirstAdmin()
+        let session = try bed.connect(phone)
+        bed.revoke(phone.deviceID)
+        #expect(session.socket.readJSON().errorCodes == ["token_revoked"])
+        session.socket.expectClosed(1008)
     }
 }

@@ -1,3 +1,4 @@
+import ClawlineWire
 import RelayCore
 import RelayTesting
 import Testing
@@ -36,10 +37,10 @@ import Testing
         #expect(opened.contains(.armTick(afterMillis: 15_000)))
         #expect(reports(opened) == [.awaitingApproval])
         #expect(detail(opened).contains("clawrelay devices approve \(Self.device)"))
-        #expect(link.received(.ack(id: "c_1")).isEmpty, "nothing but pair_result matters while pairing")
+        #expect(link.received(.ack(.init(id: "c_1"))).isEmpty, "nothing but pair_result matters while pairing")
         #expect(link.tick(now: 15_000, silentMillis: 0) == [.ping, .armTick(afterMillis: 15_000)], "a pairing has no deadline")
 
-        let paired = link.received(.pairResult(.init(success: true, token: "jwt", userID: "u")))
+        let paired = link.received(.pairResult(.init(success: true, token: "jwt", userId: "u")))
         #expect(paired.first == .own(.storePairing(token: "jwt", userID: "u")))
         #expect(paired.last == .close(code: 1000, reason: "paired"))
         #expect(detail(paired) == "paired with 127.0.0.1:18800 as device \(Self.device), user u; authenticating")
@@ -48,8 +49,8 @@ import Testing
         #expect(link.connect() == [.report(.connecting, "connecting to 127.0.0.1:18800"), .connect])
         let auth = try #require(sent(link.opened(now: 0)).first)
         #expect(auth["type"] == .string("auth") && auth["token"] == .string("jwt") && auth["lastMessageId"] == nil)
-        let up = link.received(.authResult(.init(success: true, userID: "u", replayCount: 2)))
-        #expect(up.first == .own(.up(.init(success: true, userID: "u", replayCount: 2))))
+        let up = link.received(.authResult(.init(success: true, userId: "u", replayCount: 2)))
+        #expect(up.first == .own(.up(.init(success: true, userId: "u", replayCount: 2))))
         #expect(reports(up) == [.connected] && link.isReady)
         #expect(detail(up) == "127.0.0.1:18800 as device \(Self.device), user u")
     }
@@ -60,9 +61,9 @@ import Testing
         let auth = try #require(sent(link.opened(now: 0)).first)
         #expect(auth["lastMessageId"] == .string("s_42"))
         _ = link.received(.authResult(.init(success: true)))
-        let stored = ProviderMessage(id: "s_43", role: .assistant, content: "hi")
+        let stored = ServerFrame.Message(id: "s_43", role: "assistant", content: "hi")
         #expect(link.received(.message(stored)) == [.own(.frame(.message(stored))), .own(.advanceCursor("s_43"))])
-        let streaming = ProviderMessage(id: "a_1", role: .assistant, content: "h", streaming: true)
+        let streaming = ServerFrame.Message(id: "a_1", role: "assistant", content: "h", streaming: true)
         #expect(link.received(.message(streaming)) == [.own(.frame(.message(streaming)))], "a streaming update is no cursor")
         _ = link.closed(code: 1001, error: nil)
         _ = link.connect()
@@ -75,9 +76,9 @@ import Testing
         #expect(link.received(Array(#"{"type":"ack","id":"c_1"}"#.utf8), now: 0).isEmpty, "no socket")
         _ = link.connect()
         _ = link.opened(now: 0)
-        #expect(link.received(.ack(id: "c_1")).isEmpty)
+        #expect(link.received(.ack(.init(id: "c_1"))).isEmpty)
         _ = link.received(.authResult(.init(success: true)))
-        #expect(link.received(Array(#"{"type":"ack","id":"c_1"}"#.utf8), now: 1) == [.own(.frame(.ack(id: "c_1")))])
+        #expect(link.received(Array(#"{"type":"ack","id":"c_1"}"#.utf8), now: 1) == [.own(.frame(.ack(.init(id: "c_1"))))])
         #expect(link.received(Array("not json".utf8), now: 2) == [.own(.undecodable(bytes: 8))])
     }
 
@@ -136,15 +137,15 @@ import Testing
     @Test func revokedOrReplacedWhileReadyFailsAndDropsTheTurns() {
         for code in ["token_revoked", "session_replaced"] {
             var link = authenticated()
-            let stopped = link.received(.error(code: code, message: "bye", messageID: nil))
+            let stopped = link.received(.error(.init(code: code, message: "bye")))
             #expect(stopped.first == .own(.down) && reports(stopped) == [.failed], "\(code)")
-            #expect(!stopped.contains(.own(.frame(.error(code: code, message: "bye", messageID: nil)))), "a refusal is not the turns'")
+            #expect(!stopped.contains(.own(.frame(.error(.init(code: code, message: "bye"))))), "a refusal is not the turns'")
             #expect(link.closed(code: 1008, error: nil).isEmpty)
         }
         var link = authenticated()
-        let limited = ProviderFrame.error(code: "rate_limited", message: "slow", messageID: nil)
+        let limited = ServerFrame.error(.init(code: "rate_limited", message: "slow"))
         #expect(link.received(limited) == [.own(.frame(limited))], "only refusals stop the link")
-        let failed = ProviderFrame.error(code: "server_error", message: "x", messageID: "c_1")
+        let failed = ServerFrame.error(.init(code: "server_error", message: "x", messageId: "c_1"))
         #expect(link.received(failed) == [.own(.frame(failed))], "a turn's error is the turns'")
     }
 
@@ -219,7 +220,7 @@ import Testing
         var link = machine(token: "jwt")
         _ = link.connect()
         _ = link.opened(now: 0)
-        #expect(link.received(.error(code: "server_error", message: "busy", messageID: nil)) == [.close(code: 4000, reason: "")])
+        #expect(link.received(.error(.init(code: "server_error", message: "busy"))) == [.close(code: 4000, reason: "")])
         #expect(detail(link.closed(code: nil, error: nil)) == "127.0.0.1:18800 answered server_error: busy; next try in 0.8 s")
     }
 }

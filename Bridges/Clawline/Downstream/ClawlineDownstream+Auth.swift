@@ -1,168 +1,97 @@
+import ClawlineWire
 import Foundation
 import RelayCore
 
 extension ClawlineDownstream {
-    func handleAuth(token: String, deviceID: String, cursor: String?, on session: ClawlineSession) {
-        guard session.phase == .fresh else {
-            return session.fail(.invalidMessage, "this socket is already authenticated", close: false)
+    /// Carries out an `auth` the socket's machine let through: the token, then the device record,
+    /// the replay window and the user's timeline, each answer handed back to the machine.
+    func authenticate(_ auth: ClientFrame.Auth, on socket: ClawlineSocket) {
+        if hub.devices.pairing.request(deviceID: auth.deviceId, protocolName: Self.protocolName) != nil {
+            return refuseAuth(.deviceNotApproved, on: socket)
         }
-        let now = clock.nowMillis()
-        guard authLimiter.allow(deviceID, now: now) else { return session.fail(.rateLimited, "too many auth attempts", close: true) }
-        if hub.devices.pairing.request(deviceID: deviceID, protocolName: Self.protocolName) != nil {
-            return refuseAuth(session, reason: "device_not_approved")
-        }
-        guard case .success(let claims) = signer.verify(token, nowSeconds: now / 1000), claims.deviceId == deviceID,
+        guard case .success(let claims) = signer.verify(auth.token, nowSeconds: clock.nowMillis() / 1000), claims.deviceId == auth.deviceId,
             Identifiers.isUUIDv4(claims.deviceId)
-        else { return refuseAuth(session, reason: "auth_failed") }
+        else { return refuseAuth(.authFailed, on: socket) }
 
-        // Until the store answers, this socket is on the bus and buffers live events, so nothing
+        // Until the store answers, this socket is on the bus and holds live events, so nothing
         // published meanwhile is lost between the replay window and the live stream.
-        session.deviceID = deviceID
-        session.userID = claims.sub
-        session.phase = .replaying
-        hub.attach(session, socket: session.connection.id, userID: claims.sub, protocolName: "clawline", delivery: .replay)
-        session.isAttached = true
-        // The token says admin: hear the admin channel from now on too (the device record decides below).
-        setAdmin(claims.isAdmin, on: session)
-        let tokenHash = Digest.sha256Hex(token.utf8)
+        perform(socket.machine.tokenVerified(deviceID: claims.deviceId, userID: claims.sub, isAdmin: claims.isAdmin), on: socket)
+        let tokenHash = Digest.sha256Hex(auth.token.utf8)
         let limit = settings.maxReplayMessages
         hub.conversations.resolve(.main, userID: claims.sub, draft: ConversationDraft(title: "Clawline")) { _ in }
-        hub.devices.find(deviceID) { [self] result in
-            guard session.phase == .replaying else { return }
+        hub.devices.find(claims.deviceId) { [self] result in
+            guard socket.machine.phase == .authenticating else { return }
             switch result.map({ Self.authorize($0, claims: claims, tokenHash: tokenHash) }) {
             case .success(.success(let device)):
                 hub.devices.seen(device.id)
                 let audiences = device.isAdmin ? [device.userID, ClawlineChannel.adminAudience] : [device.userID]
-                hub.history.replay(audiences: audiences, after: cursor, limit: limit) { [self] result in
-                    guard session.phase == .replaying else { return }
+                hub.history.replay(audiences: audiences, after: auth.lastMessageId, limit: limit) { [self] result in
+                    guard socket.machine.phase == .authenticating else { return }
                     switch result {
                     case .success(let window):
                         // The timeline was asked for when auth began; this waits for it if it is still being made.
                         hub.conversations.resolve(.main, userID: device.userID, draft: ConversationDraft(title: "Clawline")) { [self] resolved in
-                            guard session.phase == .replaying else { return }
+                            guard socket.machine.phase == .authenticating else { return }
                             guard case .success(let conversation) = resolved else {
-                                leave(session, userID: claims.sub)
-                                session.phase = .fresh
-                                return session.fail(.serverError, "could not open the timeline", close: true)
+                                return perform(socket.machine.authBroke(.timelineNotOpened), on: socket)
                             }
-                            session.conversationID = conversation.id
-                            completeAuth(session, device: device, window: window)
+                            complete(socket, device: device, conversationID: conversation.id, window: window)
                         }
                     case .failure(let error):
-                        authFailedInStore(session, claims: claims, error)
+                        brokeInStore(socket, deviceID: claims.deviceId, error)
                     }
                 }
             case .success(.failure(let refusal)):
-                leave(session, userID: claims.sub)
-                refuseAuth(session, reason: refusal.rawValue)
+                refuseAuth(refusal, on: socket)
             case .failure(let error):
-                authFailedInStore(session, claims: claims, error)
+                brokeInStore(socket, deviceID: claims.deviceId, error)
             }
         }
     }
 
-    private func authFailedInStore(_ session: ClawlineSession, claims: DeviceClaims, _ error: any Error) {
-        leave(session, userID: claims.sub)
-        logger.error("auth failed in the store", metadata: ["device": "\(claims.deviceId)", "error": "\(error)"])
-        session.phase = .fresh
-        session.fail(.serverError, "could not read the device", close: true)
+    private func brokeInStore(_ socket: ClawlineSocket, deviceID: String, _ error: any Error) {
+        logger.error("auth failed in the store", metadata: ["device": "\(deviceID)", "error": "\(error)"])
+        perform(socket.machine.authBroke(.deviceNotRead), on: socket)
     }
 
     /// The device a verified token speaks for, or why it may not: `auth_failed` for an unknown
     /// device or a token superseded by a newer one, `token_revoked` for a revoked or denied one.
     /// The one check behind WebSocket `auth` and HTTP Bearer alike.
-    static func authorize(_ device: DeviceRecord?, claims: DeviceClaims, tokenHash: String) -> Result<DeviceRecord, ClawlineErrorCode> {
+    static func authorize(_ device: DeviceRecord?, claims: DeviceClaims, tokenHash: String) -> Result<DeviceRecord, AuthRefusal> {
         guard let device, device.userID == claims.sub else { return .failure(.authFailed) }
         guard device.status == .approved else { return .failure(.tokenRevoked) }
         if let stored = device.tokenHash, stored != tokenHash { return .failure(.authFailed) }
         return .success(device)
     }
 
-    func refuseAuth(_ session: ClawlineSession, reason: String) {
+    private func refuseAuth(_ reason: AuthRefusal, on socket: ClawlineSocket) {
         logger.info(
             "auth refused",
-            metadata: ["protocol": "clawline", "device": "\(session.deviceID)", "reason": "\(reason)", "remote": "\(session.connection.peerAddress)"]
+            metadata: [
+                "protocol": "clawline", "device": "\(socket.deviceID)", "reason": "\(reason.rawValue)", "remote": "\(socket.connection.peerAddress)",
+            ]
         )
-        session.phase = .fresh
-        session.userID = nil
-        session.send(ServerFrame.AuthResult(success: false, reason: reason))
-        session.close(code: 1008, reason: reason)
+        perform(socket.machine.authRefused(reason), on: socket)
     }
 
-    private func completeAuth(_ session: ClawlineSession, device: DeviceRecord, window: ReplayWindow) {
-        if let previous = activeSessions[device.id], previous !== session, previous.phase != .closed {
-            previous.fail(.sessionReplaced, "another connection authenticated as this device", close: true)
-            leave(previous, userID: device.userID)
-            previous.phase = .closed
-        }
-        activeSessions[device.id] = session
+    /// The device is in: a socket it authenticated before is replaced, then the machine writes the
+    /// session out.
+    private func complete(_ socket: ClawlineSocket, device: DeviceRecord, conversationID: String, window: ReplayWindow) {
+        if let previous = newest[device.id], previous !== socket { perform(previous.machine.replaced(), on: previous) }
+        newest[device.id] = socket
         logger.info(
             "device connected",
             metadata: [
                 "protocol": "clawline", "device": "\(device.id)", "user": "\(device.userID)", "admin": "\(device.isAdmin)",
-                "remote": "\(session.connection.peerAddress)", "replay": "\(window.events.count)",
+                "remote": "\(socket.connection.peerAddress)", "replay": "\(window.events.count)",
             ]
         )
-        session.connection.maxMessageBytes = session.connection.listenerMaxMessageBytes
-        setAdmin(device.isAdmin, on: session)
-        session.connection.deviceID = device.id
-        session.connection.userID = device.userID
-        // The newest events that fit `maxReplayBytes`: a replay is written at once, and must stay
-        // well under the listener's unsent-bytes limit.
-        var frames: [[UInt8]] = []
-        var bytes = 0
-        for event in window.events.reversed() {
-            let frame = FastFrames.message(event)
-            bytes += frame.count
-            if bytes > Self.maxReplayBytes, !frames.isEmpty { break }
-            frames.append(frame)
-        }
-        session.send(
-            ServerFrame.AuthResult(
-                success: true,
-                userId: device.userID,
-                sessionId: session.sessionID,
-                isAdmin: device.isAdmin,
-                replayCount: frames.count,
-                replayTruncated: window.truncated || frames.count < window.events.count,
-                historyReset: window.historyReset
-            )
-        )
-        session.send(ServerFrame.UserInfo(userId: device.userID, isAdmin: device.isAdmin))
-        for frame in frames.reversed() { session.connection.send(utf8: frame) }
-        if let newest = window.events.last(where: { $0.userID == device.userID }) {
-            hub.shown(deviceID: device.id, conversationID: newest.conversationID, seq: newest.seq)
-        }
-        session.highWater = window.highWater
-        session.phase = .live
-        let buffered = session.buffered
-        session.buffered = []
-        for event in buffered { send(event, to: session) }
-        // A stream already running on a channel continues here: show what it has so far.
-        let channels = [session.conversationID] + (device.isAdmin ? adminConversationID.map { [$0] } ?? [] : [])
-        for conversationID in channels {
-            if let active = hub.turns.activeProgress(in: conversationID), !active.content.isEmpty { send(.streaming(active), to: session) }
-        }
+        var grant = ClawlineSocketMachine.Grant(device: device, conversationID: conversationID, window: window)
+        grant.streams = hub.turns.activeProgress(in: conversationID).map { [$0] } ?? []
         if device.isAdmin {
-            for request in hub.devices.pairing.requests(protocolName: Self.protocolName) { sendApprovalRequest(request, to: session) }
+            grant.adminStreams = adminConversationID.flatMap { hub.turns.activeProgress(in: $0) }.map { [$0] } ?? []
+            grant.pendingPairings = hub.devices.pairing.requests(protocolName: Self.protocolName)
         }
-    }
-
-    /// Puts an attached socket in or out of the admins' audience (the admin channel).
-    func setAdmin(_ isAdmin: Bool, on session: ClawlineSession) {
-        guard session.isAdmin != isAdmin else { return }
-        if isAdmin { hub.join(session, audience: ClawlineChannel.adminAudience) } else { hub.leave(session, audience: ClawlineChannel.adminAudience) }
-        session.isAdmin = isAdmin
-    }
-
-    /// Revokes or denylists a device now: its sockets close with `token_revoked`, its turns stop.
-    func cutOff(deviceID: String) {
-        for session in sessions.values where session.deviceID == deviceID && session.isAuthenticated {
-            session.fail(.tokenRevoked, "this device was revoked", close: true)
-            if let userID = session.userID { leave(session, userID: userID) }
-            session.phase = .closed
-        }
-        activeSessions.removeValue(forKey: deviceID)
-        hub.turns.abandon(deviceID: deviceID)
+        perform(socket.machine.authenticated(grant, maxReplayBytes: Self.maxReplayBytes), on: socket)
     }
 }

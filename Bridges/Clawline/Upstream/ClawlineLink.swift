@@ -1,3 +1,4 @@
+import ClawlineWire
 import Logging
 import RelayCore
 import RelayTransport
@@ -9,12 +10,12 @@ import RelayTransport
 /// - Important: loop thread only. The token goes out in `auth` and nowhere else: never logged.
 final class ClawlineLink {
     private let driver: LinkDriver<ClawlineLinkMachine>
-    private let file: CredentialFile
+    private let file: ClawlineAccountFile
     private let logger: Logger
     /// Authenticated; the replay `auth_result` announced comes next.
-    var onUp: ((ProviderFrame.AuthResult) -> Void)?
+    var onUp: ((ServerFrame.AuthResult) -> Void)?
     /// A frame arrived on the authenticated link.
-    var onFrame: ((ProviderFrame) -> Void)?
+    var onFrame: ((ServerFrame) -> Void)?
     /// The authenticated link dropped.
     var onDown: (() -> Void)?
     /// The provider refused the account for good.
@@ -24,7 +25,7 @@ final class ClawlineLink {
         name: String,
         target: ServiceLoop.ClientTarget,
         deviceName: String,
-        file: CredentialFile,
+        file: ClawlineAccountFile,
         connector: any ClientConnector,
         logger: Logger,
         clock: any Clock = SystemClock(),
@@ -32,16 +33,16 @@ final class ClawlineLink {
     ) {
         self.file = file
         self.logger = logger
-        let credentials = file.credentials
+        let contents = file.contents
         let settings = ClawlineLinkMachine.Settings(
             endpoint: "\(target.host):\(target.port)",
-            deviceID: credentials.deviceId,
+            deviceID: contents.deviceId,
             claimedName: deviceName,
             accountFile: file.path
         )
-        let machine = ClawlineLinkMachine(settings: settings, token: credentials.token, cursor: credentials.lastMessageId)
+        let machine = ClawlineLinkMachine(settings: settings, token: contents.token, cursor: contents.lastMessageId)
         driver = LinkDriver(name: name, target: target, machine: machine, connector: connector, clock: clock, logger: logger, onState: onState)
-        driver.deviceID = credentials.deviceId
+        driver.deviceID = contents.deviceId
         driver.onOwn = { [weak self] own in self?.perform(own) }
     }
 

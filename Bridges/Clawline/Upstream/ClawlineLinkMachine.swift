@@ -1,3 +1,4 @@
+import ClawlineWire
 import RelayCore
 
 /// The protocol of one link to a Clawline provider, as a pure state machine: pair once (waiting
@@ -19,9 +20,9 @@ struct ClawlineLinkMachine: LinkMachine {
     enum Own: Equatable, Sendable {
         case storePairing(token: String, userID: String)
         /// Authenticated; the replay the result announces follows.
-        case up(ProviderFrame.AuthResult)
+        case up(ServerFrame.AuthResult)
         /// A frame on the authenticated link.
-        case frame(ProviderFrame)
+        case frame(ServerFrame)
         /// The replay cursor moved: keep it in the account file.
         case advanceCursor(String)
         /// The authenticated connection is gone.
@@ -74,10 +75,10 @@ struct ClawlineLinkMachine: LinkMachine {
     /// The socket is open: authenticate with the stored token, or ask to pair.
     mutating func opened(now: Int64) -> [Action] {
         if let token {
-            let auth = ProviderRequest.auth(token: token, deviceID: settings.deviceID, lastMessageID: cursor)
+            let auth = ClientFrame.auth(ClientFrame.Auth(token: token, deviceId: settings.deviceID, lastMessageId: cursor)).encoded()
             return lifecycle.opened(now: now, session: .authenticating, awaiting: "auth_result", first: [.send(auth)])
         }
-        let request = ProviderRequest.pairRequest(deviceID: settings.deviceID, claimedName: settings.claimedName)
+        let request = ClientFrame.pairRequest(Self.pairRequest(deviceID: settings.deviceID, claimedName: settings.claimedName)).encoded()
         let opened: [Action] = lifecycle.opened(now: now, session: .pairing, awaiting: nil, first: [.send(request)])
         guard lifecycle.session == .pairing else { return opened }
         return opened + lifecycle.report(.awaitingApproval, approvalDetail)
@@ -86,19 +87,19 @@ struct ClawlineLinkMachine: LinkMachine {
     mutating func received(_ bytes: [UInt8], now: Int64) -> [Action] {
         lifecycle.heard(now: now)
         guard lifecycle.isOpen else { return [] }
-        guard let frame = ProviderFrame.decode(bytes) else { return [.own(.undecodable(bytes: bytes.count))] }
+        guard let frame = ServerFrame.decode(bytes) else { return [.own(.undecodable(bytes: bytes.count))] }
         return received(frame)
     }
 
     /// A decoded frame (`received(_:now:)` decodes it after counting it as heard).
-    mutating func received(_ frame: ProviderFrame) -> [Action] {
+    mutating func received(_ frame: ServerFrame) -> [Action] {
         switch (lifecycle.session, frame) {
         case (.pairing, .pairResult(let result)): return paired(result)
         case (.authenticating, .authResult(let result)): return authenticated(result)
-        case (.pairing, .error(let code, let message, _)), (.authenticating, .error(let code, let message, _)):
-            return refused(code: code, message: message)
-        case (.ready, .error(let code, let message, nil)):
-            let refusal = refused(code: code, message: message)
+        case (.pairing, .error(let error)), (.authenticating, .error(let error)):
+            return refused(code: error.code, message: error.message)
+        case (.ready, .error(let error)) where error.messageId == nil:
+            let refusal = refused(code: error.code, message: error.message)
             return isReady ? refusal + deliver(frame) : refusal
         case (.ready, _): return deliver(frame)
         default: return []
@@ -128,19 +129,25 @@ struct ClawlineLinkMachine: LinkMachine {
 
     // MARK: Steps
 
+    /// The account's `pair_request`: a Linux device named as the operator configured it.
+    static func pairRequest(deviceID: String, claimedName: String) -> ClientFrame.PairRequest {
+        let info = ClientFrame.PairRequest.deviceInfo(platform: "linux", model: "clawrelay", appVersion: RelayVersion.current)
+        return ClientFrame.PairRequest(deviceId: deviceID, claimedName: claimedName, deviceInfo: info)
+    }
+
     private var approvalDetail: String {
         "device \(settings.deviceID) (\"\(settings.claimedName)\") waits for approval on \(settings.endpoint); approve it there "
             + "(on a clawrelay: clawrelay devices approve \(settings.deviceID))"
     }
 
-    private mutating func deliver(_ frame: ProviderFrame) -> [Action] {
-        guard case .message(let event) = frame, event.isCursor else { return [.own(.frame(frame))] }
+    private mutating func deliver(_ frame: ServerFrame) -> [Action] {
+        guard case .message(let event) = frame, event.isStored else { return [.own(.frame(frame))] }
         cursor = event.id
         return [.own(.frame(frame)), .own(.advanceCursor(event.id))]
     }
 
-    private mutating func paired(_ result: ProviderFrame.PairResult) -> [Action] {
-        if result.success, let token = result.token, !token.isEmpty, let userID = result.userID, !userID.isEmpty {
+    private mutating func paired(_ result: ServerFrame.PairResult) -> [Action] {
+        if result.success, let token = result.token, !token.isEmpty, let userID = result.userId, !userID.isEmpty {
             self.token = token
             cursor = nil
             lifecycle.update(.paired)
@@ -148,36 +155,36 @@ struct ClawlineLinkMachine: LinkMachine {
                 + lifecycle.report(.connecting, "paired with \(settings.endpoint) as device \(settings.deviceID), user \(userID); authenticating")
                 + lifecycle.close(LinkClosing(nil, retryAfterMillis: 0), code: 1000, reason: "paired")
         }
-        switch result.reason {
-        case "pair_denied":
+        switch result.reason.flatMap(PairRefusal.init(rawValue:)) {
+        case .pairDenied:
             return stop("the admin of \(settings.endpoint) denied device \(settings.deviceID) (pair_denied); restart the relay to ask again")
-        case "pair_rejected":
+        case .pairRejected:
             return stop(
                 "\(settings.endpoint) refuses device \(settings.deviceID) (pair_rejected: it is denylisted there); allow it there "
                     + "(on a clawrelay: clawrelay devices allow \(settings.deviceID)), "
                     + "or delete \(settings.accountFile) for a new device id, and restart the relay"
             )
-        case "pair_timeout":
+        case .pairTimeout:
             return close(because: "nobody decided within the provider's pending time (pair_timeout)")
-        default:
+        case nil:
             return close(because: "pairing failed (\(result.reason ?? "no reason"))")
         }
     }
 
-    private mutating func authenticated(_ result: ProviderFrame.AuthResult) -> [Action] {
+    private mutating func authenticated(_ result: ServerFrame.AuthResult) -> [Action] {
         guard result.success else {
             switch result.reason {
-            case "device_not_approved":
+            case AuthRefusal.deviceNotApproved.rawValue:
                 let why = "the provider still holds the device for approval (device_not_approved)"
                 return lifecycle.close(LinkClosing(why, state: .awaitingApproval, retryAfterMillis: settings.notApprovedRetryMillis))
-            case "auth_failed", "token_expired", "token_revoked":
+            case AuthRefusal.authFailed.rawValue, AuthRefusal.tokenRevoked.rawValue, "token_expired":  // the last: another provider's
                 return stop(refusedToken(result.reason ?? ""))
             default:
                 return close(because: "auth refused (\(result.reason ?? "no reason"))")
             }
         }
-        let user = result.userID.map { ", user \($0)" } ?? ""
-        let replay = result.historyReset ? "; history reset" : result.replayTruncated ? "; replay truncated" : ""
+        let user = result.userId.map { ", user \($0)" } ?? ""
+        let replay = result.historyReset == true ? "; history reset" : result.replayTruncated == true ? "; replay truncated" : ""
         return [.own(.up(result))] + lifecycle.establish(.ready, detail: "\(settings.endpoint) as device \(settings.deviceID)\(user)\(replay)")
     }
 

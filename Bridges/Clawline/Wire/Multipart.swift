@@ -1,19 +1,19 @@
 import Foundation
 
 /// A `multipart/form-data` body split into parts; pure, over bytes already on disk or in memory.
-struct MultipartForm {
-    struct Part {
-        var name: String
-        var filename: String?
-        var contentType: String?
+public struct MultipartForm: Sendable {
+    public struct Part: Sendable {
+        public var name: String
+        public var filename: String?
+        public var contentType: String?
         /// Where the part's bytes lie in the body.
-        var range: Range<Int>
+        public var range: Range<Int>
     }
 
-    var parts: [Part]
+    public var parts: [Part]
 
     /// The boundary from a `Content-Type: multipart/form-data; boundary=...` header.
-    static func boundary(fromContentType contentType: String) -> String? {
+    public static func boundary(fromContentType contentType: String) -> String? {
         let lower = contentType.lowercased()
         guard lower.hasPrefix("multipart/form-data") else { return nil }
         for parameter in contentType.split(separator: ";").dropFirst() {
@@ -26,7 +26,7 @@ struct MultipartForm {
     }
 
     /// Parses `body`; nil when it is not well-formed multipart with this boundary.
-    static func parse(_ body: Data, boundary: String) -> MultipartForm? {
+    public static func parse(_ body: Data, boundary: String) -> MultipartForm? {
         let delimiter = Data(("--" + boundary).utf8)
         let headerEnd = Data("\r\n\r\n".utf8)
         guard let first = body.range(of: delimiter) else { return nil }

@@ -1,23 +1,31 @@
 import Foundation
-import RelayCore
+import RelayKit
 
 /// The size and shape rules for a chat message's content and attachments.
-enum MessageRules {
-    static let maxContentBytes = 65_536
-    static let maxInlineBytes = 256 * 1024
-    static let maxMessageBytes = 320 * 1024
-    static let maxAttachments = 4
-    static let inlineMimeTypes: Set<String> = ["image/png", "image/jpeg", "image/gif", "image/webp", "image/heic"]
+public enum MessageRules {
+    public static let maxContentBytes = 65_536
+    public static let maxInlineBytes = 256 * 1024
+    public static let maxMessageBytes = 320 * 1024
+    public static let maxAttachments = 4
+    public static let inlineMimeTypes: Set<String> = ["image/png", "image/jpeg", "image/gif", "image/webp", "image/heic"]
 
-    struct Validated: Equatable {
+    public struct Validated: Equatable, Sendable {
         /// The attachments to store and echo, or nil when there are none.
-        var json: String?
+        public var json: String?
         /// Asset ids that must exist and belong to the user.
-        var assetIDs: [String]
+        public var assetIDs: [String]
+    }
+
+    /// An attachment as the relay stores it (and echoes it, with an `id`).
+    private struct Stored: Encodable {
+        var type: String
+        var mimeType: String?
+        var data: String?
+        var assetId: String?
     }
 
     /// Base64 that ignores whitespace and padding, as the test list requires.
-    static func decodeBase64(_ text: String) -> [UInt8]? {
+    public static func decodeBase64(_ text: String) -> [UInt8]? {
         var cleaned = text.filter { !$0.isWhitespace && $0 != "=" }
         guard cleaned.utf8.count % 4 != 1 else { return nil }
         while cleaned.utf8.count % 4 != 0 { cleaned += "=" }
@@ -25,7 +33,7 @@ enum MessageRules {
     }
 
     /// A hash over the attachments that is equal for equal decoded content, order-sensitive.
-    static func attachmentsHash(_ attachments: [JSONValue]) -> String {
+    public static func attachmentsHash(_ attachments: [JSONValue]) -> String {
         let canonical = attachments.map { item -> String in
             switch item["type"]?.stringValue {
             case "image":
@@ -39,18 +47,14 @@ enum MessageRules {
         return Digest.sha256Hex(canonical.joined(separator: "\n").utf8)
     }
 
-    static func validate(clientID: String, content: String, attachments: [JSONValue]) -> Result<Validated, FrameRejection> {
-        func tooLarge(_ message: String) -> Result<Validated, FrameRejection> {
-            .failure(FrameRejection(action: .error(.payloadTooLarge, close: false), message: message, messageID: clientID))
-        }
-        func invalid(_ message: String) -> Result<Validated, FrameRejection> {
-            .failure(.invalid(message, messageID: clientID))
-        }
+    public static func validate(clientID: String, content: String, attachments: [JSONValue]) -> Result<Validated, ClawlineError> {
+        func tooLarge(_ message: String) -> Result<Validated, ClawlineError> { .failure(.tooLarge(message, messageId: clientID)) }
+        func invalid(_ message: String) -> Result<Validated, ClawlineError> { .failure(.invalid(message, messageId: clientID)) }
         let contentBytes = content.utf8.count
         if contentBytes > maxContentBytes { return tooLarge("content is larger than 64 KB") }
         if attachments.count > maxAttachments { return tooLarge("at most \(maxAttachments) attachments") }
         var inlineTotal = 0
-        var stored: [JSONValue] = []
+        var stored: [Stored] = []
         var assetIDs: [String] = []
         for item in attachments {
             guard case .object(let fields) = item else { return invalid("each attachment must be an object") }
@@ -64,11 +68,11 @@ enum MessageRules {
                 inlineTotal += bytes.count
                 // Stored as strict base64 (padded, no whitespace): the app decodes `data` as
                 // Foundation `Data`, which refuses anything looser and would drop the message.
-                stored.append(.object(["type": .string("image"), "mimeType": .string(mime), "data": .string(Data(bytes).base64EncodedString())]))
+                stored.append(Stored(type: "image", mimeType: mime, data: Data(bytes).base64EncodedString()))
             case "asset":
                 guard let assetID = fields["assetId"]?.stringValue, !assetID.isEmpty else { return invalid("asset attachment needs assetId") }
                 assetIDs.append(assetID)
-                stored.append(.object(["type": .string("asset"), "assetId": .string(assetID)]))
+                stored.append(Stored(type: "asset", assetId: assetID))
             case "url":
                 // Not Clawline v1, and the app has no way to show one: refused rather than stored
                 // as something every app device would drop.
@@ -81,6 +85,6 @@ enum MessageRules {
         }
         if inlineTotal > maxInlineBytes { return tooLarge("inline attachments total more than 256 KB") }
         if inlineTotal + contentBytes > maxMessageBytes { return tooLarge("message is larger than 320 KB") }
-        return .success(Validated(json: stored.isEmpty ? nil : JSONValue.array(stored).encoded(), assetIDs: assetIDs))
+        return .success(Validated(json: stored.isEmpty ? nil : FrameEncoder.encode(stored, sorted: true), assetIDs: assetIDs))
     }
 }

@@ -1,3 +1,4 @@
+import ClawlineWire
 import RelayCore
 
 /// The turns of one upstream Clawline account, as a pure state machine: it takes turns, the
@@ -14,7 +15,7 @@ import RelayCore
 ///   reconnect this device's unanswered echoes are dead, and a turn that ends without its answer
 ///   (cancelled, timed out) asks for a fresh connection (`.resync`) rather than leave a stream
 ///   running whose answer would take the next turn's place.
-struct ProviderTurnBook {
+struct ClawlineTurnBook {
     enum Action: Equatable, Sendable {
         case send(String)
         case emit(turnID: String, TurnEvent)
@@ -82,7 +83,7 @@ struct ProviderTurnBook {
     /// The provider lost our cursor: nothing in this replay is taken as ours.
     private var replayIsFresh = false
 
-    init(deviceID: String, limits: Limits = Limits(), newMessageID: @escaping () -> String = ProviderRequest.newMessageID) {
+    init(deviceID: String, limits: Limits = Limits(), newMessageID: @escaping () -> String = ClientFrame.Message.newID) {
         self.deviceID = deviceID
         self.limits = limits
         self.newMessageID = newMessageID
@@ -109,12 +110,12 @@ struct ProviderTurnBook {
         return end(current, failure: nil, now: now)
     }
 
-    mutating func linkUp(_ result: ProviderFrame.AuthResult, now: Int64) -> [Action] {
+    mutating func linkUp(_ result: ServerFrame.AuthResult, now: Int64) -> [Action] {
         isUp = true
         isLive = false
-        replayIsFresh = result.historyReset
-        if result.historyReset { echoes.removeAll() }
-        replayRemaining = result.replayCount
+        replayIsFresh = result.historyReset == true
+        if replayIsFresh { echoes.removeAll() }
+        replayRemaining = result.replayCount ?? 0
         replayEndsAt = now + limits.replayMillis
         return replayRemaining == 0 ? endReplay(now: now) : []
     }
@@ -133,10 +134,10 @@ struct ProviderTurnBook {
         return ids.map { .emit(turnID: $0, .failed(reason)) }
     }
 
-    mutating func receive(_ frame: ProviderFrame, now: Int64) -> [Action] {
+    mutating func receive(_ frame: ServerFrame, now: Int64) -> [Action] {
         switch frame {
-        case .ack(let id):
-            if flight?.clientID == id, flight?.acked == false {
+        case .ack(let ack):
+            if flight?.clientID == ack.id, flight?.acked == false {
                 flight?.acked = true
                 flight?.lastActivityAt = now
             }
@@ -148,12 +149,13 @@ struct ProviderTurnBook {
                 if replayRemaining == 0 { actions += endReplay(now: now) }
             }
             return actions
-        case .error(let code, let message, let messageID?):
-            return refused(code: code, message: message, messageID: messageID, now: now)
-        case .typing(true):
-            if flight?.acked == true { flight?.lastActivityAt = now }
+        case .error(let error):
+            guard let messageID = error.messageId else { return [] }
+            return refused(code: error.code, message: error.message, messageID: messageID, now: now)
+        case .typing(let typing):
+            if typing.active, flight?.acked == true { flight?.lastActivityAt = now }
             return []
-        case .pairResult, .authResult, .error, .typing, .other:
+        case .pairResult, .pairApprovalRequest, .authResult, .userInfo, .other:
             return []
         }
     }
@@ -204,7 +206,7 @@ struct ProviderTurnBook {
         current.lastSentAt = now
         flight = current
         if !sent.contains(where: { $0.clientID == clientID }) { sent.append(Sent(clientID: clientID, text: current.text, owner: current.turnID)) }
-        return [.send(ProviderRequest.message(id: clientID, content: current.text))]
+        return [.send(ClientFrame.message(ClientFrame.Message(id: clientID, content: current.text)).encoded())]
     }
 
     /// After a (re)connect's replay: this device's unanswered echoes are dead (v1), and the
@@ -218,22 +220,23 @@ struct ProviderTurnBook {
         return send(now: now, newID: current.acked)
     }
 
-    private mutating func take(_ message: ProviderMessage, now: Int64) -> [Action] {
-        guard !message.isAdminChannel else { return [] }
+    private mutating func take(_ message: ServerFrame.Message, now: Int64) -> [Action] {
+        // On a relay provider, the admin channel's events reach admin devices too; they are not this timeline.
+        guard message.channelType != .admin else { return [] }
         if !message.streaming { guard seen.insert(message.id) else { return [] } }
         switch message.role {
-        case .user:
+        case "user":
             echoed(message, now: now)
             return []
-        case .assistant:
+        case "assistant":
             return answered(message, now: now)
-        case .other:
+        default:
             return []
         }
     }
 
-    private mutating func echoed(_ message: ProviderMessage, now: Int64) {
-        let isMine = message.deviceID == deviceID
+    private mutating func echoed(_ message: ServerFrame.Message, now: Int64) {
+        let isMine = message.deviceId == deviceID
         var owner: String?
         if isMine, !(replayIsFresh && !isLive), let index = sent.firstIndex(where: { $0.text == message.content }) {
             owner = sent.remove(at: index).owner
@@ -244,7 +247,7 @@ struct ProviderTurnBook {
     }
 
     /// Assistant output: a streaming update or the final answer of the echo it belongs to.
-    private mutating func answered(_ message: ProviderMessage, now: Int64) -> [Action] {
+    private mutating func answered(_ message: ServerFrame.Message, now: Int64) -> [Action] {
         guard let index = echoes.firstIndex(where: { $0.streamID == message.id }) ?? echoes.firstIndex(where: { $0.streamID == nil }) else {
             return []
         }

@@ -1,31 +1,40 @@
-import RelayCore
-
-/// Hand-written JSON for the frames on the hot path (every chat message and streaming update),
-/// byte-for-byte the same shape `ServerFrame` would produce, without JSONEncoder's cost.
-enum FastFrames {
-    static func typing(_ active: Bool, channel: ClawlineChannel) -> [UInt8] {
+/// Hand-written JSON for the frames on the hot path (`ack`, and every chat message, streaming
+/// update and typing change), byte for byte what `ServerFrame`'s `Codable` form encodes with its
+/// keys in this order, without JSONEncoder's cost.
+public enum FastFrames {
+    public static func typing(_ active: Bool, channel: ClawlineChannel) -> [UInt8] {
         Array(#"{"type":"typing","role":"assistant","active":\#(active),"channelType":"\#(channel.rawValue)"}"#.utf8)
     }
 
-    static func ack(_ id: String) -> [UInt8] {
+    public static func ack(_ id: String) -> [UInt8] {
         var out = Array(#"{"type":"ack","id":"#.utf8)
         appendString(id, to: &out)
         out.append(UInt8(ascii: "}"))
         return out
     }
 
-    static func message(_ event: ChatEvent) -> [UInt8] {
-        var out = header(id: event.id, role: event.role.rawValue, content: event.content, timestamp: event.timestampMillis, streaming: false)
-        if event.role == .user, let deviceID = event.deviceID {
+    /// A stored event; `attachments` is its JSON array (`AttachmentWire.json`).
+    public static func message(
+        id: String,
+        role: String,
+        content: String,
+        timestamp: Int64,
+        deviceId: String?,
+        attachments: String,
+        channel: ClawlineChannel
+    ) -> [UInt8] {
+        var out = header(id: id, role: role, content: content, timestamp: timestamp, streaming: false)
+        if let deviceId {
             out.append(contentsOf: #","deviceId":"#.utf8)
-            appendString(deviceID, to: &out)
+            appendString(deviceId, to: &out)
         }
         out.append(contentsOf: #","attachments":"#.utf8)
-        out.append(contentsOf: AttachmentWire.json(event.attachmentsJSON, eventID: event.id).utf8)
-        return finish(&out, channel: ClawlineChannel(owner: event.userID))
+        out.append(contentsOf: attachments.utf8)
+        return finish(&out, channel: channel)
     }
 
-    static func streaming(id: String, content: String, timestamp: Int64, channel: ClawlineChannel) -> [UInt8] {
+    /// An assistant update with the full content so far.
+    public static func streaming(id: String, content: String, timestamp: Int64, channel: ClawlineChannel) -> [UInt8] {
         var out = header(id: id, role: "assistant", content: content, timestamp: timestamp, streaming: true)
         return finish(&out, channel: channel)
     }
@@ -54,9 +63,9 @@ enum FastFrames {
 
     private static let hex = Array("0123456789abcdef".utf8)
 
-    /// Appends `text` as a JSON string literal (RFC 8259 escaping). Most text needs no escape:
-    /// it is copied in one go.
-    static func appendString(_ text: String, to out: inout [UInt8]) {
+    /// Appends `text` as a JSON string literal, escaped as JSONEncoder escapes it. Most text needs
+    /// no escape: it is copied in one go.
+    public static func appendString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
             out.append(contentsOf: text.utf8)
@@ -70,9 +79,11 @@ enum FastFrames {
         switch byte {
         case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
         case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
-        case 0x0A: out.append(contentsOf: #"\n"#.utf8)
-        case 0x0D: out.append(contentsOf: #"\r"#.utf8)
+        case 0x08: out.append(contentsOf: #"\b"#.utf8)
         case 0x09: out.append(contentsOf: #"\t"#.utf8)
+        case 0x0A: out.append(contentsOf: #"\n"#.utf8)
+        case 0x0C: out.append(contentsOf: #"\f"#.utf8)
+        case 0x0D: out.append(contentsOf: #"\r"#.utf8)
         case 0..<0x20:
             out.append(contentsOf: #"\u00"#.utf8)
             out.append(hex[Int(byte >> 4)])

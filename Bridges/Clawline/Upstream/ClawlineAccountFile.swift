@@ -4,26 +4,27 @@ import Logging
 import RelayCore
 import Synchronization
 
-/// What an upstream Clawline account keeps between runs: its device id (made once, before the
-/// first `pair_request`), the token and user id the provider issued, and the replay cursor.
-struct ProviderCredentials: Codable, Equatable, Sendable {
-    var deviceId: String
-    var token: String?
-    var userId: String?
-    /// The last stored server event (`s_…`) the account has seen: `auth`'s `lastMessageId`.
-    var lastMessageId: String?
-
-    var isPaired: Bool { token?.isEmpty == false }
-}
-
-/// The file behind `ProviderCredentials`: `<accounts>/<account>.clawline.json`, 0600 in a 0700
-/// folder. Read once at start-up; written on a private queue, atomically (a 0600 temporary file
-/// renamed over it), with cursor moves coalesced into one write a second.
+/// The account file of an upstream Clawline account: `<accounts>/<account>.clawline.json`, 0600
+/// in a 0700 folder, holding its `Contents`. Read once at start-up; written on a private queue,
+/// atomically (a 0600 temporary file renamed over it), with cursor moves coalesced into one write
+/// a second.
 ///
 /// - Important: any thread. The token is never logged.
-final class CredentialFile: Sendable {
+final class ClawlineAccountFile: Sendable {
+    /// What the account keeps between runs: its device id (made once, before the first
+    /// `pair_request`), the token and user id the provider issued, and the replay cursor.
+    struct Contents: Codable, Equatable, Sendable {
+        var deviceId: String
+        var token: String?
+        var userId: String?
+        /// The last stored server event (`s_…`) the account has seen: `auth`'s `lastMessageId`.
+        var lastMessageId: String?
+
+        var isPaired: Bool { token?.isEmpty == false }
+    }
+
     private struct State {
-        var credentials: ProviderCredentials
+        var contents: Contents
         var flushScheduled = false
     }
 
@@ -35,9 +36,9 @@ final class CredentialFile: Sendable {
     static let cursorDelayMillis = 1_000
 
     /// Loads the account's file, or creates it with a new device id.
-    init(directory: String, account: String, logger: Logger) throws(CredentialFileError) {
+    init(directory: String, account: String, logger: Logger) throws(ClawlineAccountFileError) {
         if let problem = AccountFileName.problem(with: account) {
-            throw CredentialFileError(
+            throw ClawlineAccountFileError(
                 description: "the account name \(String(reflecting: account)) cannot name a file in \(directory): it \(problem)"
             )
         }
@@ -47,30 +48,30 @@ final class CredentialFile: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw CredentialFileError(description: "cannot create \(directory): \(error.localizedDescription)")
+            throw ClawlineAccountFileError(description: "cannot create \(directory): \(error.localizedDescription)")
         }
         if let data = FileManager.default.contents(atPath: path) {
-            guard let loaded = try? JSONDecoder().decode(ProviderCredentials.self, from: data), Identifiers.isUUIDv4(loaded.deviceId) else {
-                throw CredentialFileError(
+            guard let loaded = try? JSONDecoder().decode(Contents.self, from: data), Identifiers.isUUIDv4(loaded.deviceId) else {
+                throw ClawlineAccountFileError(
                     description: "\(path) is not an account file (JSON with a UUIDv4 deviceId); fix it, or delete it to pair again"
                 )
             }
-            state = Mutex(State(credentials: loaded))
+            state = Mutex(State(contents: loaded))
         } else {
-            let fresh = ProviderCredentials(deviceId: Identifiers.newUUID())
-            try CredentialFile.write(fresh, to: path)
-            state = Mutex(State(credentials: fresh))
+            let fresh = Contents(deviceId: Identifiers.newUUID())
+            try Self.write(fresh, to: path)
+            state = Mutex(State(contents: fresh))
         }
     }
 
-    var credentials: ProviderCredentials { state.withLock { $0.credentials } }
+    var contents: Contents { state.withLock { $0.contents } }
 
     /// Keeps what `pair_result` issued; written at once (the provider hands a token out only so often).
     func storePairing(token: String, userID: String) {
         state.withLock {
-            $0.credentials.token = token
-            $0.credentials.userId = userID
-            $0.credentials.lastMessageId = nil
+            $0.contents.token = token
+            $0.contents.userId = userID
+            $0.contents.lastMessageId = nil
         }
         queue.async { [self] in writeNow() }
     }
@@ -78,8 +79,8 @@ final class CredentialFile: Sendable {
     /// Moves the replay cursor; the file follows within `cursorDelayMillis`.
     func advanceCursor(to id: String) {
         let schedule = state.withLock { state -> Bool in
-            guard state.credentials.lastMessageId != id else { return false }
-            state.credentials.lastMessageId = id
+            guard state.contents.lastMessageId != id else { return false }
+            state.contents.lastMessageId = id
             defer { state.flushScheduled = true }
             return !state.flushScheduled
         }
@@ -97,21 +98,21 @@ final class CredentialFile: Sendable {
 
     private func writeNow() {
         do {
-            try Self.write(credentials, to: path)
+            try Self.write(contents, to: path)
         } catch {
             logger.error("cannot write the account file", metadata: ["path": "\(path)", "error": "\(error)"])
         }
     }
 
-    /// Writes `credentials` to `path` through a 0600 temporary file renamed over it.
-    static func write(_ credentials: ProviderCredentials, to path: String) throws(CredentialFileError) {
+    /// Writes `contents` to `path` through a 0600 temporary file renamed over it.
+    static func write(_ contents: Contents, to path: String) throws(ClawlineAccountFileError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        guard let data = try? encoder.encode(credentials) else { throw CredentialFileError(description: "cannot encode \(path)") }
+        guard let data = try? encoder.encode(contents) else { throw ClawlineAccountFileError(description: "cannot encode \(path)") }
         let bytes = Array(data) + [0x0A]
         let temporary = path + ".tmp"
         let fd = Foundation.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CredentialFileError(description: "cannot write \(temporary): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw ClawlineAccountFileError(description: "cannot write \(temporary): \(String(cString: strerror(errno)))") }
         fchmod(fd, 0o600)
         var written = 0
         while written < bytes.count {
@@ -120,19 +121,19 @@ final class CredentialFile: Sendable {
             guard count > 0 else {
                 let reason = String(cString: strerror(errno))
                 close(fd)
-                throw CredentialFileError(description: "cannot write \(temporary): \(reason)")
+                throw ClawlineAccountFileError(description: "cannot write \(temporary): \(reason)")
             }
             written += count
         }
         fsync(fd)
         close(fd)
         guard rename(temporary, path) == 0 else {
-            throw CredentialFileError(description: "cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
+            throw ClawlineAccountFileError(description: "cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
         }
     }
 }
 
 /// Why an account file could not be read or written.
-struct CredentialFileError: Error, CustomStringConvertible {
+struct ClawlineAccountFileError: Error, CustomStringConvertible {
     let description: String
 }

@@ -1,17 +1,18 @@
+import ClawlineWire
 import RelayCore
 import Testing
 
 @testable import ClawlineBridge
 
-@Suite struct ProviderTurnBookTests {
-    typealias Fixture = ProviderTurnBookFixture
+@Suite struct ClawlineTurnBookTests {
+    typealias Fixture = ClawlineTurnBookFixture
 
     /// A fixture whose link is up with one turn `t1` sent as `c_1`, acknowledged or not.
     func running(acked: Bool = true) -> Fixture {
         var f = Fixture()
         _ = f.up()
         _ = f.start("t1")
-        if acked { _ = f.receive(.ack(id: "c_1")) }
+        if acked { _ = f.receive(.ack(.init(id: "c_1"))) }
         return f
     }
 
@@ -23,7 +24,7 @@ import Testing
         #expect(f.advance(seconds: 4).isEmpty)
         #expect(Fixture.sentIDs(f.advance(seconds: 1)) == ["c_1"], "same frame, same id")
         #expect(Fixture.sentIDs(f.advance(seconds: 5)) == ["c_1"])
-        _ = f.receive(.ack(id: "c_1"))
+        _ = f.receive(.ack(.init(id: "c_1")))
         #expect(f.advance(seconds: 5).isEmpty, "an ack stops the resends")
         #expect(f.advance(seconds: 60).isEmpty)
     }
@@ -33,7 +34,7 @@ import Testing
         _ = f.up()
         #expect(Fixture.sentIDs(f.start("t1", "first")) == ["c_1"])
         #expect(Fixture.sentIDs(f.start("t2", "second")).isEmpty, "one turn at a time")
-        _ = f.receive(.ack(id: "c_1"))
+        _ = f.receive(.ack(.init(id: "c_1")))
         f.echo("first")
         #expect(Fixture.events(f.streaming("s_a", "Hel")) == ["t1": [.progress("Hel")]])
         #expect(Fixture.events(f.streaming("s_a", "Hello")) == ["t1": [.progress("Hello")]])
@@ -69,7 +70,7 @@ import Testing
         f.book.linkDown()
         let again = f.up(replay: 0)
         #expect(Fixture.sentIDs(again) == ["c_2"], "acknowledged, then lost: a new message")
-        _ = f.receive(.ack(id: "c_2"))
+        _ = f.receive(.ack(.init(id: "c_2")))
         f.echo()
         #expect(Fixture.events(f.final("s_c", "Hello again")) == ["t1": [.final("Hello again")]])
     }
@@ -86,7 +87,7 @@ import Testing
         _ = f.up()
         f.echo("theirs", from: Fixture.other)
         _ = f.start("t1", "mine")
-        _ = f.receive(.ack(id: "c_1"))
+        _ = f.receive(.ack(.init(id: "c_1")))
         f.echo("mine")
         f.echo("later", from: Fixture.other)
         #expect(f.streaming("s_x", "for theirs").isEmpty)
@@ -98,7 +99,7 @@ import Testing
     @Test func theAdminChannelIsAnotherTimeline() {
         var f = running()
         f.echo()
-        let admin = ProviderMessage(id: "s_adm", role: .assistant, content: "admin talk", isAdminChannel: true)
+        let admin = ServerFrame.Message(id: "s_adm", role: "assistant", content: "admin talk", channelType: .admin)
         #expect(f.receive(.message(admin)).isEmpty)
         #expect(Fixture.events(f.final("s_a", "mine")) == ["t1": [.final("mine")]])
     }
@@ -123,13 +124,13 @@ import Testing
 
     @Test func providerErrorsForOurMessage() {
         var f = running(acked: false)
-        #expect(f.receive(.error(code: "rate_limited", message: "slow", messageID: "c_1")).isEmpty)
-        #expect(Fixture.sentIDs(f.receive(.error(code: "invalid_message", message: "failed before", messageID: "c_1"))) == ["c_2"])
-        #expect(f.receive(.error(code: "server_error", message: "not ours", messageID: "c_9")).isEmpty)
-        _ = f.receive(.ack(id: "c_2"))
+        #expect(f.receive(.error(.init(code: "rate_limited", message: "slow", messageId: "c_1"))).isEmpty)
+        #expect(Fixture.sentIDs(f.receive(.error(.init(code: "invalid_message", message: "failed before", messageId: "c_1")))) == ["c_2"])
+        #expect(f.receive(.error(.init(code: "server_error", message: "not ours", messageId: "c_9"))).isEmpty)
+        _ = f.receive(.ack(.init(id: "c_2")))
         f.echo()
         _ = f.start("t2")
-        let failed = f.receive(.error(code: "server_error", message: "the assistant failed", messageID: "c_2"))
+        let failed = f.receive(.error(.init(code: "server_error", message: "the assistant failed", messageId: "c_2")))
         #expect(Fixture.events(failed)["t1"] == [.failed("the provider answered server_error: the assistant failed")])
         #expect(Fixture.sentIDs(failed) == ["c_3"], "the next turn goes out; its answer is its own")
         f.echo()
@@ -138,9 +139,9 @@ import Testing
 
     @Test func aMessageTheProviderKeepsLosingFailsAfterThreeIDs() {
         var f = running(acked: false)
-        _ = f.receive(.error(code: "invalid_message", message: "no", messageID: "c_1"))
-        _ = f.receive(.error(code: "invalid_message", message: "no", messageID: "c_2"))
-        let failed = f.receive(.error(code: "invalid_message", message: "no", messageID: "c_3"))
+        _ = f.receive(.error(.init(code: "invalid_message", message: "no", messageId: "c_1")))
+        _ = f.receive(.error(.init(code: "invalid_message", message: "no", messageId: "c_2")))
+        let failed = f.receive(.error(.init(code: "invalid_message", message: "no", messageId: "c_3")))
         #expect(Fixture.events(failed) == ["t1": [.failed("the provider lost the message 3 times")]])
     }
 
@@ -186,14 +187,14 @@ import Testing
         var f = running()
         f.echo()
         _ = f.advance(seconds: 200)
-        _ = f.receive(.typing(active: true))
+        _ = f.receive(.typing(.init(active: true, channelType: .personal)))
         #expect(f.advance(seconds: 200).isEmpty, "typing counts as a sign of life")
         let expired = f.advance(seconds: 100)
         #expect(Fixture.events(expired) == ["t1": [.failed("no answer from the provider for 300 s")]])
     }
 
     @Test func boundsAndFailAll() {
-        var limits = ProviderTurnBook.Limits()
+        var limits = ClawlineTurnBook.Limits()
         limits.maxQueued = 2
         var f = Fixture(limits: limits)
         for id in ["a", "b", "c"] { _ = f.start(id) }

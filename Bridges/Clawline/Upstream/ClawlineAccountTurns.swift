@@ -1,0 +1,82 @@
+import RelayCore
+
+/// The turns of one Clawline account: `ClawlineTurnBook`'s actions performed on its link, with a
+/// one-second tick while any turn is held.
+///
+/// - Important: loop thread only.
+final class ClawlineAccountTurns: UpstreamTurns {
+    let link: ClawlineLink
+    private let loop: any LoopScheduler
+    private let clock: any Clock
+    private var book: ClawlineTurnBook
+    private var sinks: [String: @Sendable (TurnEvent) -> Void] = [:]
+    private var tickTimer: TimerID?
+    static let tickMillis = 1_000
+
+    init(link: ClawlineLink, loop: any LoopScheduler, clock: any Clock) {
+        self.link = link
+        self.loop = loop
+        self.clock = clock
+        book = ClawlineTurnBook(deviceID: link.deviceID)
+        link.onUp = { [weak self] result in
+            guard let self else { return }
+            perform(book.linkUp(result, now: clock.nowMillis()))
+        }
+        link.onFrame = { [weak self] frame in
+            guard let self else { return }
+            perform(book.receive(frame, now: clock.nowMillis()))
+        }
+        link.onDown = { [weak self] in self?.book.linkDown() }
+        link.onStopped = { [weak self] detail in
+            guard let self else { return }
+            perform(book.failAll("the link to \(self.link.name) failed: \(detail)"))
+        }
+    }
+
+    func start(_ turn: TurnRequest, id: String, events: @escaping @Sendable (TurnEvent) -> Void) {
+        switch link.state {
+        case .failed, .awaitingApproval, .badCredentials:
+            return events(.failed("the link to \(link.name) is \(link.state.rawValue)"))
+        case .connecting, .connected, .retrying:
+            break
+        }
+        sinks[id] = events
+        perform(book.start(id, text: turn.text, now: clock.nowMillis()))
+    }
+
+    func cancel(_ id: String) {
+        sinks[id] = nil
+        perform(book.cancel(id, now: clock.nowMillis()))
+    }
+
+    private func perform(_ actions: [ClawlineTurnBook.Action]) {
+        for action in actions {
+            switch action {
+            case .send(let text):
+                link.send(text)
+            case .resync(let reason):
+                link.resync(reason)
+            case .emit(let id, let event):
+                emit(event, to: id)
+            }
+        }
+        armTick()
+    }
+
+    /// Hands a turn its event; a turn that ended (final, failed) hears nothing more.
+    private func emit(_ event: TurnEvent, to id: String) {
+        guard let sink = sinks[id] else { return }
+        if case .final = event { sinks[id] = nil }
+        if case .failed = event { sinks[id] = nil }
+        sink(event)
+    }
+
+    private func armTick() {
+        guard tickTimer == nil, book.needsTicks else { return }
+        tickTimer = loop.schedule(afterMillis: Self.tickMillis) { [weak self] in
+            guard let self else { return }
+            tickTimer = nil
+            perform(book.tick(now: clock.nowMillis()))
+        }
+    }
+}
