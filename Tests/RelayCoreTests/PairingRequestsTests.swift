@@ -1,6 +1,7 @@
 import Logging
 import RelayCore
 import RelayTesting
+import Synchronization
 import Testing
 
 @Suite struct PairingRequestsTests {
@@ -130,5 +131,30 @@ import Testing
         core.loop.runUntilIdle()
         record.presence = "offline"
         #expect(heard == [.cutOff(deviceID: "d2"), .changed(record)])
+    }
+}
+
+@Suite struct TurnSinksTests {
+    @Test func aTurnHearsItsEventsUntilItEndsAndACancelledOneNothing() {
+        let heard = Mutex<[String]>([])
+        var sinks = TurnSinks()
+        sinks.add("a") { event in heard.withLock { $0.append("a:\(event)") } }
+        sinks.add("b") { event in heard.withLock { $0.append("b:\(event)") } }
+        sinks.emit(.progress("x"), to: "a")
+        sinks.emit(.final("done"), to: "a")
+        sinks.emit(.progress("late"), to: "a")
+        sinks.remove("b")
+        sinks.emit(.final("b"), to: "b")
+        #expect(heard.withLock { $0 } == ["a:progress(\"x\")", "a:final(\"done\")"])
+        #expect(sinks.isEmpty)
+    }
+
+    @Test func failAllFailsEveryTurnStillReportingOnce() {
+        let heard = Mutex<[TurnEvent]>([])
+        var sinks = TurnSinks()
+        for id in ["a", "b"] { sinks.add(id) { event in heard.withLock { $0.append(event) } } }
+        sinks.failAll("the link dropped")
+        sinks.failAll("again")
+        #expect(heard.withLock { $0 } == [.failed("the link dropped"), .failed("the link dropped")])
     }
 }

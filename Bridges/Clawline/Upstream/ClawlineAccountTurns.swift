@@ -9,7 +9,7 @@ final class ClawlineAccountTurns: UpstreamTurns {
     private let loop: any LoopScheduler
     private let clock: any Clock
     private var book: ClawlineTurnBook
-    private var sinks: [String: @Sendable (TurnEvent) -> Void] = [:]
+    private var sinks = TurnSinks()
     private var tickTimer: TimerID?
     static let tickMillis = 1_000
 
@@ -40,12 +40,12 @@ final class ClawlineAccountTurns: UpstreamTurns {
         case .connecting, .connected, .retrying:
             break
         }
-        sinks[id] = events
+        sinks.add(id, events)
         perform(book.start(id, text: turn.text, now: clock.nowMillis()))
     }
 
     func cancel(_ id: String) {
-        sinks[id] = nil
+        sinks.remove(id)
         perform(book.cancel(id, now: clock.nowMillis()))
     }
 
@@ -57,18 +57,10 @@ final class ClawlineAccountTurns: UpstreamTurns {
             case .resync(let reason):
                 link.resync(reason)
             case .emit(let id, let event):
-                emit(event, to: id)
+                sinks.emit(event, to: id)
             }
         }
         armTick()
-    }
-
-    /// Hands a turn its event; a turn that ended (final, failed) hears nothing more.
-    private func emit(_ event: TurnEvent, to id: String) {
-        guard let sink = sinks[id] else { return }
-        if case .final = event { sinks[id] = nil }
-        if case .failed = event { sinks[id] = nil }
-        sink(event)
     }
 
     private func armTick() {

@@ -9,7 +9,7 @@ import RelayTransport
 public final class CompanionAccount: Backend {
     public let name: String
     private let loop: ServiceLoop
-    private let runs: LoopBound<CompanionRuns>
+    private let runs: LoopBound<CompanionAccountTurns>
 
     /// Loop thread. `target.path` is the server's WebSocket path; the token goes in `?token=`.
     public init(
@@ -24,7 +24,7 @@ public final class CompanionAccount: Backend {
         self.name = name
         self.loop = loop
         let link = CompanionLink(name: name, target: target, token: token, connector: loop, logger: logger, onState: onState)
-        runs = LoopBound(CompanionRuns(link: link, workingDirectory: workingDirectory, clock: SystemClock()), loop: loop)
+        runs = LoopBound(CompanionAccountTurns(link: link, workingDirectory: workingDirectory, clock: SystemClock()), loop: loop)
     }
 
     /// Opens the link; it heals itself from then on. Loop thread.

@@ -3,7 +3,7 @@ import RelayCore
 import RelayTransport
 
 /// The connection to one Companion server: `CompanionLinkMachine` run by a `LinkDriver`; its
-/// owner (`CompanionRuns`) performs the frames, ticks and drops it reports.
+/// owner (`CompanionAccountTurns`) performs the frames, ticks and drops it reports.
 ///
 /// - Important: loop thread only. `target.path` carries the token: it is never logged.
 typealias CompanionLink = LinkDriver<CompanionLinkMachine>

@@ -27,7 +27,7 @@ public enum DiscoClawCredential: Sendable, Equatable, CustomStringConvertible {
 public final class DiscoClawAccount: Backend {
     public let name: String
     private let loop: ServiceLoop
-    private let poster: LoopBound<DiscoClawTurnPoster>
+    private let poster: LoopBound<DiscoClawAccountTurns>
 
     /// Loop thread. `baseURL` is `http(s)://host:port[/prefix]`; `target` is the same server's
     /// WebSocket (`<prefix>/ws`, the token is added per connection). State is kept in
@@ -57,7 +57,7 @@ public final class DiscoClawAccount: Backend {
             }
         rest.token = token
         let link = DiscoClawLink(name: name, target: target, token: token, connector: loop, logger: logger, onState: onState)
-        let poster = DiscoClawTurnPoster(
+        let poster = DiscoClawAccountTurns(
             name: name,
             link: link,
             rest: rest,

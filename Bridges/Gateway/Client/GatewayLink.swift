@@ -5,7 +5,7 @@ import RelayTransport
 
 /// The live connection of one gateway identity: `GatewayLinkMachine` run by a `LinkDriver`, with
 /// the device token kept in the identity's folder and each request's response handed to its
-/// caller. The relay's operator accounts (`GatewayTurnBook`), node passthrough and `clawrelay
+/// caller. The relay's operator accounts (`GatewayAccountTurns`), node passthrough and `clawrelay
 /// chat` sit on it.
 ///
 /// - Important: loop thread only. The device token goes out in `connect` only: never logged.

@@ -6,11 +6,11 @@ import RelayCore
 import RelayTransport
 
 /// A backend that is an operator account on an OpenClaw gateway (a real one, or another relay):
-/// the config kind `openclaw`. Each user turn becomes a `chat.send` (`GatewayTurnBook`).
+/// the config kind `openclaw`. Each user turn becomes a `chat.send` (`GatewayAccountTurns`).
 public final class GatewayAccount: Backend {
     public let name: String
     /// The account's turns, on the loop its link runs on.
-    private let turns: LoopBound<GatewayTurnBook>
+    private let turns: LoopBound<GatewayAccountTurns>
 
     /// Loop thread (the link schedules timers and connects from there).
     public init(
@@ -24,7 +24,7 @@ public final class GatewayAccount: Backend {
     ) throws {
         let identity = try AccountIdentity(directory: accountsDirectory, account: name)
         let link = GatewayLink(name: name, target: target, identity: identity, connector: loop, logger: logger, onState: onState)
-        turns = LoopBound(GatewayTurnBook(link: link, sessionKey: sessionKey), loop: loop)
+        turns = LoopBound(GatewayAccountTurns(link: link, sessionKey: sessionKey), loop: loop)
         self.name = name
     }
 

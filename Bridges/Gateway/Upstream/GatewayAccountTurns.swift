@@ -6,7 +6,7 @@ import RelayCore
 /// the gateway's `chat` events back to the turn, and every turn failed when the link drops.
 ///
 /// - Important: loop thread only.
-final class GatewayTurnBook {
+final class GatewayAccountTurns {
     private struct Run {
         var sessionKey: String
         var events: @Sendable (TurnEvent) -> Void

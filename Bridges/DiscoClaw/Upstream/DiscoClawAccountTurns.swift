@@ -6,10 +6,10 @@ import RelayCore
 /// Posts the turns of one DiscoClaw upstream account over REST: the upstream conversation each
 /// relay conversation continues, the `POST` of each turn's text (retried with the same `clientId`
 /// after a transport error, which the server takes once), and `DiscoClawTurnBook`'s events handed
-/// to the turns. Registration and the catch-up `/sync` are in `DiscoClawTurnPoster+Sync`.
+/// to the turns. Registration and the catch-up `/sync` are in `DiscoClawAccountTurns+Sync`.
 ///
 /// - Important: loop thread only.
-final class DiscoClawTurnPoster: UpstreamTurns {
+final class DiscoClawAccountTurns: UpstreamTurns {
     struct Turn {
         let conversationID: String
         let text: String
@@ -38,7 +38,7 @@ final class DiscoClawTurnPoster: UpstreamTurns {
     var stored: DiscoClawAccountFile
     var book = DiscoClawTurnBook()
     var turns: [String: Turn] = [:]
-    var sinks: [String: @Sendable (TurnEvent) -> Void] = [:]
+    var sinks = TurnSinks()
     /// Relay conversations whose upstream conversation is being created, and the turns waiting for it.
     var creating: [String: [String]] = [:]
     /// Counts sockets opened: an answer's events are only sure to have been heard on the socket
@@ -77,14 +77,14 @@ final class DiscoClawTurnPoster: UpstreamTurns {
         guard link.state != .badCredentials else { return events(.failed("the link to \(name) is bad_credentials: the token was refused")) }
         guard rest.token != nil else { return events(.failed("the account \(name) is not registered yet (\(link.state.rawValue))")) }
         guard book.admit(id) else { return events(.failed("\(book.count) turns are already waiting on \(name)")) }
-        sinks[id] = events
+        sinks.add(id, events)
         turns[id] = Turn(conversationID: turn.conversationID, text: turn.text, clientID: UUID().uuidString.uppercased())
         events(.typing(true))
         proceed(id)
     }
 
     func cancel(_ id: String) {
-        sinks[id] = nil
+        sinks.remove(id)
         turns[id] = nil
         book.forget(id)
     }
@@ -199,7 +199,7 @@ final class DiscoClawTurnPoster: UpstreamTurns {
         book.forget(id)
         turns[id] = nil
         logger.warning("DiscoClaw upstream turn failed", metadata: ["account": "\(name)", "reason": "\(reason)"])
-        sinks.removeValue(forKey: id)?(.failed(reason))
+        sinks.emit(.failed(reason), to: id)
     }
 
     /// What the link asks of the account.
@@ -221,15 +221,8 @@ final class DiscoClawTurnPoster: UpstreamTurns {
 
     func perform(_ actions: [DiscoClawTurnBook.Action]) {
         for action in actions {
-            guard let sink = sinks[action.turnID] else { continue }
-            switch action.event {
-            case .final, .failed:
-                sinks[action.turnID] = nil
-                turns[action.turnID] = nil
-            case .typing, .progress, .toolStarted, .toolEnded, .backendSession:
-                break
-            }
-            sink(action.event)
+            if action.event.endsTurn { turns[action.turnID] = nil }
+            sinks.emit(action.event, to: action.turnID)
         }
     }
 }

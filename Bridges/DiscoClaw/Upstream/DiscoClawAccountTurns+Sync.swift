@@ -1,7 +1,7 @@
 import DiscoClawWire
 import RelayCore
 
-extension DiscoClawTurnPoster {
+extension DiscoClawAccountTurns {
     /// `/sync` pages one catch-up reads at most (the relay answers up to 1,000 rows a page).
     static let maxSyncPages = 20
 

@@ -3,12 +3,12 @@ import RelayCore
 /// The turns of one Companion account: `CompanionTurnBook`'s actions performed on its link.
 ///
 /// - Important: loop thread only.
-final class CompanionRuns: UpstreamTurns {
+final class CompanionAccountTurns: UpstreamTurns {
     let link: CompanionLink
     private let workingDirectory: String?
     private let clock: any Clock
     private var book = CompanionTurnBook()
-    private var sinks: [String: @Sendable (TurnEvent) -> Void] = [:]
+    private var sinks = TurnSinks()
 
     init(link: CompanionLink, workingDirectory: String?, clock: any Clock) {
         self.link = link
@@ -19,14 +19,14 @@ final class CompanionRuns: UpstreamTurns {
 
     func start(_ turn: TurnRequest, id: String, events: @escaping @Sendable (TurnEvent) -> Void) {
         guard link.isReady else { return events(.failed("the link to \(link.name) is \(link.state.rawValue)")) }
-        sinks[id] = events
+        sinks.add(id, events)
         // The configured directory is a place on that server; a conversation's own directory is a
         // place here, and means something there only when both sides share a layout.
         perform(book.start(id, text: turn.text, directory: workingDirectory ?? turn.workingDirectory, now: clock.nowMillis()))
     }
 
     func cancel(_ id: String) {
-        sinks[id] = nil
+        sinks.remove(id)
         book.cancel(id, now: clock.nowMillis())
     }
 
@@ -43,25 +43,8 @@ final class CompanionRuns: UpstreamTurns {
         for action in actions {
             switch action {
             case .send(let text): link.send(text)
-            case .emit(let id, let event): emit(event, to: id)
+            case .emit(let id, let event): sinks.emit(event, to: id)
             }
-        }
-    }
-
-    /// Hands a turn its event; its sink goes with its last one (`final` or `failed`).
-    private func emit(_ event: TurnEvent, to id: String) {
-        guard let sink = sinks[id] else { return }
-        if event.endsTurn { sinks[id] = nil }
-        sink(event)
-    }
-}
-
-extension TurnEvent {
-    /// The turn is over after this event.
-    fileprivate var endsTurn: Bool {
-        switch self {
-        case .final, .failed: true
-        case .typing, .progress, .toolStarted, .toolEnded, .backendSession: false
         }
     }
 }
