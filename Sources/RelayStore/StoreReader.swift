@@ -4,11 +4,17 @@ import RelayCore
 import Synchronization
 
 /// The thread that runs the relay's reads (replays, timelines, summaries, device lookups) on
-/// the pool's reader connections, so they never wait behind the writer's commits nor hold it up;
-/// each read sees every write committed before it starts. Completions go back to the loop in
-/// the order the reads were asked for.
+/// the pool's reader connections, so they never wait behind the writer's commits nor hold it up.
+/// Like the writer, it takes every read queued so far and runs them in one read transaction (one
+/// snapshot, which holds every write committed before the first of them was asked for), then hands
+/// all results to the loop in one job, in the order the reads were asked for.
 final class StoreReader: Sendable {
-    typealias Read = @Sendable (_ pool: DatabasePool) -> @Sendable () -> Void
+    /// One read: run on the batch's connection, or failed with the error that kept the batch from
+    /// getting one; either way it returns the job that reports its result on the loop.
+    struct Read: Sendable {
+        let run: @Sendable (Database) -> @Sendable () -> Void
+        let fail: @Sendable (any Error) -> @Sendable () -> Void
+    }
 
     private struct State {
         var queue: [Read] = []
@@ -32,13 +38,16 @@ final class StoreReader: Sendable {
         thread.start()
     }
 
-    /// Runs `work` in a read transaction; `completion` runs on the loop with its result.
+    /// Runs `work` in the next batch's read transaction; `completion` runs on the loop with its result.
     func read<R: Sendable>(_ work: @escaping @Sendable (Database) throws -> R, completion: @escaping (Result<R, any Error>) -> Void) {
         let bound = LoopBound(completion, loop: executor)
-        let read: Read = { pool in
-            let result = Result { try pool.read(work) }
-            return { bound.value(result) }
-        }
+        let read = Read(
+            run: { db in
+                let result = Result { try work(db) }
+                return { bound.value(result) }
+            },
+            fail: { error in { bound.value(.failure(error)) } }
+        )
         let first = state.withLock { state -> Bool in
             state.queue.append(read)
             return state.queue.count == 1
@@ -64,7 +73,12 @@ final class StoreReader: Sendable {
                 wakeup.wait()
                 continue
             }
-            let reports = reads.map { $0(pool) }
+            let reports: [@Sendable () -> Void]
+            do {
+                reports = try pool.read { db in reads.map { $0.run(db) } }
+            } catch {
+                reports = reads.map { $0.fail(error) }
+            }
             executor.execute { for report in reports { report() } }
         }
         done.signal()

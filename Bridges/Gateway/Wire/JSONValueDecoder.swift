@@ -43,21 +43,40 @@ private struct ValueDecoder: Decoder {
     func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleValue(decoder: self) }
 }
 
+/// A type mismatch, described by the kind of value found (never the value itself: a frame's text
+/// may be large, and a tolerant reader meets mismatches on purpose).
 private func mismatch(_ type: Any.Type, _ value: JSONValue, _ path: [any CodingKey]) -> DecodingError {
-    .typeMismatch(type, DecodingError.Context(codingPath: path, debugDescription: "found \(value)"))
+    .typeMismatch(type, DecodingError.Context(codingPath: path, debugDescription: "found \(kind(of: value))"))
 }
 
-/// Scalars as the protocol writes them: integers are `.int`, a double also takes an integer.
-private func scalar<T>(_ value: JSONValue, as type: T.Type, _ path: @autoclosure () -> [any CodingKey]) throws -> T {
+private func kind(of value: JSONValue) -> String {
     switch value {
-    case .string(let text) where T.self == String.self: return unsafeBitCast(text, to: T.self)
-    case .bool(let flag) where T.self == Bool.self: return unsafeBitCast(flag, to: T.self)
-    case .int(let number) where T.self == Int64.self: return unsafeBitCast(number, to: T.self)
-    case .int(let number) where T.self == Int.self: return unsafeBitCast(Int(number), to: T.self)
-    case .int(let number) where T.self == Double.self: return unsafeBitCast(Double(number), to: T.self)
-    case .double(let number) where T.self == Double.self: return unsafeBitCast(number, to: T.self)
-    default: throw mismatch(type, value, path())
+    case .null: "null"
+    case .bool: "a boolean"
+    case .int, .double: "a number"
+    case .string: "a string"
+    case .array: "an array"
+    case .object: "an object"
     }
+}
+
+/// Scalars as the protocol writes them: integers are `.int`, a double also takes an integer; nil
+/// for anything else (no error is built: optional fields of another type are read this way).
+private func convert<T>(_ value: JSONValue, as type: T.Type) -> T? {
+    switch value {
+    case .string(let text) where T.self == String.self: unsafeBitCast(text, to: T.self)
+    case .bool(let flag) where T.self == Bool.self: unsafeBitCast(flag, to: T.self)
+    case .int(let number) where T.self == Int64.self: unsafeBitCast(number, to: T.self)
+    case .int(let number) where T.self == Int.self: unsafeBitCast(Int(number), to: T.self)
+    case .int(let number) where T.self == Double.self: unsafeBitCast(Double(number), to: T.self)
+    case .double(let number) where T.self == Double.self: unsafeBitCast(number, to: T.self)
+    default: nil
+    }
+}
+
+private func scalar<T>(_ value: JSONValue, as type: T.Type, _ path: @autoclosure () -> [any CodingKey]) throws -> T {
+    guard let converted = convert(value, as: type) else { throw mismatch(type, value, path()) }
+    return converted
 }
 
 private struct KeyedValues<Key: CodingKey>: KeyedDecodingContainerProtocol {
@@ -90,11 +109,11 @@ private struct KeyedValues<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try nested(key).read(type) }
 
     // Tolerant: a field of the wrong type is absent. A `JSONValue` field keeps an explicit null.
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try? decode(type, forKey: key) }
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try? decode(type, forKey: key) }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try? decode(type, forKey: key) }
-    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try? decode(type, forKey: key) }
-    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try? decode(type, forKey: key) }
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { members[key.stringValue].flatMap { convert($0, as: type) } }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { members[key.stringValue].flatMap { convert($0, as: type) } }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { members[key.stringValue].flatMap { convert($0, as: type) } }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { members[key.stringValue].flatMap { convert($0, as: type) } }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { members[key.stringValue].flatMap { convert($0, as: type) } }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let value = members[key.stringValue] else { return nil }
