@@ -52,13 +52,13 @@ public final class ClaudeCodeBackend: Backend {
         command + ["-p", "--output-format", "stream-json", "--verbose"] + (session.map { ["--resume", $0] } ?? []) + extra + ["--", text]
     }
 
-    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
+    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         let directory = turn.workingDirectory ?? workingDirectory
         if let directory, !Self.isDirectory(directory) {
             events(.typing(true))
             events(.typing(false))
             events(.failed("the working directory \(directory) does not exist"))
-            return TurnCancellation {}
+            return TurnHandle {}
         }
         let runner = ChildTurn(
             arguments: Self.arguments(command: command, text: turn.text, resuming: turn.backendSession, extra: extraArguments),
@@ -74,7 +74,7 @@ public final class ClaudeCodeBackend: Backend {
         let thread = Thread { runner.run() }
         thread.name = "clawrelay.claude.\(name)"
         thread.start()
-        return TurnCancellation { runner.cancel() }
+        return TurnHandle { runner.cancel() }
     }
 
     private static func isDirectory(_ path: String) -> Bool {

@@ -37,7 +37,7 @@ public final class CommandBackend: Backend {
         self.logger = logger
     }
 
-    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
+    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         var environment = environment
         environment["CLAWRELAY_USER_ID"] = turn.userID
         environment["CLAWRELAY_DEVICE_ID"] = turn.deviceID
@@ -62,6 +62,6 @@ public final class CommandBackend: Backend {
         let thread = Thread { runner.run() }
         thread.name = "clawrelay.command.\(name)"
         thread.start()
-        return TurnCancellation { runner.cancel() }
+        return TurnHandle { runner.cancel() }
     }
 }

@@ -21,7 +21,7 @@ public final class EchoBackend: Backend {
         self.queue = DispatchQueue(label: "clawrelay.echo.\(name)")
     }
 
-    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
+    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         let steps = Self.script(for: turn.text)
         let cancelled = CancellationFlag()
         if let delay {
@@ -30,7 +30,7 @@ public final class EchoBackend: Backend {
         } else {
             for event in steps.joined() { events(event) }
         }
-        return TurnCancellation { cancelled.set() }
+        return TurnHandle { cancelled.set() }
     }
 
     private func scheduleStep(

@@ -33,6 +33,9 @@ public struct ChatEvent: Sendable, Equatable, Codable {
     /// The turn a live event belongs to (the user message that started it, or its answer);
     /// nil when the event was read back from history.
     public var turn: TurnRef?
+    /// The relay's own note in the conversation (an approval asked or answered): an assistant
+    /// message no turn owns and no backend sees, never a run's answer.
+    public var isNote: Bool
 
     public init(
         id: String,
@@ -44,7 +47,8 @@ public struct ChatEvent: Sendable, Equatable, Codable {
         timestampMillis: Int64,
         deviceID: String?,
         attachmentsJSON: String?,
-        turn: TurnRef? = nil
+        turn: TurnRef? = nil,
+        isNote: Bool = false
     ) {
         self.id = id
         self.seq = seq
@@ -56,6 +60,31 @@ public struct ChatEvent: Sendable, Equatable, Codable {
         self.deviceID = deviceID
         self.attachmentsJSON = attachmentsJSON
         self.turn = turn
+        self.isNote = isNote
+    }
+}
+
+extension ChatEvent {
+    private enum CodingKeys: String, CodingKey {
+        case id, seq, userID, conversationID, role, content, timestampMillis, deviceID, attachmentsJSON, turn, isNote
+    }
+
+    /// Queue entries stored before notes existed have no `isNote`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(String.self, forKey: .id),
+            seq: try container.decode(Int64.self, forKey: .seq),
+            userID: try container.decode(String.self, forKey: .userID),
+            conversationID: try container.decode(String.self, forKey: .conversationID),
+            role: try container.decode(ChatRole.self, forKey: .role),
+            content: try container.decode(String.self, forKey: .content),
+            timestampMillis: try container.decode(Int64.self, forKey: .timestampMillis),
+            deviceID: try container.decodeIfPresent(String.self, forKey: .deviceID),
+            attachmentsJSON: try container.decodeIfPresent(String.self, forKey: .attachmentsJSON),
+            turn: try container.decodeIfPresent(TurnRef.self, forKey: .turn),
+            isNote: try container.decodeIfPresent(Bool.self, forKey: .isNote) ?? false
+        )
     }
 }
 
@@ -133,12 +162,16 @@ public enum BusEvent: Sendable, Equatable {
     case turnFailed(TurnFailure)
     /// A running turn's backend started or finished a tool.
     case tool(ToolProgress)
+    /// A line about a running turn that is not its answer ("API overloaded, retrying 2/10").
+    case status(TurnStatus)
+    /// A backend asks the user whether a tool may run, or the question was resolved.
+    case approval(ApprovalUpdate)
 
     /// Durable events are queued for devices that are not in the foreground; the rest is live only.
     public var isDurable: Bool {
         switch self {
         case .message, .turnFailed: true
-        case .streaming, .assistantTyping, .tool: false
+        case .streaming, .assistantTyping, .tool, .status, .approval: false
         }
     }
 
@@ -149,6 +182,24 @@ public enum BusEvent: Sendable, Equatable {
         case .assistantTyping(let conversationID, _): conversationID
         case .turnFailed(let failure): failure.conversationID
         case .tool(let tool): tool.conversationID
+        case .status(let status): status.conversationID
+        case .approval(let update): update.approval.conversationID
         }
+    }
+}
+
+/// A line about a running turn that is not its answer, shown while it runs.
+public struct TurnStatus: Sendable, Equatable {
+    public var turn: TurnRef
+    /// The server id the final answer will have.
+    public var eventID: String
+    public var conversationID: String
+    public var text: String
+
+    public init(turn: TurnRef, eventID: String, conversationID: String, text: String) {
+        self.turn = turn
+        self.eventID = eventID
+        self.conversationID = conversationID
+        self.text = text
     }
 }

@@ -114,6 +114,7 @@ public enum ConversationQueries {
             "DELETE FROM messages WHERE user_event_id IN (SELECT id FROM events WHERE conversation = ?)", "DELETE FROM events WHERE conversation = ?",
             "DELETE FROM conversation_keys WHERE conversation_id = ?", "DELETE FROM notification_queue WHERE conversation_id = ?",
             "DELETE FROM push_pending WHERE conversation_id = ?", "DELETE FROM read_cursors WHERE conversation_id = ?",
+            "DELETE FROM turn_reports WHERE conversation_id = ?", "DELETE FROM approvals WHERE conversation_id = ?",
             "DELETE FROM conversations WHERE id = ?",
         ] {
             try db.run(sql, [id])

@@ -3,6 +3,9 @@ import RelayCore
 
 /// The per-user event log.
 public enum EventQueries {
+    /// The role column of the relay's notes (read back as assistant events with `isNote`).
+    static let noteRole = "note"
+
     /// Stores an event at `seq` of the user's clock, or at the clock's next seq when `seq` is nil
     /// (a caller that takes several seqs at once passes one it took).
     public static func append(
@@ -44,14 +47,15 @@ public enum EventQueries {
         attachmentsJSON: String?,
         at millis: Int64,
         id: String,
-        seq: Int64
+        seq: Int64,
+        isNote: Bool = false
     ) throws -> ChatEvent {
         try statements.run(.eventInsert) {
             $0.bind(1, userID)
             $0.bind(2, seq)
             $0.bind(3, id)
             $0.bind(4, conversationID)
-            $0.bind(5, role.rawValue)
+            $0.bind(5, isNote ? noteRole : role.rawValue)
             $0.bind(6, content)
             $0.bind(7, deviceID)
             $0.bind(8, attachmentsJSON)
@@ -66,7 +70,8 @@ public enum EventQueries {
             content: content,
             timestampMillis: millis,
             deviceID: deviceID,
-            attachmentsJSON: attachmentsJSON
+            attachmentsJSON: attachmentsJSON,
+            isNote: isNote
         )
     }
 

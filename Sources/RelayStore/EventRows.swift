@@ -29,16 +29,18 @@ enum EventRows {
             guard code == SQLITE_ROW else {
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
             }
+            let role = text(handle, 4) ?? ""
             let event = ChatEvent(
                 id: text(handle, 0) ?? "",
                 seq: sqlite3_column_int64(handle, 1),
                 userID: text(handle, 2) ?? "",
                 conversationID: text(handle, 3) ?? "",
-                role: ChatRole(rawValue: text(handle, 4) ?? "") ?? .assistant,
+                role: ChatRole(rawValue: role) ?? .assistant,
                 content: text(handle, 5) ?? "",
                 timestampMillis: sqlite3_column_int64(handle, 6),
                 deviceID: text(handle, 7),
-                attachmentsJSON: text(handle, 8)
+                attachmentsJSON: text(handle, 8),
+                isNote: role == EventQueries.noteRole
             )
             guard try body(event, extra ? sqlite3_column_int64(handle, extraColumn) : 0) else { return }
         }

@@ -159,6 +159,37 @@ public enum MessageQueries {
         return event
     }
 
+    /// Stores the relay's note in a conversation: an assistant event no turn owns, queued for `queue`.
+    static func note(
+        _ db: Database,
+        userID: String,
+        conversationID: String,
+        content: String,
+        at millis: Int64,
+        queue: [QueueTarget],
+        statements: WriterStatements
+    ) throws -> ChatEvent {
+        let event = try EventQueries.append(
+            statements,
+            userID: userID,
+            conversationID: conversationID,
+            role: .assistant,
+            content: content,
+            deviceID: nil,
+            attachmentsJSON: nil,
+            at: millis,
+            id: Identifiers.newEventID(),
+            seq: try SeqQueries.next(statements, userID: userID),
+            isNote: true
+        )
+        try statements.run(.conversationTouch) {
+            $0.bind(1, millis)
+            $0.bind(2, conversationID)
+        }
+        try QueueQueries.enqueue(db, .message(event), targets: queue, at: millis)
+        return event
+    }
+
     /// Turns cannot survive a restart: every active record becomes failed, at a fresh seq of its
     /// user's clock. Returns them.
     public static func failActive(_ db: Database, at millis: Int64) throws -> [MessageRecord] {

@@ -177,6 +177,7 @@ enum Migrations {
         }
         migrator.registerMigration("v10-read-cursors", migrate: readCursorTables)
         migrator.registerMigration("v11-lean-writes", migrate: leanWrites)
+        migrator.registerMigration("v12-usage", migrate: usageTables)
         return migrator
     }
 

@@ -54,7 +54,7 @@ public enum ReadCursorQueries {
         let last = try EventQueries.last(db, conversationID: conversation.id)
         let read = try cursor(db, userID: userID, conversationID: conversation.id)?.seq ?? 0
         let unread =
-            try db.value(Int.self, "SELECT COUNT(*) FROM events WHERE conversation = ? AND seq > ? AND role = 'assistant'", [conversation.id, read])
+            try db.value(Int.self, "SELECT COUNT(*) FROM events WHERE conversation = ? AND seq > ? AND role != 'user'", [conversation.id, read])
             ?? 0
         return ConversationSummary(
             conversation: conversation,

@@ -95,6 +95,30 @@ public final class StoreJournal: CoreJournal {
         )
     }
 
+    public func note(
+        userID: String,
+        conversationID: String,
+        content: String,
+        now: Int64,
+        queue: [QueueTarget],
+        completion: @escaping (Result<ChatEvent, any Error>) -> Void
+    ) {
+        store.perform(
+            writing: { db, statements in
+                try MessageQueries.note(
+                    db,
+                    userID: userID,
+                    conversationID: conversationID,
+                    content: content,
+                    at: now,
+                    queue: queue,
+                    statements: statements
+                )
+            },
+            completion: completion
+        )
+    }
+
     public func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Void, any Error>) -> Void) {
         store.perform({ db in try MessageQueries.fail(db, failure, queue: queue) }, completion: completion)
     }

@@ -66,6 +66,9 @@ public final class MemoryJournal {
     public var pendingPushes: [String: PendingPush] = [:]
     public internal(set) var retiredTargets: [(target: PushTarget, reason: String)] = []
     public internal(set) var pushAttempts: [PushAttempt] = []
+    /// Run reports by run id, and approval records by approval id.
+    public internal(set) var turnReports: [String: TurnReportRecord] = [:]
+    public internal(set) var approvals: [String: ApprovalRecord] = [:]
     /// When set, every write that reports back fails with this error.
     public var failWrites: (any Error)?
 
@@ -270,6 +273,31 @@ extension MemoryJournal: CoreJournal {
                 attachmentsJSON: nil
             )
             event.turn = turn
+            return append(event, queue: queue, now: now)
+        }
+    }
+
+    public func note(
+        userID: String,
+        conversationID: String,
+        content: String,
+        now: Int64,
+        queue: [QueueTarget],
+        completion: @escaping (Result<ChatEvent, any Error>) -> Void
+    ) {
+        write(completion) {
+            let event = ChatEvent(
+                id: Identifiers.newEventID(),
+                seq: 0,
+                userID: userID,
+                conversationID: conversationID,
+                role: .assistant,
+                content: content,
+                timestampMillis: now,
+                deviceID: nil,
+                attachmentsJSON: nil,
+                isNote: true
+            )
             return append(event, queue: queue, now: now)
         }
     }

@@ -8,6 +8,7 @@ public final class ScriptedBackend: Backend {
         public let request: TurnRequest
         private let events: @Sendable (TurnEvent) -> Void
         private let state = Mutex((cancelled: false, ended: false))
+        private let answered = Mutex<[(requestID: String, answer: ApprovalAnswer)]>([])
 
         init(request: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) {
             self.request = request
@@ -18,7 +19,12 @@ public final class ScriptedBackend: Backend {
 
         public func emit(_ event: TurnEvent) { events(event) }
 
+        /// The answers the core gave to the run's questions (`TurnEvent.approval`), in order.
+        public var answers: [(requestID: String, answer: ApprovalAnswer)] { answered.withLock { $0 } }
+
         func cancel() { state.withLock { $0.cancelled = true } }
+
+        func answer(_ requestID: String, _ answer: ApprovalAnswer) { answered.withLock { $0.append((requestID, answer)) } }
     }
 
     public let name: String
@@ -39,10 +45,10 @@ public final class ScriptedBackend: Backend {
 
     public var runs: [Run] { started.withLock { $0 } }
 
-    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
+    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         let run = Run(request: turn, events: events)
         started.withLock { $0.append(run) }
         for event in answer?(turn) ?? [] { run.emit(event) }
-        return TurnCancellation { run.cancel() }
+        return TurnHandle(answer: { run.answer($0, $1) }, cancel: { run.cancel() })
     }
 }

@@ -4,7 +4,7 @@ import Testing
 /// Starts a turn and exposes its events as an `AsyncStream` that ends after `.final` or `.failed`.
 struct TurnRecorder {
     let events: AsyncStream<TurnEvent>
-    let cancellation: TurnCancellation
+    let cancellation: TurnHandle
 
     init(_ backend: any Backend, text: String, workingDirectory: String? = nil, backendSession: String? = nil) {
         let (stream, continuation) = AsyncStream.makeStream(of: TurnEvent.self)
@@ -18,10 +18,7 @@ struct TurnRecorder {
         )
         cancellation = backend.start(turn) { event in
             continuation.yield(event)
-            switch event {
-            case .final, .failed: continuation.finish()
-            case .typing, .progress, .toolStarted, .toolEnded, .backendSession: break
-            }
+            if event.endsTurn { continuation.finish() }
         }
         events = stream
     }
@@ -61,12 +58,7 @@ extension TurnEvent {
         if case .progress(let text) = self { return text }
         return nil
     }
-    var isEnd: Bool {
-        switch self {
-        case .final, .failed: true
-        case .typing, .progress, .toolStarted, .toolEnded, .backendSession: false
-        }
-    }
+    var isEnd: Bool { endsTurn }
 }
 
 /// Checks the shape every turn shares: typing(true), progress…, typing(false), then one end event.

@@ -31,6 +31,8 @@ extension RecordingEndpoint {
             case .tool(let tool): "tool:\(tool.phase.rawValue)"
             case .assistantTyping(_, let active): "typing:\(active)"
             case .turnFailed: "failed"
+            case .status: "status"
+            case .approval: "approval"
             }
         }
         #expect(kinds == ["message:user", "typing:true", "streaming", "tool:started", "tool:ended", "message:assistant", "typing:false"])

@@ -37,7 +37,7 @@ extension ClawlineDownstream {
                 channel: channel(of: progress.conversationID)
             )
         case .assistantTyping(let conversationID, let active): bytes = FastFrames.typing(active, channel: channel(of: conversationID))
-        case .turnFailed, .tool: bytes = []
+        case .turnFailed, .tool, .status, .approval: bytes = []
         }
         lastEncoded = (event, bytes)
         return bytes

@@ -132,8 +132,8 @@ struct ClawlineSocketMachine {
             // The others only see typing stop.
             guard failure.turn.deviceID == deviceID, failure.cause != .abandoned else { return .drop }
             return .fail((failure.cause == .aborted ? ClawlineError.answerAborted : .answerFailed).about(failure.turn.clientID))
-        case .tool:
-            return .drop  // Clawline has no tool frames.
+        case .tool, .status, .approval:
+            return .drop  // Clawline has no tool or approval frames (approvals reach it as notes).
         case .message, .streaming, .assistantTyping:
             return .write
         }

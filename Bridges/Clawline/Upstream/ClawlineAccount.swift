@@ -34,7 +34,7 @@ public final class ClawlineAccount: Backend {
     /// Opens the link; it heals itself from then on. Loop thread.
     public func connect() { turns.value.link.connect() }
 
-    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
+    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         turns.startTurn(turn, events: events)
     }
 }

@@ -49,7 +49,7 @@ struct CompanionRenderer {
             renderAnswer(answer, sessionID: sessionID, into: &out)
         case .turnFailed(let failure):
             renderFailure(failure, sessionID: sessionID, into: &out)
-        case .assistantTyping:
+        case .assistantTyping, .status, .approval:
             break
         }
         return out.texts

@@ -30,7 +30,7 @@ public final class CompanionAccount: Backend {
     /// Opens the link; it heals itself from then on. Loop thread.
     public func connect() { runs.value.link.connect() }
 
-    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
+    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         runs.startTurn(turn, events: events)
     }
 }

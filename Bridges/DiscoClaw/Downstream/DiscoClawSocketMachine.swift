@@ -111,7 +111,8 @@ struct DiscoClawSocketMachine {
             return send(.toolStart(start), answer: tool.eventID)
         case .tool(let tool):
             return send(.toolEnd(DiscoClawEvent.ToolEnd(messageId: tool.eventID, tool: tool.activity.name)), answer: tool.eventID)
-        case .assistantTyping:
+        case .assistantTyping, .status, .approval:
+            // Approvals reach DiscoClaw apps as the relay's notes (answered with /approve).
             return []
         }
     }

@@ -75,7 +75,7 @@ public final class DiscoClawAccount: Backend {
     /// Opens the link; it heals itself from then on. Loop thread.
     public func connect() { poster.value.link.connect() }
 
-    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
+    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         poster.startTurn(turn, events: events)
     }
 }

@@ -51,7 +51,7 @@ extension GatewayDownstream {
                 state: aborted ? "aborted" : "error",
                 errorMessage: aborted ? nil : "the assistant failed to answer"
             )
-        case .message, .assistantTyping:
+        case .message, .assistantTyping, .status, .approval:
             return nil
         case .tool:
             // The protocol docs give no concrete shape for an operator's tool events: none are sent.

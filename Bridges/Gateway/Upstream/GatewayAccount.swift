@@ -31,13 +31,13 @@ public final class GatewayAccount: Backend {
     /// Opens the link; it heals itself from then on. Loop thread.
     public func connect() { turns.value.link.connect() }
 
-    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
+    public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         let (runID, turns, loop) = (Identifiers.newUUID(), self.turns, self.turns.loop)
         if loop.isOnLoop {
             turns.value.start(turn, runID: runID, events: events)
         } else {
             loop.execute { turns.value.start(turn, runID: runID, events: events) }
         }
-        return TurnCancellation { loop.execute { turns.value.cancel(runID) } }
+        return TurnHandle { loop.execute { turns.value.cancel(runID) } }
     }
 }

@@ -47,25 +47,46 @@ public enum TurnEvent: Sendable, Equatable {
     /// The backend's own id for the conversation's session, handed back on the conversation's
     /// next turn as `TurnRequest.backendSession`; nil forgets the one stored.
     case backendSession(String?)
+    /// The backend asks whether a tool may run; the turn waits (and is not silent) until
+    /// `TurnHandle.answer` tells it, once.
+    case approval(ApprovalAsk)
+    /// The backend no longer waits for the answer to its question `requestID`.
+    case approvalWithdrawn(requestID: String)
+    /// What the run cost and did, as the backend reports it (before its `final` or `failed`).
+    case report(TurnReport)
+    /// A line about the run that is not its answer ("API overloaded, retrying 2/10"), shown live.
+    case status(String)
     /// The complete answer; the turn is over.
     case final(String)
     /// The turn failed; the reason is for logs, not for clients.
     case failed(String)
 }
 
-/// Stops a running turn; safe to call from any thread, more than once.
-public final class TurnCancellation: Sendable {
-    private let handler: Mutex<(@Sendable () -> Void)?>
+/// The core's hold on a running turn: stops it, and answers the backend's questions
+/// (`TurnEvent.approval`). Safe to call from any thread; `cancel` more than once.
+public final class TurnHandle: Sendable {
+    private let canceller: Mutex<(@Sendable () -> Void)?>
+    private let answerer: (@Sendable (String, ApprovalAnswer) -> Void)?
 
-    public init(_ handler: @escaping @Sendable () -> Void) { self.handler = Mutex(handler) }
+    /// `answer` hears the decision on the backend's question `requestID`; backends that never ask leave it out.
+    public init(
+        answer: (@Sendable (_ requestID: String, _ answer: ApprovalAnswer) -> Void)? = nil,
+        cancel: @escaping @Sendable () -> Void
+    ) {
+        canceller = Mutex(cancel)
+        answerer = answer
+    }
 
     public func cancel() {
-        let taken = handler.withLock { handler -> (@Sendable () -> Void)? in
+        let taken = canceller.withLock { handler -> (@Sendable () -> Void)? in
             defer { handler = nil }
             return handler
         }
         taken?()
     }
+
+    /// The user decided the backend's question `requestID`.
+    public func answer(_ requestID: String, _ answer: ApprovalAnswer) { answerer?(requestID, answer) }
 }
 
 /// An assistant that answers turns: a built-in one or an account on an upstream server.
@@ -74,7 +95,7 @@ public final class TurnCancellation: Sendable {
 ///   with exactly one `.final` or `.failed`.
 public protocol Backend: AnyObject, Sendable {
     var name: String { get }
-    func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation
+    func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle
 }
 
 /// Picks the backend for a conversation: the configured default per protocol, by name.
@@ -103,13 +124,13 @@ public protocol UpstreamTurns: AnyObject {
 extension LoopBound where Value: UpstreamTurns {
     /// A `Backend.start` for an account: the turn starts on the loop (at once when called there)
     /// and its cancellation goes back to the loop.
-    public func startTurn(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnCancellation {
+    public func startTurn(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         let id = Identifiers.newUUID()
         if loop.isOnLoop {
             value.start(turn, id: id, events: events)
         } else {
             loop.execute { self.value.start(turn, id: id, events: events) }
         }
-        return TurnCancellation { [loop] in loop.execute { self.value.cancel(id) } }
+        return TurnHandle { [loop] in loop.execute { self.value.cancel(id) } }
     }
 }

@@ -110,7 +110,7 @@ public enum QueueItem: Sendable, Equatable, Codable {
         switch event {
         case .message(let event): self = .message(event)
         case .turnFailed(let failure): self = .failure(failure)
-        case .streaming, .assistantTyping, .tool: return nil
+        case .streaming, .assistantTyping, .tool, .status, .approval: return nil
         }
     }
 
@@ -188,6 +188,16 @@ public protocol CoreJournal: AnyObject {
         userID: String,
         conversationID: String,
         eventID: String,
+        content: String,
+        now: Int64,
+        queue: [QueueTarget],
+        completion: @escaping (Result<ChatEvent, any Error>) -> Void
+    )
+    /// Stores the relay's note in a conversation (`ChatEvent.isNote`: an assistant event no turn
+    /// owns) and queues it for `queue`.
+    func note(
+        userID: String,
+        conversationID: String,
         content: String,
         now: Int64,
         queue: [QueueTarget],

@@ -6,6 +6,12 @@ public enum RelayCommand: Equatable, Sendable {
     /// `/backend` shows the conversation's backend and the choices; `/backend NAME` binds the
     /// conversation to `NAME` for the turns after it.
     case backend(String?)
+    /// `/approve ID`, `/always ID`, `/deny ID`: decides the user's pending approval that ID (a
+    /// unique prefix of 4+ characters) names; without an ID, the user's only pending one. Answered
+    /// at once, not behind the conversation's running turn (which may be the one waiting).
+    case approval(ApprovalDecision, String?)
+
+    static let approvalWords: [String: ApprovalDecision] = ["/approve": .allowOnce, "/always": .allowAlways, "/deny": .deny]
 
     public init?(_ text: String) {
         // Every turn asks; almost none is a command: decide on the first non-blank byte before
@@ -14,9 +20,16 @@ public enum RelayCommand: Equatable, Sendable {
         let first = text.utf8.first { $0 != 0x20 && !(0x09...0x0D).contains($0) }
         guard let first, first == UInt8(ascii: "/") || first >= 0x80 else { return nil }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard trimmed == "/backend" || trimmed.hasPrefix("/backend ") else { return nil }
-        let name = trimmed.dropFirst("/backend".count).trimmingCharacters(in: .whitespaces)
-        self = .backend(name.isEmpty ? nil : name)
+        let word = String(trimmed.prefix { !$0.isWhitespace })
+        let rest = trimmed.dropFirst(word.count).trimmingCharacters(in: .whitespacesAndNewlines)
+        let argument = rest.isEmpty ? nil : rest
+        if word == "/backend" {
+            self = .backend(argument)
+        } else if let decision = Self.approvalWords[word] {
+            self = .approval(decision, argument)
+        } else {
+            return nil
+        }
     }
 }
 
@@ -38,6 +51,40 @@ extension Turns {
                 case .failure(let error):
                     end(turn, .failed, reason: "the conversation could not be rebound: \(error)")
                 }
+            }
+        case .approval(let decision, let id):
+            decide(decision, approvalID: id, for: turn) { [self] reply in finish(turn, text: reply) }
+        }
+    }
+
+    /// `/approve`, `/always`, `/deny`: decided and answered at once, beside the conversation's turns.
+    func answerAside(_ turn: Turn, decision: ApprovalDecision, approvalID: String?) {
+        turn.isAside = true
+        turn.startedAt = clock.nowMillis()
+        decide(decision, approvalID: approvalID, for: turn) { [self] reply in finish(turn, text: reply) }
+    }
+
+    private func decide(_ decision: ApprovalDecision, approvalID: String?, for turn: Turn, reply: @escaping (String) -> Void) {
+        let pending = approvals.pending(userID: turn.userID)
+        guard let id = approvalID ?? (pending.count == 1 ? pending[0].id : nil) else {
+            let listed = pending.map { "\($0.shortID) (\($0.toolName): \($0.summary.prefix(60)))" }.joined(separator: ", ")
+            return reply(
+                pending.isEmpty
+                    ? "There is no approval waiting." : "Several approvals are waiting: \(listed). Say which, e.g. /approve \(pending[0].shortID)."
+            )
+        }
+        approvals.decide(id, userID: turn.userID, decision: decision, deviceID: turn.ref.deviceID) { result in
+            switch result {
+            case .success(let approval):
+                let done =
+                    switch decision {
+                    case .allowOnce: "Approved once"
+                    case .allowAlways: "Always allowed for this session"
+                    case .deny: "Denied"
+                    }
+                reply("\(done): \(approval.toolName) \(approval.summary.prefix(200)) (\(approval.shortID)).")
+            case .failure(let refusal):
+                reply("Could not \(decision == .deny ? "deny" : "approve"): \(refusal).")
             }
         }
     }

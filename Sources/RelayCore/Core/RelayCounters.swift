@@ -9,7 +9,16 @@ public final class RelayCounters {
     /// Devices whose user is typing now, by protocol (set by the bridges that carry user typing).
     public private(set) var typingDevices: [String: Int] = [:]
 
+    /// Runs that reported what they cost, and the dollars they reported, by backend.
+    public private(set) var reportedRuns: [String: Int] = [:]
+    public private(set) var costUSD: [String: Double] = [:]
+
     init(presence: Presence) { self.presence = presence }
+
+    func reported(_ report: TurnReport, backend: String) {
+        reportedRuns[backend, default: 0] += 1
+        if let cost = report.costUSD, cost.isFinite, cost >= 0 { costUSD[backend, default: 0] += cost }
+    }
 
     /// The protocol a device speaks, as presence knows it.
     public func protocolName(ofDevice deviceID: String) -> String { presence.entries[deviceID]?.protocolName ?? "unknown" }

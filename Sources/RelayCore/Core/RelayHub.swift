@@ -3,7 +3,7 @@ import Logging
 /// Everything durable the core uses, as one journal: RelayStore's SQLite journal in the relay,
 /// RelayTesting's memory journal in tests. A second store implements these protocols and nothing
 /// in the core or a bridge changes.
-public typealias RelayJournal = CoreJournal & DeviceJournal & HistoryJournal & AssetJournal & AccountJournal & PushJournal
+public typealias RelayJournal = CoreJournal & DeviceJournal & HistoryJournal & AssetJournal & AccountJournal & PushJournal & UsageJournal
 
 /// The core every bridge talks to: devices and pairing, conversations, history, turns, presence,
 /// queues, pushes and the bus, over one journal, one loop and one clock. It owns every piece of
@@ -60,6 +60,8 @@ public final class RelayHub {
     public let assets: Assets
     /// Upstream accounts and their link states.
     public let accounts: Accounts
+    /// Backends' questions to the user (may this tool run?), asked of every device of the user.
+    public let approvals: Approvals
     /// What `/metrics` counts, by protocol.
     public let counters: RelayCounters
     /// Per-stage latency of the messages that pass through the core; bridges record their own stages here too.
@@ -110,6 +112,14 @@ public final class RelayHub {
             cursors: cursors,
             clock: clock
         )
+        approvals = Approvals(
+            journal: journal,
+            presence: presence,
+            deviceName: { [journal] deviceID, done in journal.device(id: deviceID) { done((try? $0.get())??.claimedName) } },
+            loop: loop,
+            clock: clock,
+            logger: logger
+        )
         turns = Turns(
             journal: journal,
             conversations: conversations,
@@ -120,13 +130,17 @@ public final class RelayHub {
             clock: clock,
             logger: logger,
             stages: stages,
-            counters: counters
+            counters: counters,
+            approvals: approvals,
+            usage: journal
         )
+        approvals.observe { [weak self] update in self?.approvalChanged(update) }
         presence.onChange = { [weak self] deviceID, entry, state in self?.presenceChanged(deviceID, entry, state) }
     }
 
     /// Starts the periodic sweep. Loop thread.
     public func start() {
+        journal.cancelStaleApprovals(now: clock.nowMillis())
         loop.schedule(afterMillis: settings.sweepMillis) { [weak self] in
             guard let self else { return }
             queue.purge()

@@ -37,7 +37,7 @@ extension TurnEvent {
     public var endsTurn: Bool {
         switch self {
         case .final, .failed: true
-        case .typing, .progress, .toolStarted, .toolEnded, .backendSession: false
+        case .typing, .progress, .toolStarted, .toolEnded, .backendSession, .approval, .approvalWithdrawn, .report, .status: false
         }
     }
 }

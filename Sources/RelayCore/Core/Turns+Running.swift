@@ -25,6 +25,7 @@ extension Turns {
         guard let backend = router.backend(named: conversation?.backend ?? turn.policy.backend) else {
             return end(turn, .failed, reason: "no backend named \(conversation?.backend ?? turn.policy.backend ?? router.defaultBackend)")
         }
+        turn.backendName = backend.name
         armInactivityTimer(turn)
         turn.stamps.started = MonotonicClock.nanos()
         stages.record(.committedToTurnStarted, from: turn.stamps.committed, to: turn.stamps.started)
@@ -39,7 +40,7 @@ extension Turns {
         )
         let bound = LoopBound((self, turn), loop: loop)
         let loop = self.loop
-        turn.cancellation = backend.start(request) { event in
+        turn.handle = backend.start(request) { event in
             loop.execute {
                 let (turns, turn) = bound.value
                 turns.handle(event, of: turn)
@@ -60,6 +61,8 @@ extension Turns {
             guard let self, let turn, isActive(turn), !turn.isFinishing else { return }
             turn.inactivityTimer = nil
             let limit = turn.policy.inactivityMillis
+            // Waiting for the user's answer is not the backend's silence.
+            if approvals.isWaiting(runID: turn.ref.runID) { turn.lastOutputMillis = clock.nowMillis() }
             let idle = clock.nowMillis() - turn.lastOutputMillis
             if idle >= Int64(limit) { return end(turn, .failed, reason: "no output for \(limit / 1000) s") }
             checkInactivity(turn, afterMillis: limit - Int(idle))
@@ -89,10 +92,43 @@ extension Turns {
         case .backendSession(let session):
             armInactivityTimer(turn)
             conversations.setBackendSession(session, of: turn.conversationID)
+        case .approval(let ask):
+            armInactivityTimer(turn)
+            self.ask(ask, of: turn)
+        case .approvalWithdrawn(let requestID):
+            armInactivityTimer(turn)
+            approvals.withdraw(requestID: requestID, runID: turn.ref.runID)
+        case .report(let report):
+            armInactivityTimer(turn)
+            counters.reported(report, backend: turn.backendName)
+            usage.saveTurnReport(
+                TurnReportRecord(
+                    runID: turn.ref.runID,
+                    userID: turn.userID,
+                    conversationID: turn.conversationID,
+                    backend: turn.backendName,
+                    report: report,
+                    at: clock.nowMillis()
+                )
+            )
+        case .status(let text):
+            armInactivityTimer(turn)
+            let status = TurnStatus(turn: turn.ref, eventID: turn.eventID, conversationID: turn.conversationID, text: String(text.prefix(500)))
+            bus.publish(.status(status), to: turn.userID)
         case .final(let text):
             finish(turn, text: text)
         case .failed(let reason):
             end(turn, .failed, reason: reason)
+        }
+    }
+
+    /// Asks the user on the backend's behalf; the answer goes back through the turn's handle.
+    private func ask(_ ask: ApprovalAsk, of turn: Turn) {
+        approvals.open(ask, userID: turn.userID, conversationID: turn.conversationID, runID: turn.ref.runID, backend: turn.backendName) {
+            [weak self, weak turn] answer in
+            guard let self, let turn else { return }
+            turn.handle?.answer(ask.requestID, answer)
+            if isActive(turn), !turn.isFinishing { armInactivityTimer(turn) }
         }
     }
 
@@ -105,6 +141,7 @@ extension Turns {
     func finish(_ turn: Turn, text: String) {
         turn.isFinishing = true
         if let timer = turn.inactivityTimer { loop.cancel(timer) }
+        approvals.cancel(runID: turn.ref.runID)
         let targets = queue.targets(userID: turn.userID, conversationID: turn.conversationID)
         turn.stamps.finalSubmitted = MonotonicClock.nanos()
         stages.record(.firstProgressToFinal, from: turn.stamps.firstProgress, to: turn.stamps.finalSubmitted)
@@ -118,19 +155,33 @@ extension Turns {
             queue: targets
         ) { [self] result in
             let committedAt = MonotonicClock.nanos()
-            guard isActive(turn) else { return }
+            guard turn.isAside || isActive(turn) else { return }
             switch result {
             case .success(var event):
                 stages.recordStore(submitted: turn.stamps.finalSubmitted, completed: committedAt, batch: journal.batchTiming, final: true)
                 event.turn = turn.ref
                 completedCount += 1
-                lanes[turn.conversationID]?.active = nil
+                if !turn.isAside { lanes[turn.conversationID]?.active = nil }
                 stages.publishingFinal(received: turn.stamps.received, committed: committedAt) {
                     queue.publish(.message(event), userID: turn.userID, queuedFor: targets, runMillis: clock.nowMillis() - turn.startedAt)
                 }
+                if turn.isAside { return ended(turn.ref.runID, .answered(event)) }
                 bus.publish(.assistantTyping(conversationID: turn.conversationID, active: false), to: turn.userID)
                 ended(turn.ref.runID, .answered(event))
                 runNext(turn.conversationID)
+            case .failure(let error) where turn.isAside:
+                logger.error("a relay command's reply could not be stored", metadata: ["run": "\(turn.ref.runID)", "error": "\(error)"])
+                record(
+                    TurnFailure(
+                        turn: turn.ref,
+                        conversationID: turn.conversationID,
+                        userID: turn.userID,
+                        cause: .failed,
+                        reason: "the reply could not be stored: \(error)",
+                        timestampMillis: clock.nowMillis(),
+                        answerID: turn.eventID
+                    )
+                )
             case .failure(let error):
                 turn.isFinishing = false
                 end(turn, .failed, reason: "the answer could not be stored: \(error)")
@@ -143,7 +194,8 @@ extension Turns {
         guard isActive(turn), !turn.isFinishing else { return }
         lanes[turn.conversationID]?.active = nil
         if let timer = turn.inactivityTimer { loop.cancel(timer) }
-        turn.cancellation?.cancel()
+        approvals.cancel(runID: turn.ref.runID)
+        turn.handle?.cancel()
         failedCount += 1
         logger.warning(
             "turn ended without an answer",

@@ -59,7 +59,12 @@ public final class Turns {
         var startedAt: Int64 = 0
         var content = ""
         var isFinishing = false
-        var cancellation: TurnCancellation?
+        var handle: TurnHandle?
+        /// The backend answering it, once started.
+        var backendName = ""
+        /// A relay command answered at once, outside the conversation's FIFO (`/approve` must not
+        /// wait behind the turn that waits for it).
+        var isAside = false
         var inactivityTimer: TimerID?
         /// When the backend last said something (the inactivity timer measures from it).
         var lastOutputMillis: Int64 = 0
@@ -102,6 +107,8 @@ public final class Turns {
     let logger: Logger
     let stages: StageRecorder
     let counters: RelayCounters
+    let approvals: Approvals
+    let usage: UsageJournal
     var lanes: [String: Lane] = [:]
     private var nextToken: UInt64 = 0
     /// Bumped whenever a device's turns are abandoned, so messages it had in flight do not start turns.
@@ -121,9 +128,13 @@ public final class Turns {
         clock: any Clock,
         logger: Logger,
         stages: StageRecorder,
-        counters: RelayCounters
+        counters: RelayCounters,
+        approvals: Approvals,
+        usage: UsageJournal
     ) {
         self.counters = counters
+        self.approvals = approvals
+        self.usage = usage
         self.journal = journal
         self.conversations = conversations
         self.queue = queue
@@ -172,7 +183,11 @@ public final class Turns {
                     )
                     turn.stamps.received = message.receivedAt
                     turn.stamps.committed = committedAt
-                    enqueue(turn)
+                    if case .approval(let decision, let id) = RelayCommand(message.content) {
+                        answerAside(turn, decision: decision, approvalID: id)
+                    } else {
+                        enqueue(turn)
+                    }
                 } else {
                     // Stored, but its device was abandoned meanwhile: no turn, and whoever waits hears so.
                     let failure = TurnFailure(

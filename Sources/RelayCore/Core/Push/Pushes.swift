@@ -138,12 +138,15 @@ public final class Pushes {
         let (seq, failed, text): (Int64, Bool, String)
         switch event {
         case .message(let message):
-            guard message.role == .assistant else { return readLive(userID: userID, conversationID: conversationID, seq: message.seq) }
+            // The relay's notes are not answers (an approval's note comes with its own push).
+            guard message.role == .assistant, !message.isNote else {
+                return readLive(userID: userID, conversationID: conversationID, seq: message.seq)
+            }
             (seq, failed, text) = (message.seq, false, message.content)
         case .turnFailed(let failure):
             guard failure.cause == .failed else { return }
             (seq, failed, text) = (0, true, failure.reason)
-        case .streaming, .assistantTyping, .tool:
+        case .streaming, .assistantTyping, .tool, .status, .approval:
             return
         }
         let now = clock.nowMillis()
@@ -174,6 +177,11 @@ public final class Pushes {
         }
         // With a delay, a device that took the event live has read it: the others need no push.
         if settings.delayMillis > 0 { readLive(userID: userID, conversationID: conversationID, seq: seq) }
+    }
+
+    /// An approval was asked or resolved: away devices are asked by push.
+    func approvalChanged(_ update: ApprovalUpdate) {
+        // TODO(issue 24): approval pushes.
     }
 
     private func takesLive(_ deviceID: String, _ conversationID: String) -> Bool {
