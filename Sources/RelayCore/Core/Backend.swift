@@ -95,7 +95,13 @@ public final class TurnHandle: Sendable {
 ///   with exactly one `.final` or `.failed`.
 public protocol Backend: AnyObject, Sendable {
     var name: String { get }
+    /// The version of the agent behind it when it has one (Companion's `welcome` shows Claude Code's).
+    var agentVersion: String? { get }
     func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle
+}
+
+extension Backend {
+    public var agentVersion: String? { nil }
 }
 
 /// Picks the backend for a conversation: the configured default per protocol, by name.
