@@ -7,10 +7,19 @@ public enum APNsPayload {
 
     /// `{aps: {alert: {title, body}, sound, thread-id}, …custom}`; nil when even an empty body
     /// would not fit (the custom fields are too large).
-    public static func alert(title: String, body: String, threadID: String?, custom: [String: JSONValue] = [:]) -> String? {
+    public static func alert(
+        title: String,
+        body: String,
+        threadID: String?,
+        category: String? = nil,
+        wakesApp: Bool = false,
+        custom: [String: JSONValue] = [:]
+    ) -> String? {
         func encode(_ text: String) -> String {
             var aps: [String: JSONValue] = ["alert": .object(["title": .string(title), "body": .string(text)]), "sound": .string("default")]
             if let threadID { aps["thread-id"] = .string(threadID) }
+            if let category { aps["category"] = .string(category) }
+            if wakesApp { aps["content-available"] = .int(1) }
             var root = custom
             root["aps"] = .object(aps)
             return JSONValue.object(root).encoded()
@@ -26,5 +35,13 @@ public enum APNsPayload {
             if encode(String(characters[..<middle]) + "…").utf8.count <= maxBytes { low = middle } else { high = middle - 1 }
         }
         return encode(String(characters[..<low]) + "…")
+    }
+
+    /// `{aps: {content-available: 1}, …custom}`: wakes the app without an alert; nil when too large.
+    public static func background(custom: [String: JSONValue]) -> String? {
+        var root = custom
+        root["aps"] = .object(["content-available": .int(1)])
+        let payload = JSONValue.object(root).encoded()
+        return payload.utf8.count <= maxBytes ? payload : nil
     }
 }

@@ -70,7 +70,18 @@ final class APNsSink: PushSink {
     ) {
         var result = result
         let content = delivery.content
-        guard let payload = APNsPayload.alert(title: content.title, body: body, threadID: content.threadID, custom: content.custom) else {
+        let built =
+            content.silent
+            ? APNsPayload.background(custom: content.custom)
+            : APNsPayload.alert(
+                title: content.title,
+                body: body,
+                threadID: content.threadID,
+                category: content.category,
+                wakesApp: content.wakesApp,
+                custom: content.custom
+            )
+        guard let payload = built else {
             result.attempts.append(with(base, status: 0, .failed, "the payload's custom fields alone exceed 4096 bytes"))
             return done(result)
         }
@@ -85,9 +96,10 @@ final class APNsSink: PushSink {
         let request = HTTPRequest(
             url: settings.endpoint + "/3/device/" + target.token,
             headers: [
-                ("authorization", "bearer " + jwt), ("apns-topic", settings.topic), ("apns-push-type", "alert"), ("apns-priority", "10"),
+                ("authorization", "bearer " + jwt), ("apns-topic", settings.topic),
+                ("apns-push-type", content.silent ? "background" : "alert"), ("apns-priority", content.silent ? "5" : "10"),
                 ("apns-expiration", "\(clock.nowMillis() / 1000 + Self.expirationSeconds)"),
-                ("apns-collapse-id", Self.collapseID(delivery.push.conversationID)),
+                ("apns-collapse-id", Self.collapseID(delivery.push.approval?.id ?? delivery.push.conversationID)),
                 ("apns-id", delivery.push.id), ("content-type", "application/json"),
             ],
             body: Array(payload.utf8)

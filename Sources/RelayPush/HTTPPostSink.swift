@@ -90,7 +90,8 @@ final class NtfySink: HTTPPostSink, PushSink {
     }
 
     func send(_ delivery: PushDelivery, to target: PushTarget?, done: @escaping (SinkResult) -> Void) {
-        guard let target else { return done(SinkResult()) }
+        // ntfy has no silent push: a resolved approval's alert stays until the user opens it.
+        guard let target, !delivery.content.silent else { return done(SinkResult()) }
         let url = Self.topicURL(target.token, server: serverURL)
         let content = delivery.content
         // Header values cannot hold line breaks; ntfy reads UTF-8 in them.
@@ -138,13 +139,15 @@ final class WebhookSink: HTTPPostSink, PushSink {
             return done(result)
         }
         let push = delivery.push
-        let body = Array(
-            JSONValue.object([
-                "event": .string(push.eventName), "user": .string(push.userID), "device": .string(push.deviceID),
-                "conversation": .string(push.conversationID), "title": .string(delivery.content.title), "body": .string(delivery.content.body),
-                "seq": .int(push.lastSeq), "count": .int(Int64(push.count)), "ts": .int(clock.nowMillis() / 1000),
-            ]).encoded().utf8
-        )
+        var fields: [String: JSONValue] = [
+            "event": .string(push.eventName), "user": .string(push.userID), "device": .string(push.deviceID),
+            "conversation": .string(push.conversationID), "title": .string(delivery.content.title), "body": .string(delivery.content.body),
+            "seq": .int(push.lastSeq), "count": .int(Int64(push.count)), "ts": .int(clock.nowMillis() / 1000),
+        ]
+        if let approval = push.approval {
+            fields["approval"] = .object(["id": .string(approval.id), "tool": .string(approval.toolName), "summary": .string(approval.summary)])
+        }
+        let body = Array(JSONValue.object(fields).encoded().utf8)
         let (url, secret, clock) = (settings.url, settings.secret, self.clock)
         let request = {
             // Signed per try: the timestamp is the send's, so a receiver's freshness window holds.

@@ -184,4 +184,35 @@ struct ImmediateExecutor: LoopExecutor {
         #expect(request.headers.contains { $0 == ("Title", "echo") } && request.headers.contains { $0.name == "Priority" })
         #expect(!request.headers.contains { $0.name == "Authorization" }, "no token configured")
     }
+
+    @Test func aSilentPushIsABackgroundPushToAPNsAndNothingToNtfy() async throws {
+        let http = ScriptedHTTP([ScriptedHTTP.answer(200)])
+        var silent = delivery([apnsTarget(), PushTarget(deviceID: "phone", kind: .ntfy, token: "my-topic", registeredAt: 0)])
+        silent.content = PushContent(
+            title: "",
+            body: "",
+            threadID: "cv_1",
+            custom: ["openclaw": .object(["kind": .string("exec.approval.resolved")])],
+            silent: true
+        )
+        let report = await send(try service(http), silent)
+        #expect(report.attempts.map(\.outcome) == [.sent], "ntfy has no silent push: nothing is posted there")
+        let request = try #require(http.requests.first)
+        let headers = Dictionary(request.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })
+        #expect(headers["apns-push-type"] == "background" && headers["apns-priority"] == "5")
+        let payload = try #require(JSONValue.parse(request.body))
+        #expect(payload["aps"] == .object(["content-available": .int(1)]))
+        #expect(payload["openclaw"]?["kind"]?.stringValue == "exec.approval.resolved")
+    }
+
+    @Test func anApprovalAlertCarriesItsCategoryAndWakesTheApp() async throws {
+        let http = ScriptedHTTP([ScriptedHTTP.answer(200)])
+        var alert = delivery([apnsTarget()])
+        alert.content.category = "openclaw.exec-approval"
+        alert.content.wakesApp = true
+        _ = await send(try service(http), alert)
+        let request = try #require(http.requests.first)
+        let payload = try #require(JSONValue.parse(request.body))
+        #expect(payload["aps"]?["category"]?.stringValue == "openclaw.exec-approval" && payload["aps"]?["content-available"]?.intValue == 1)
+    }
 }

@@ -17,8 +17,11 @@ enum CompanionPush {
         let projectPath = conversation?.workingDirectory ?? ""
         let projectName = projectPath.isEmpty ? (conversation?.title ?? notice.backendName) : (projectPath as NSString).lastPathComponent
         let longRun = !push.failed && push.runMillis >= settings.longRunMillis
-        let title = push.failed ? "Claude Request Failed" : longRun ? "🎯 Task Completed" : "Claude Response Ready"
-        var body = push.count > 1 ? "\(push.count) new messages in \(projectName)" : push.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let asking = push.kind == .approvalRequested
+        let title = asking ? "Approval needed" : push.failed ? "Claude Request Failed" : longRun ? "🎯 Task Completed" : "Claude Response Ready"
+        var body =
+            asking
+            ? push.text : push.count > 1 ? "\(push.count) new messages in \(projectName)" : push.text.trimmingCharacters(in: .whitespacesAndNewlines)
         if body.isEmpty { body = "Claude finished in \(projectName)" }
         if body.count > bodyLimit { body = String(body.prefix(bodyLimit - 1)) + "…" }
         let deepLink = "claude-companion://session/\(sessionID)"
@@ -29,6 +32,7 @@ enum CompanionPush {
         ]
         var custom = fields
         custom["payload"] = .object(fields)
+        if push.kind == .approvalResolved { return PushContent(title: "", body: "", threadID: sessionID, custom: custom, silent: true) }
         return PushContent(title: title, body: body, threadID: sessionID, custom: custom, link: deepLink)
     }
 }

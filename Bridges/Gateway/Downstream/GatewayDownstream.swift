@@ -83,6 +83,7 @@ public final class GatewayDownstream: ListenerHandler {
         hub.devices.observe { [weak self] event in
             if case .cutOff(let deviceID) = event { self?.cutOff(deviceID: deviceID, role: nil) }
         }
+        hub.pushes.formatters[Self.protocolName] = GatewayPush.content(gatewayDeviceID: gatewayIdentity?.deviceID)
         scheduleTick()
         scheduleHealth()
     }

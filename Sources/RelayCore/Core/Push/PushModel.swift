@@ -65,6 +65,16 @@ public struct PushDevice: Sendable, Equatable {
 /// A push waiting for its time: the newest of the events coalesced for one device and
 /// conversation. Durable, so a restart delivers it (once).
 public struct PendingPush: Sendable, Equatable, Codable {
+    /// What a push is about.
+    public enum Kind: String, Sendable, Equatable, Codable {
+        /// Answers and failures (durable, coalesced per conversation).
+        case answer
+        /// An approval waits for the user (live only: approvals do not outlive the relay).
+        case approvalRequested
+        /// An approval the device was pushed was resolved: a silent push clears it.
+        case approvalResolved
+    }
+
     /// A UUID: the row's key and the APNs `apns-id`.
     public var id: String
     public var deviceID: String
@@ -83,6 +93,9 @@ public struct PendingPush: Sendable, Equatable, Codable {
     public var runMillis: Int64
     public var createdAt: Int64
     public var dueAt: Int64
+    public var kind: Kind = .answer
+    /// The approval an approval push is about.
+    public var approval: Approval?
 
     public static let textLimit = 1_000
 
@@ -112,8 +125,14 @@ public struct PendingPush: Sendable, Equatable, Codable {
         self.dueAt = dueAt
     }
 
-    /// `turn.final` or `turn.failed`: the webhook's `event`.
-    public var eventName: String { failed ? "turn.failed" : "turn.final" }
+    /// `turn.final`, `turn.failed`, `approval.requested` or `approval.resolved`: the webhook's `event`.
+    public var eventName: String {
+        switch kind {
+        case .answer: failed ? "turn.failed" : "turn.final"
+        case .approvalRequested: "approval.requested"
+        case .approvalResolved: "approval.resolved"
+        }
+    }
 }
 
 /// What a push says, whatever carries it.
@@ -126,13 +145,29 @@ public struct PushContent: Sendable, Equatable {
     public var custom: [String: JSONValue]
     /// Where a tap leads, when the protocol has deep links (ntfy's `Click`).
     public var link: String?
+    /// The APNs `category` (the app's actions for it).
+    public var category: String?
+    /// No alert: APNs gets a background push with only `custom` (an approval resolved); ntfy nothing.
+    public var silent: Bool
+    /// An alert that also wakes the app (APNs `content-available`), so it can fetch what waits.
+    public var wakesApp = false
 
-    public init(title: String, body: String, threadID: String, custom: [String: JSONValue] = [:], link: String? = nil) {
+    public init(
+        title: String,
+        body: String,
+        threadID: String,
+        custom: [String: JSONValue] = [:],
+        link: String? = nil,
+        category: String? = nil,
+        silent: Bool = false
+    ) {
         self.title = title
         self.body = body
         self.threadID = threadID
         self.custom = custom
         self.link = link
+        self.category = category
+        self.silent = silent
     }
 }
 
@@ -144,6 +179,13 @@ public struct PushNotice: Sendable {
     public var conversation: Conversation?
     /// The backend that answers it (the router's default when the conversation names none).
     public var backendName: String
+
+    public init(push: PendingPush, device: PushDevice, conversation: Conversation?, backendName: String) {
+        self.push = push
+        self.device = device
+        self.conversation = conversation
+        self.backendName = backendName
+    }
 }
 
 /// One push handed to the sinks.

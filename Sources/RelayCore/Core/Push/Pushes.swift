@@ -27,30 +27,34 @@ public final class Pushes {
     /// Builds a protocol's payload; `formatters[protocolName]` or the neutral one.
     public typealias Formatter = (PushNotice, Settings) -> PushContent
 
-    private struct Key: Hashable {
+    struct Key: Hashable {
         var deviceID: String
         var conversationID: String
     }
 
-    private let presence: Presence
-    private let bus: Bus
-    private let conversations: Conversations
-    private let router: Router
-    private let loop: any LoopScheduler
-    private let clock: any Clock
-    private let logger: Logger
+    let presence: Presence
+    let bus: Bus
+    let conversations: Conversations
+    let router: Router
+    let loop: any LoopScheduler
+    let clock: any Clock
+    let logger: Logger
     private let journal: any PushJournal
-    private var dispatcher: (any PushDispatcher)?
+    var dispatcher: (any PushDispatcher)?
     public private(set) var settings = Settings()
     public var formatters: [String: Formatter] = [:]
 
-    private var devices: [String: PushDevice] = [:]
-    private var devicesByUser: [String: Set<String>] = [:]
+    var devices: [String: PushDevice] = [:]
+    var devicesByUser: [String: Set<String>] = [:]
     private var pending: [Key: PendingPush] = [:]
     private var timers: [Key: TimerID] = [:]
+    /// Approval pushes not due yet, by device and approval id (live only, like approvals).
+    var approvalTimers: [Key: TimerID] = [:]
+    /// Who was pushed an approval that is still pending, by approval id: they get the silent resolved push.
+    var approvalsPushed: [String: Set<String>] = [:]
     /// Outcomes per sink, for `/metrics`.
     public private(set) var counts: [String: [PushAttempt.Outcome: Int]] = [:]
-    public private(set) var cancelledCount = 0
+    public internal(set) var cancelledCount = 0
 
     init(
         journal: any PushJournal,
@@ -179,12 +183,7 @@ public final class Pushes {
         if settings.delayMillis > 0 { readLive(userID: userID, conversationID: conversationID, seq: seq) }
     }
 
-    /// An approval was asked or resolved: away devices are asked by push.
-    func approvalChanged(_ update: ApprovalUpdate) {
-        // TODO(issue 24): approval pushes.
-    }
-
-    private func takesLive(_ deviceID: String, _ conversationID: String) -> Bool {
+    func takesLive(_ deviceID: String, _ conversationID: String) -> Bool {
         presence.isForeground(deviceID) && bus.isListening(deviceID: deviceID, to: conversationID)
     }
 
@@ -216,7 +215,7 @@ public final class Pushes {
     }
 
     /// When a push made at `millis` may go: after quiet hours.
-    private func due(_ millis: Int64) -> Int64 { settings.quietHours?.release(millis) ?? millis }
+    func due(_ millis: Int64) -> Int64 { settings.quietHours?.release(millis) ?? millis }
 
     // MARK: Sending
 
@@ -246,16 +245,21 @@ public final class Pushes {
         conversations.load(id: push.conversationID) { [self] result in
             let conversation = try? result.get()
             let backend = conversation?.backend ?? router.defaultBackend
-            let notice = PushNotice(push: push, device: device, conversation: conversation ?? nil, backendName: backend)
-            let content = (formatters[device.protocolName] ?? Self.neutral)(notice, settings)
-            dispatcher.dispatch(PushDelivery(push: push, device: device, content: content)) { [weak self] report in
-                self?.delivered(push, report)
-            }
+            send(push, to: device, conversation: conversation ?? nil, backend: backend, via: dispatcher)
         }
     }
 
-    private func delivered(_ push: PendingPush, _ report: PushReport) {
-        journal.deletePush(id: push.id)
+    /// Formats `push` in the device's protocol and hands it to the sinks.
+    func send(_ push: PendingPush, to device: PushDevice, conversation: Conversation?, backend: String, via dispatcher: any PushDispatcher) {
+        let notice = PushNotice(push: push, device: device, conversation: conversation, backendName: backend)
+        let content = (formatters[device.protocolName] ?? Self.neutral)(notice, settings)
+        dispatcher.dispatch(PushDelivery(push: push, device: device, content: content)) { [weak self] report in
+            self?.delivered(push, report)
+        }
+    }
+
+    func delivered(_ push: PendingPush, _ report: PushReport) {
+        if push.kind == .answer { journal.deletePush(id: push.id) }
         journal.record(report.attempts, userID: push.userID)
         for attempt in report.attempts {
             let sink = attempt.sink.hasPrefix("webhook") ? "webhook" : attempt.sink
@@ -275,7 +279,9 @@ public final class Pushes {
     }
 
     /// Title: the conversation's title or its backend; body: the answer's start, or a count.
+    /// Approvals: "Approval needed" and what waits; resolved ones silently.
     public static func neutral(_ notice: PushNotice, _ settings: Settings) -> PushContent {
+        if let approval = approvalContent(notice) { return approval }
         let title = notice.conversation?.title.flatMap { $0.isEmpty ? nil : $0 } ?? notice.backendName
         let body: String
         if notice.push.count > 1 {
