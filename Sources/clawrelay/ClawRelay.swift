@@ -9,7 +9,10 @@ struct ClawRelay: ParsableCommand {
         commandName: "clawrelay",
         abstract: "A multi-account message bridge and relay for AI assistant clients.",
         version: "clawrelay \(RelayVersion.current)",
-        subcommands: [Serve.self, Chat.self, Devices.self, Accounts.self, Conversations.self, PairLink.self, Companion.self, Audit.self, Bench.self],
+        subcommands: [
+            Serve.self, Chat.self, Devices.self, Accounts.self, Conversations.self, Approvals.self, PairLink.self, Companion.self, Audit.self,
+            Bench.self,
+        ],
         defaultSubcommand: Serve.self
     )
 }

@@ -62,9 +62,10 @@ struct Conversations: ParsableCommand {
             let store = Devices.openStore(options)
             let (id, limit) = (self.id, self.limit)
             guard
-                let (conversation, events) = try store.read({ db -> (Conversation, [ChatEvent])? in
+                let (conversation, events, usage) = try store.read({ db -> (Conversation, [ChatEvent], UsageTotals)? in
                     guard let conversation = try ConversationQueries.fetch(db, id: id) else { return nil }
-                    return (conversation, try EventQueries.conversation(db, userID: conversation.userID, conversationID: id, limit: limit))
+                    let events = try EventQueries.conversation(db, userID: conversation.userID, conversationID: id, limit: limit)
+                    return (conversation, events, try UsageQueries.totals(db, conversationID: id))
                 })
             else { fail("no conversation \(id) (clawrelay conversations list shows them)") }
             if json {
@@ -73,17 +74,28 @@ struct Conversations: ParsableCommand {
                     events.map {
                         .object([
                             "id": .string($0.id), "seq": .int($0.seq), "role": .string($0.role.rawValue), "content": .string($0.content),
-                            "at": .int($0.timestampMillis),
+                            "at": .int($0.timestampMillis), "note": .bool($0.isNote),
                         ])
                     }
                 )
+                fields["usage"] = .object([
+                    "runs": .int(Int64(usage.runs)), "costUSD": usage.costUSD.map(JSONValue.double) ?? .null,
+                    "inputTokens": .int(Int64(usage.inputTokens)), "outputTokens": .int(Int64(usage.outputTokens)),
+                    "permissionDenials": .int(Int64(usage.permissionDenials)),
+                ])
                 return print(JSONValue.object(fields).encoded())
             }
             print(
                 "\(conversation.id)  user \(conversation.userID)  backend \(conversation.backend ?? "(default)")  title \(conversation.title ?? "-")"
             )
             print("keys: \(conversation.keys.map(\.description).joined(separator: ", "))")
-            for event in events { print("[\(event.seq)] \(event.role.rawValue): \(event.content.prefix(200))") }
+            if usage.runs > 0 {
+                let cost = usage.costUSD.map { "$" + String(format: "%.4f", $0) } ?? "not reported"
+                print(
+                    "usage: \(usage.runs) run\(usage.runs == 1 ? "" : "s") reported, cost \(cost), tokens \(usage.inputTokens) in / \(usage.outputTokens) out, \(usage.permissionDenials) permission denial\(usage.permissionDenials == 1 ? "" : "s")"
+                )
+            }
+            for event in events { print("[\(event.seq)] \(event.isNote ? "note" : event.role.rawValue): \(event.content.prefix(200))") }
         }
     }
 

@@ -66,6 +66,20 @@ extension Relay {
         for request in hub.devices.pairing.requests() { pending[request.protocolName, default: 0] += 1 }
         metrics.add("clawrelay_pending_pairings", "gauge", "Pairing requests waiting for a decision, by protocol.", byProtocol(pending))
         metrics.add("clawrelay_typing_devices", "gauge", "Devices whose user is typing, by protocol.", byProtocol(hub.counters.typingDevices))
+        let byBackend = { (values: [String: Double]) in values.sorted { $0.key < $1.key }.map { ([("backend", $0.key)], $0.value) } }
+        metrics.add(
+            "clawrelay_backend_reported_runs_total",
+            "counter",
+            "Runs whose backend reported what they cost, by backend.",
+            byBackend(hub.counters.reportedRuns.mapValues(Double.init))
+        )
+        metrics.add(
+            "clawrelay_backend_cost_usd_total",
+            "counter",
+            "What runs cost as their backends reported it, in US dollars.",
+            byBackend(hub.counters.costUSD)
+        )
+        metrics.add("clawrelay_pending_approvals", "gauge", "Approvals waiting for a user's decision.", Double(hub.approvals.all.count))
         PushWiring.metrics(hub.pushes, service: push?.service, into: &metrics)
         Self.stageMetrics(hub.stages, into: &metrics)
         metrics.add("clawrelay_audit_queue_depth", "gauge", "Audit entries waiting for the writer.", Double(audit?.queueDepth ?? 0))
