@@ -226,6 +226,10 @@ import Testing
         ("operator", [], "device.unpair", nil),
         ("operator", ["operator.admin"], "connect", "already connected"),
         ("operator", ["operator.admin"], "agents.list", "unknown method agents.list"),
+        ("operator", ["operator.approvals"], "exec.approval.resolve", nil),
+        ("operator", ["operator.admin"], "plugin.approval.list", nil),
+        ("operator", ["operator.read", "operator.write"], "exec.approval.list", "missing scope operator.approvals"),
+        ("node", ["operator.approvals"], "exec.approval.get", "unauthorized role: node"),
     ])
     func aConnectedPeerMayCallWhatItsRoleAndScopesAllow(role: String, scopes: [String], method: String, refusal: String?) throws {
         var socket = try connected(role: role, scopes: scopes)
@@ -240,7 +244,7 @@ import Testing
 
     @Test func everyMethodIsListedOnceAndTheListIsWhatHelloOkOffers() {
         let names = Machine.methods.map(\.name)
-        #expect(Set(names).count == names.count && names.first == "connect" && names.count == 28)
+        #expect(Set(names).count == names.count && names.first == "connect" && names.count == 33)
         #expect(Machine.access["node.describe"] == .anyone)
     }
 

@@ -43,6 +43,8 @@ public struct GatewayError: Error, Codable, Equatable, Sendable {
         public var requestedRole: String?
         public var requestedScopes: [String]?
         public var remediationHint: String?
+        /// What a client can do about it (an approval that is gone: ask again).
+        public var remediation: String?
         public var retryAfterMs: Int64?
         /// What a node answered (its own `{code, message}`), or the relay's `{code: "TIMEOUT"}`.
         public var nodeError: JSONValue?
