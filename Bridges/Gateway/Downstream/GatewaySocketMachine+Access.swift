@@ -42,7 +42,7 @@ extension GatewaySocketMachine {
     /// Every event the relay sends (`hello-ok.features.events`).
     static let events = [
         "connect.challenge", "tick", "presence", "health", "shutdown", "device.pair.requested", "device.pair.resolved", "node.invoke.request", "chat",
-        "sessions.changed", "exec.approval.requested", "exec.approval.resolved", "plugin.approval.requested", "plugin.approval.resolved",
+        "sessions.changed", "agent", "exec.approval.requested", "exec.approval.resolved", "plugin.approval.requested", "plugin.approval.resolved",
     ]
 
     /// Why the peer may not call a method needing `access`, or nil when it may.
