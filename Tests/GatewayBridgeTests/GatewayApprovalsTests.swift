@@ -180,7 +180,15 @@ import Testing
         let (reader, _) = try fixture.bed.paired(TestDevice(), .scopes(["operator.read", "operator.write", "operator.pairing"]))
         for method in ["exec.approval.resolve", "exec.approval.list", "exec.approval.get", "plugin.approval.list", "plugin.approval.resolve"] {
             let refused = reader.request(method, .object(["id": .string(approval.id), "decision": .string("deny")]))
-            #expect(refused?["error"]?["message"] == .string("missing scope operator.approvals"), "\(method)")
+            #expect(refused?["error"]?["message"] == .string("missing scope: operator.approvals"), "\(method)")
+            #expect(refused?["error"]?["code"] == .string("FORBIDDEN"), "\(method)")
+            #expect(
+                refused?["error"]?["details"]
+                    == .object([
+                        "code": .string("MISSING_SCOPE"), "missingScope": .string("operator.approvals"),
+                        "requiredScopes": .array([.string("operator.approvals")]),
+                    ])
+            )
         }
         #expect(fixture.run.answers.isEmpty && fixture.bed.bed.hub.approvals.approval(id: approval.id) != nil, "nothing was decided")
     }

@@ -83,4 +83,6 @@ async def test_the_approval_methods_answer_as_openclaw_when_nothing_waits(gatewa
     assert bad["error"]["message"] == "invalid decision", bad
     reader, _ = await paired(gateway_relay, Identity(), scopes=READ_WRITE)
     refused = await reader.request("exec.approval.list")
-    assert refused["error"]["message"] == "missing scope operator.approvals", refused
+    assert refused["error"]["code"] == "FORBIDDEN" and refused["error"]["message"] == "missing scope: operator.approvals", refused
+    assert refused["error"]["details"] == {"code": "MISSING_SCOPE", "missingScope": "operator.approvals",
+                                           "requiredScopes": ["operator.approvals"]}, refused

@@ -99,7 +99,14 @@ extension GatewayError {
 
     // MARK: Methods
 
-    public static func missingScope(_ scope: String) -> GatewayError { invalid("missing scope \(scope)") }
+    /// OpenClaw's `missingScopeErrorShape` (`packages/gateway-protocol/src/schema/error-codes.ts`): its
+    /// clients read `details` first, else the message's `missing scope: <scope>`.
+    public static func missingScope(_ scope: String) -> GatewayError {
+        var details = Details(code: "MISSING_SCOPE")
+        details.missingScope = scope
+        details.requiredScopes = [scope]
+        return GatewayError(.forbidden, "missing scope: \(scope)", details: details)
+    }
     public static let nodeRoleRefused = invalid("unauthorized role: node")
     public static let onlyNodesReportResults = invalid("only nodes report invoke results")
     public static let onlyNodesSendEvents = invalid("only nodes send node.event")
