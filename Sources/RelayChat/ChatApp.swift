@@ -48,6 +48,14 @@ public final class ChatApp {
             switch event.event {
             case "chat": if let event = GatewayEvents.chat(payload, now: now) { post(event) }
             case "sessions.changed": if let update = GatewayEvents.update(payload) { post(.sessionChanged(update)) }
+            case "exec.approval.requested", "plugin.approval.requested":
+                if let approval = GatewayApprovals.approval(payload, kind: GatewayApprovals.kind(of: event.event)) {
+                    post(.approvalRequested(approval))
+                }
+            case "exec.approval.resolved", "plugin.approval.resolved":
+                if let approval = GatewayApprovals.approval(payload, kind: GatewayApprovals.kind(of: event.event)) {
+                    post(.approvalResolved(approval, outcome: GatewayApprovals.outcome(payload)))
+                }
             default: break
             }
         }

@@ -53,6 +53,7 @@ enum ChatPainter {
         case .error: .error
         case .unreadMarker: .marker
         case .searchMatch: .active
+        case .approval: .unread
         default: .normal
         }
     }

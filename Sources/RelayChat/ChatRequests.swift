@@ -51,6 +51,18 @@ enum ChatRequests {
                 let list = GatewayJSON.decode(BackendsList.self, from: payload)
                 post(.backendsListed(names: list?.backends.map(\.name) ?? [], defaultBackend: list?.default))
             }
+        case .listApprovals:
+            // Both lists, or nothing (a gateway without approvals, or without the scope, keeps what is shown).
+            client.call("exec.approval.list") { execs in
+                client.call("plugin.approval.list") { plugins in
+                    guard case .success(let execs) = execs, case .success(let plugins) = plugins else { return }
+                    post(.approvalsListed(GatewayApprovals.list(execs, kind: .exec) + GatewayApprovals.list(plugins, kind: .plugin)))
+                }
+            }
+        case .resolveApproval(let id, let kind, let choice):
+            client.call("\(kind.rawValue).approval.resolve", ApprovalResolveParams(id: id, decision: choice.rawValue)) { result in
+                if case .failure(let error) = result { post(.approvalAnswerFailed(id: id, message: error.message)) }
+            }
         case .redraw, .bell, .quit:
             break
         }

@@ -43,12 +43,12 @@ enum GatewayEvents {
         return parts.count == 3 && parts[0] == "backend" ? String(parts[1]) : nil
     }
 
-    /// A `chat.history` or `chat` event message.
+    /// A `chat.history` or `chat` event message; the relay's notes (`note: true`) are the client's system lines.
     static func message(_ message: GatewayWire.ChatMessage?, fallbackID: String, now: Int64) -> ChatModel.ChatMessage {
         ChatModel.ChatMessage(
             id: message?.id ?? fallbackID,
             seq: message?.seq,
-            role: message?.role == "user" ? .user : .assistant,
+            role: message?.note == true ? .system : message?.role == "user" ? .user : .assistant,
             text: message?.text ?? "",
             timestamp: message?.timestamp ?? now
         )

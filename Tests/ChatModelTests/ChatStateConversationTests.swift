@@ -28,7 +28,7 @@ import Testing
         fixture.server(.connection(.disconnected(reason: "EOF", retryInMillis: 1_000)))
         #expect(fixture.state.activeBuffer?.lines.map(\.state) == [.final, .final, .interrupted, .interrupted])
         let effects = fixture.server(.connection(.connected))
-        #expect(effects == [.listSessions, .listBackends, .fetchHistory(key: "a", limit: 200), .redraw])
+        #expect(effects == [.listSessions, .listBackends, .listApprovals, .fetchHistory(key: "a", limit: 200), .redraw])
         fixture.history("a", 1...4) { $0 == 3 ? "half and the rest" : "line \($0)" }
         #expect(texts(fixture) == ["line 1", "line 2", "half and the rest", "line 4"])
         fixture.history("a", 1...4)

@@ -4,7 +4,7 @@ import Testing
 @Suite struct ChatStateStartTests {
     @Test func withNoConversationItAsksForOneOnTheDefaultBackend() {
         var fixture = ChatFixture()
-        #expect(fixture.server(.connection(.connected)) == [.listSessions, .listBackends, .redraw])
+        #expect(fixture.server(.connection(.connected)) == [.listSessions, .listBackends, .listApprovals, .redraw])
         #expect(fixture.server(.sessionsListed([])) == [.createConversation(backend: "claude", title: "claude"), .redraw])
         #expect(fixture.server(.sessionsListed([])) == [.redraw], "only at start")
         let created = fixture.server(.sessionCreated(SessionSummary(key: "backend:claude:1", displayName: "claude", backend: "claude")))

@@ -142,13 +142,13 @@ import Testing
         let (reader, _) = try bed.paired(TestDevice(), .scopes(["operator.read"]))
         #expect(
             reader.request("sessions.patch", .object(["key": .string("main"), "label": .string("x")]))?["error"]?["message"]
-                == .string("missing scope operator.write")
+                == .string("missing scope: operator.write")
         )
         let (pairer, _) = try bed.paired(TestDevice(), .scopes(["operator.pairing"]))
         for method in ["sessions.list", "sessions.markRead", "backends.list"] {
             #expect(
                 pairer.request(method, .object(["key": .string("main"), "seq": .int(1)]))?["error"]?["message"]
-                    == .string("missing scope operator.read")
+                    == .string("missing scope: operator.read")
             )
         }
         for key in ["cv:cv_no_such_conversation"] {

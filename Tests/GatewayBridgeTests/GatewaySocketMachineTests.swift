@@ -209,23 +209,27 @@ import Testing
     @Test(arguments: [
         // (role, scopes, method, refusal or nil when allowed)
         ("operator", ["operator.read"], "chat.history", String?.none),
-        ("operator", ["operator.read"], "chat.send", "missing scope operator.write"),
+        ("operator", ["operator.read"], "chat.send", "missing scope: operator.write"),
         ("operator", ["operator.write"], "chat.history", nil),
         ("operator", ["operator.admin"], "device.pair.list", nil),
-        ("operator", ["operator.read"], "device.pair.list", "missing scope operator.pairing"),
-        ("operator", ["operator.pairing"], "sessions.list", "missing scope operator.read"),
-        ("operator", ["operator.read"], "sessions.patch", "missing scope operator.write"),
-        ("operator", ["operator.pairing"], "health", "missing scope operator.read"),
+        ("operator", ["operator.read"], "device.pair.list", "missing scope: operator.pairing"),
+        ("operator", ["operator.pairing"], "sessions.list", "missing scope: operator.read"),
+        ("operator", ["operator.read"], "sessions.patch", "missing scope: operator.write"),
+        ("operator", ["operator.pairing"], "health", "missing scope: operator.read"),
         ("node", [], "health", "unauthorized role: node"),
-        ("node", [], "chat.history", "missing scope operator.read"),
+        ("node", [], "chat.history", "missing scope: operator.read"),
         ("node", [], "node.describe", nil),
         ("node", [], "node.event", nil),
         ("operator", ["operator.admin"], "node.invoke.result", "only nodes report invoke results"),
         ("operator", ["operator.admin"], "node.event", "only nodes send node.event"),
-        ("operator", ["operator.read"], "node.invoke", "missing scope operator.write"),
+        ("operator", ["operator.read"], "node.invoke", "missing scope: operator.write"),
         ("operator", [], "device.unpair", nil),
         ("operator", ["operator.admin"], "connect", "already connected"),
         ("operator", ["operator.admin"], "agents.list", "unknown method agents.list"),
+        ("operator", ["operator.approvals"], "exec.approval.resolve", nil),
+        ("operator", ["operator.admin"], "plugin.approval.list", nil),
+        ("operator", ["operator.read", "operator.write"], "exec.approval.list", "missing scope: operator.approvals"),
+        ("node", ["operator.approvals"], "exec.approval.get", "unauthorized role: node"),
     ])
     func aConnectedPeerMayCallWhatItsRoleAndScopesAllow(role: String, scopes: [String], method: String, refusal: String?) throws {
         var socket = try connected(role: role, scopes: scopes)
@@ -240,7 +244,7 @@ import Testing
 
     @Test func everyMethodIsListedOnceAndTheListIsWhatHelloOkOffers() {
         let names = Machine.methods.map(\.name)
-        #expect(Set(names).count == names.count && names.first == "connect" && names.count == 28)
+        #expect(Set(names).count == names.count && names.first == "connect" && names.count == 33)
         #expect(Machine.access["node.describe"] == .anyone)
     }
 

@@ -93,6 +93,8 @@ struct ConnectOptions {
     var family = ""
     var protocols: ClosedRange<Int64> = 3...3
     var commands: [String] = []
+    /// `connect.caps`; nil: a node's camera, nothing for an operator.
+    var caps: [String]?
     /// The `auth.token` sent (and signed); nil: the device's token.
     var token: String?
     /// The whole `auth` sent instead (its token signed).
@@ -109,9 +111,10 @@ struct ConnectOptions {
         return options
     }
 
-    static func scopes(_ scopes: [String]) -> ConnectOptions {
+    static func scopes(_ scopes: [String], caps: [String]? = nil) -> ConnectOptions {
         var options = ConnectOptions()
         options.scopes = scopes
+        options.caps = caps
         return options
     }
 }
@@ -200,7 +203,7 @@ final class GatewayTestClient {
         ) { DeviceAuth.sign($0, with: device.key) }
         if let auth = options.auth { params.auth = auth }
         params.commands = options.commands
-        params.caps = options.role == "node" ? [.string("camera")] : []
+        params.caps = options.caps.map { $0.map(JSONValue.string) } ?? (options.role == "node" ? [.string("camera")] : [])
         options.tamper(&params)
         return params
     }

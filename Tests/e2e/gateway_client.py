@@ -93,7 +93,7 @@ class GatewayClient:
 
     def connect_params(self, identity: Identity, role="operator", scopes=("operator.admin",), mode="cli", nonce=None,
                        signed_at=None, token=None, commands=(), platform="linux", family="", tamper=None, protocol=(3, 3),
-                       client_id="test-client", sign="v3", auth=None, binary=None):
+                       client_id="test-client", sign="v3", auth=None, binary=None, caps=None):
         nonce = nonce if nonce is not None else self.challenge["payload"]["nonce"]
         signed_at = signed_at if signed_at is not None else int(time.time() * 1000)
         token = identity.token if token is None else token
@@ -107,7 +107,7 @@ class GatewayClient:
         params = {
             "minProtocol": protocol[0], "maxProtocol": protocol[1],
             "client": {"id": client_id, "version": "1.0", "platform": platform, "mode": mode, "deviceFamily": family},
-            "role": role, "scopes": list(scopes), "commands": list(commands), "caps": ["camera"] if role == "node" else [],
+            "role": role, "scopes": list(scopes), "commands": list(commands), "caps": list(caps) if caps is not None else ["camera"] if role == "node" else [],
             "auth": auth,
             "device": {"id": identity.device_id, "publicKey": b64url(identity.raw), "signature": identity.sign(payload),
                        "signedAt": signed_at, "nonce": nonce},

@@ -83,6 +83,19 @@ def test_rename_retitles_the_buffer_through_the_gateway(tui):
     assert "Trip plans" in listed, f"the relay stored the title:\n{listed}\n---\n{screen}"
 
 
+def test_the_approval_keys_are_in_the_help_and_say_when_nothing_waits(tui):
+    """A waiting approval shows in its buffer and Alt-O/S/N answer it (Tests/ChatModelTests/ChatStateApprovalTests.swift);
+    here the real client on the real relay with none waiting."""
+    relay, tmux = tui
+    tmux.wait_for("[1:echo]")
+    tmux.keys("/help", "Enter")
+    tmux.wait_for("Alt-O allow once")
+    tmux.keys("M-o")
+    tmux.wait_for("no approval waiting")
+    tmux.keys("/deny 4f2a", "Enter")
+    tmux.wait_for("no approval 4f2a is waiting")
+
+
 def test_ctrl_d_on_an_empty_line_quits(tui):
     relay, tmux = tui
     tmux.wait_for("connected")

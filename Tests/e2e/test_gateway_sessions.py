@@ -169,7 +169,7 @@ async def test_backends_list_and_bad_params(relay_factory):
     pairing_only, _ = await paired(relay, Identity(), scopes=("operator.pairing",))
     for method, params in (("sessions.list", {}), ("sessions.markRead", {"key": "main", "seq": 1}), ("backends.list", {})):
         refused = await pairing_only.request(method, params)
-        assert refused["error"]["code"] == "INVALID_REQUEST" and "operator.read" in refused["error"]["message"], refused
+        assert refused["error"]["code"] == "FORBIDDEN" and refused["error"]["details"]["missingScope"] == "operator.read", refused
 
 
 async def test_sessions_patch_renames_a_conversation_for_every_protocol(relay_factory):
@@ -205,4 +205,4 @@ async def test_sessions_patch_renames_a_conversation_for_every_protocol(relay_fa
         assert refused["error"]["message"] == message, (params, refused)
     reader, _ = await paired(relay, Identity(), scopes=("operator.read",))
     refused = await reader.request("sessions.patch", {"key": key, "label": "x"})
-    assert refused["ok"] is False and refused["error"]["message"] == "missing scope operator.write", refused
+    assert refused["ok"] is False and refused["error"]["message"] == "missing scope: operator.write", refused

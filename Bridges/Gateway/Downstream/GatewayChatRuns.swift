@@ -12,10 +12,32 @@ final class ChatRunView {
     var shown = ""
 }
 
+/// A run as operators' `agent` events show it, from its start to its end.
+///
+/// Its frames are numbered twice: every socket that takes the tool stream sees all of them, the
+/// others all but the tool frames, so each kind of socket counts 1, 2, 3, … without a gap, and
+/// every socket of a kind agrees on the numbers.
+final class AgentRunView {
+    let startedAt: Int64
+    let sessionKey: String
+    /// The last seq sent to sockets that take the tool stream, and to those that do not.
+    var seqWithTools: Int64 = 0
+    var seqWithoutTools: Int64 = 0
+    /// The answer as the assistant stream last showed it.
+    var text = ""
+
+    init(startedAt: Int64, sessionKey: String) {
+        self.startedAt = startedAt
+        self.sessionKey = sessionKey
+    }
+}
+
 /// The runs operators are being shown, and the last core event encoded for them (the bus hands
-/// the same event to every socket in turn).
+/// the same event to every socket in turn: the first that reads chat builds what it shows).
 final class GatewayChatRuns {
     var views: [String: ChatRunView] = [:]
+    /// Runs whose `agent` lifecycle started and did not end yet.
+    var agents: [String: AgentRunView] = [:]
     var last: (event: BusEvent, payload: String?)?
 
     func view(_ runID: String) -> ChatRunView {
@@ -28,6 +50,7 @@ final class GatewayChatRuns {
     func removeAll(cancelling loop: any LoopScheduler) {
         for view in views.values { view.deltaTimer.map(loop.cancel) }
         views.removeAll()
+        agents.removeAll()
         last = nil
     }
 }

@@ -136,8 +136,17 @@ extension GatewayDownstream {
     }
 
     /// A stored message as `chat.history` and final `chat` events show it; `id` and `seq` (its
-    /// place on the user's clock, what `sessions.markRead` takes) are the relay's additions.
+    /// place on the user's clock, what `sessions.markRead` takes) are the relay's additions. The
+    /// relay's notes are history too: assistant messages marked `note: true` (an OpenClaw app shows
+    /// them as the assistant's; its own approval prompt comes from the `*.approval.*` events).
     static func chatMessage(_ event: ChatEvent) -> ChatMessage {
-        ChatMessage(id: event.id, role: event.role.rawValue, text: event.content, timestamp: event.timestampMillis, seq: event.seq)
+        ChatMessage(
+            id: event.id,
+            role: event.role.rawValue,
+            text: event.content,
+            timestamp: event.timestampMillis,
+            seq: event.seq,
+            note: event.isNote
+        )
     }
 }

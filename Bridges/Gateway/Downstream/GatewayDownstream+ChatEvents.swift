@@ -6,14 +6,15 @@ extension GatewayDownstream {
     static let deltaIntervalMillis: Int64 = 150
 
     /// A core event for this gateway's user, as a `chat` event for an operator that may read chat.
-    /// The first socket handed an event builds the payload (and runs the delta throttle); the
-    /// others reuse it.
+    /// The first socket handed an event builds the payload (and runs the delta throttle) and sends
+    /// the event's `agent` frames to every reader; the others reuse the payload.
     func deliverChat(_ event: BusEvent, to socket: GatewaySocket) {
         guard socket.readsChat else { return }
         let payload: String?
         if let cached = chatRuns.last, cached.event == event {
             payload = cached.payload
         } else {
+            emitAgentFrames(for: event)
             payload = chatPayload(for: event)
             chatRuns.last = (event, payload)
             // A new message changes its conversation's entry (preview, unread count).
@@ -41,7 +42,9 @@ extension GatewayDownstream {
             }
             return nil
         case .message(let message) where message.role == .assistant:
-            guard let turn = message.turn else { return nil }
+            // The relay's notes (an approval asked or answered) belong to no run: never a `chat`
+            // final (an app would take it as a run's answer); operators read them in `chat.history`.
+            guard let turn = message.turn, !message.isNote else { return nil }
             return chatPayload(turn.runID, conversationID: message.conversationID, state: "final", message: Self.chatMessage(message))
         case .turnFailed(let failure):
             let aborted = failure.cause == .aborted
@@ -51,10 +54,9 @@ extension GatewayDownstream {
                 state: aborted ? "aborted" : "error",
                 errorMessage: aborted ? nil : "the assistant failed to answer"
             )
-        case .message, .assistantTyping, .status, .approval:
-            return nil
-        case .tool:
-            // The protocol docs give no concrete shape for an operator's tool events: none are sent.
+        case .message, .assistantTyping, .status, .approval, .tool:
+            // Tools are `agent` events; approvals are `*.approval.*` events (from the core's
+            // observer); a status line has no place in OpenClaw's chat states.
             return nil
         }
     }
@@ -67,6 +69,7 @@ extension GatewayDownstream {
     private func delta(_ view: ChatRunView) -> String? {
         guard let progress = view.latest else { return nil }
         view.lastDeltaAt = clock.nowMillis()
+        if let run = chatRuns.agents[progress.turn.runID] { emitAssistantText(progress.content, of: run, runID: progress.turn.runID) }
         // `id` is the one the final message will have, so a client updates one line in place.
         let message = ChatMessage(id: progress.eventID, role: "assistant", text: progress.content, timestamp: view.lastDeltaAt)
         // v4 clients append `deltaText` (or replace their buffer with it); `message` stays the whole text.

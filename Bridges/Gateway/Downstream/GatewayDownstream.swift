@@ -80,6 +80,7 @@ public final class GatewayDownstream: ListenerHandler {
             self?.carryOut(request, approve: approve, completion: completion)
         }
         hub.devices.pairing.observe { [weak self] event in self?.pairingChanged(event) }
+        hub.approvals.observe { [weak self] update in self?.approvalChanged(update) }
         hub.devices.observe { [weak self] event in
             if case .cutOff(let deviceID) = event { self?.cutOff(deviceID: deviceID, role: nil) }
         }
@@ -196,6 +197,8 @@ public final class GatewayDownstream: ListenerHandler {
         case "node.event": handleNodeEvent(request, on: socket)
         case "chat.send", "chat.history", "chat.abort": handleChat(request, on: socket)
         case "sessions.list", "sessions.markRead", "sessions.patch", "backends.list": handleSessions(request, on: socket)
+        case "exec.approval.get", "exec.approval.list", "exec.approval.resolve", "plugin.approval.list", "plugin.approval.resolve":
+            handleApprovals(request, on: socket)
         case "health", "status", "models.list", "system-presence", "gateway.identity.get", "last-heartbeat": handleSystem(request, on: socket)
         case "gateway.discover": discover(request, on: socket)
         case "device.pair": pairBots(request, on: socket)

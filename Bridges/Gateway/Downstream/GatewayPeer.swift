@@ -34,6 +34,13 @@ struct GatewayPeer: Equatable, Sendable {
     /// An operator that may read chat (and so is sent `chat` and `sessions.changed` events).
     var readsChat: Bool { !isNode && (has("operator.read") || has("operator.write")) }
 
+    /// An operator that reviews tool approvals (`operator.approvals`, or admin): it is sent the
+    /// `exec.approval.*` and `plugin.approval.*` events and may resolve them.
+    var reviewsApprovals: Bool { !isNode && has("operator.approvals") }
+
+    /// It asked for the `agent` event's `tool` stream (`connect.caps` holds `"tool-events"`).
+    var wantsToolEvents: Bool { caps.contains(.string("tool-events")) }
+
     var sortedScopes: [String] { scopes.sorted() }
 
     var presenceEntry: PresenceEntry {

@@ -28,6 +28,8 @@ final class GatewaySocket: DeviceEndpoint {
     var deviceID: String { machine.peer?.deviceID ?? "" }
     var isNode: Bool { machine.peer?.isNode ?? false }
     var readsChat: Bool { machine.readsChat }
+    var wantsToolEvents: Bool { machine.wantsToolEvents }
+    var reviewsApprovals: Bool { machine.peer?.reviewsApprovals ?? false }
 
     func has(_ scope: String) -> Bool { machine.peer?.has(scope) ?? false }
 

@@ -19,6 +19,8 @@ extension GatewaySocketMachine {
         case chatWriter
         /// What apps call first: not for nodes, and read or write.
         case apps
+        /// An operator holding `operator.approvals` (or admin).
+        case approvals
     }
 
     static let methods: [(name: String, access: Access)] = [
@@ -31,6 +33,8 @@ extension GatewaySocketMachine {
         ("chat.send", .write), ("chat.history", .read), ("chat.abort", .write), ("sessions.list", .chatReader),
         ("gateway.discover", .anyone), ("device.pair", .anyone), ("device.unpair", .anyone),
         ("sessions.markRead", .chatReader), ("sessions.patch", .chatWriter), ("backends.list", .chatReader),
+        ("exec.approval.get", .approvals), ("exec.approval.list", .approvals), ("exec.approval.resolve", .approvals),
+        ("plugin.approval.list", .approvals), ("plugin.approval.resolve", .approvals),
     ]
 
     static let access = Dictionary(uniqueKeysWithValues: methods.map { ($0.name, $0.access) })
@@ -38,7 +42,7 @@ extension GatewaySocketMachine {
     /// Every event the relay sends (`hello-ok.features.events`).
     static let events = [
         "connect.challenge", "tick", "presence", "health", "shutdown", "device.pair.requested", "device.pair.resolved", "node.invoke.request", "chat",
-        "sessions.changed",
+        "sessions.changed", "agent", "exec.approval.requested", "exec.approval.resolved", "plugin.approval.requested", "plugin.approval.resolved",
     ]
 
     /// Why the peer may not call a method needing `access`, or nil when it may.
@@ -58,6 +62,9 @@ extension GatewaySocketMachine {
         case .apps:
             guard !peer.isNode else { return .nodeRoleRefused }
             return reads ? nil : .missingScope("operator.read")
+        case .approvals:
+            guard !peer.isNode else { return .nodeRoleRefused }
+            return peer.has("operator.approvals") ? nil : .missingScope("operator.approvals")
         }
     }
 }

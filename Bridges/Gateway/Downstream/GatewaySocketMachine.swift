@@ -49,6 +49,8 @@ struct GatewaySocketMachine {
     private(set) var eventSeq: Int64 = 0
     /// Connected as an operator that reads chat (kept apart: every chat event asks).
     private(set) var readsChat = false
+    /// Connected as a chat reader that asked for the `agent` event's tool stream (kept apart too).
+    private(set) var wantsToolEvents = false
 
     init(settings: GatewaySettings, peerAddress: String, nonce: String, openedAt: Int64) {
         self.settings = settings
@@ -111,6 +113,7 @@ struct GatewaySocketMachine {
             phase = .connected
             peer?.connectedAt = now
             readsChat = peer?.readsChat ?? false
+            wantsToolEvents = readsChat && peer?.wantsToolEvents == true
             return [.connected(requestID: requestID, deviceToken: token, issuedAt: issuedAt)]
         case .tokenMismatch(let canRetry): return refusedConnect(requestID, .tokenMismatch(canRetryWithDeviceToken: canRetry))
         case .deviceTokenMismatch: return refusedConnect(requestID, .deviceTokenMismatch)

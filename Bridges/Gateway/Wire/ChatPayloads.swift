@@ -3,6 +3,8 @@ import RelayKit
 /// A chat message as `chat.history` and `chat` events carry it: `content` is a list of blocks
 /// (a bare string is read as one text block). `id` and `seq` are the relay's additions (the
 /// message's place on the user's clock, what `sessions.markRead` takes); a delta has no `seq`.
+/// `note: true` (also the relay's) marks the relay's own note in the history (an approval asked or
+/// answered): an assistant message no run wrote.
 public struct ChatMessage: Codable, Equatable, Sendable {
     public struct Block: Codable, Equatable, Sendable {
         public var type: String?
@@ -19,17 +21,20 @@ public struct ChatMessage: Codable, Equatable, Sendable {
     public var timestamp: Int64?
     public var id: String?
     public var seq: Int64?
+    /// Written only as `true`.
+    public var note: Bool?
 
-    public init(id: String, role: String, text: String, timestamp: Int64, seq: Int64? = nil) {
+    public init(id: String, role: String, text: String, timestamp: Int64, seq: Int64? = nil, note: Bool = false) {
         self.id = id
         self.role = role
         content = [Block(text: text)]
         self.timestamp = timestamp
         self.seq = seq
+        self.note = note ? true : nil
     }
 
     private enum CodingKeys: String, CodingKey {
-        case role, content, timestamp, id, seq
+        case role, content, timestamp, id, seq, note
     }
 
     public init(from decoder: any Decoder) throws {
@@ -43,6 +48,7 @@ public struct ChatMessage: Codable, Equatable, Sendable {
         timestamp = try container.decodeIfPresent(Int64.self, forKey: .timestamp)
         id = try container.decodeIfPresent(String.self, forKey: .id)
         seq = try container.decodeIfPresent(Int64.self, forKey: .seq)
+        note = try container.decodeIfPresent(Bool.self, forKey: .note)
     }
 
     /// The text of its text blocks.

@@ -99,7 +99,14 @@ extension GatewayError {
 
     // MARK: Methods
 
-    public static func missingScope(_ scope: String) -> GatewayError { invalid("missing scope \(scope)") }
+    /// OpenClaw's `missingScopeErrorShape` (`packages/gateway-protocol/src/schema/error-codes.ts`): its
+    /// clients read `details` first, else the message's `missing scope: <scope>`.
+    public static func missingScope(_ scope: String) -> GatewayError {
+        var details = Details(code: "MISSING_SCOPE")
+        details.missingScope = scope
+        details.requiredScopes = [scope]
+        return GatewayError(.forbidden, "missing scope: \(scope)", details: details)
+    }
     public static let nodeRoleRefused = invalid("unauthorized role: node")
     public static let onlyNodesReportResults = invalid("only nodes report invoke results")
     public static let onlyNodesSendEvents = invalid("only nodes send node.event")
@@ -134,6 +141,31 @@ extension GatewayError {
     public static let sessionUnreadable = unavailable("the session could not be read")
     public static let readNotStored = unavailable("the read position could not be stored")
     public static let renameNotStored = unavailable("the session could not be renamed")
+
+    // Approvals (OpenClaw's `approval-shared.ts`: the reason goes in `details.reason`, which its apps classify on)
+    /// Unknown, expired, cancelled or another kind's: `details.reason` `APPROVAL_NOT_FOUND`.
+    public static let approvalNotFound: GatewayError = {
+        var details = Details()
+        details.reason = "APPROVAL_NOT_FOUND"
+        details.remediation = "Re-request the action; pending approvals are cleared after expiry or restart."
+        return GatewayError(.invalidRequest, "unknown or expired approval id", details: details)
+    }()
+    /// Someone decided first, differently (the same decision again is answered `{ok: true}`).
+    public static let approvalAlreadyResolved: GatewayError = {
+        var details = Details()
+        details.reason = "APPROVAL_ALREADY_RESOLVED"
+        return GatewayError(.invalidRequest, "approval already resolved", details: details)
+    }()
+    public static let approvalAmbiguous = invalid("ambiguous approval id prefix; use the full id")
+    public static let approvalIDRequired = invalid("id is required")
+    public static let approvalParamsRequired = invalid("id and decision are required")
+    public static let invalidDecision = invalid("invalid decision")
+    /// The approval does not offer that decision.
+    public static func decisionUnavailable(_ decision: String) -> GatewayError {
+        var details = Details()
+        details.reason = decision == "allow-always" ? "APPROVAL_ALLOW_ALWAYS_UNAVAILABLE" : "APPROVAL_DECISION_UNAVAILABLE"
+        return GatewayError(.invalidRequest, "\(decision) is unavailable for this command", details: details)
+    }
 
     // System
     public static let unknownModelView = invalid("view must be one of default, configured, provider-config, all")

@@ -15,6 +15,8 @@ public struct GatewayError: Error, Codable, Equatable, Sendable {
         public static let agentTimeout = Code(rawValue: "AGENT_TIMEOUT")
         public static let invalidRequest = Code(rawValue: "INVALID_REQUEST")
         public static let unavailable = Code(rawValue: "UNAVAILABLE")
+        /// The caller lacks a scope (today's gateways; older ones said `INVALID_REQUEST`).
+        public static let forbidden = Code(rawValue: "FORBIDDEN")
 
         public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
 
@@ -43,6 +45,11 @@ public struct GatewayError: Error, Codable, Equatable, Sendable {
         public var requestedRole: String?
         public var requestedScopes: [String]?
         public var remediationHint: String?
+        /// What a client can do about it (an approval that is gone: ask again).
+        public var remediation: String?
+        /// `MISSING_SCOPE`: the scope the method needs, and every scope that would do.
+        public var missingScope: String?
+        public var requiredScopes: [String]?
         public var retryAfterMs: Int64?
         /// What a node answered (its own `{code, message}`), or the relay's `{code: "TIMEOUT"}`.
         public var nodeError: JSONValue?

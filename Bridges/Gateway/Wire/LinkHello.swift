@@ -21,10 +21,11 @@ public struct LinkHello: Sendable, Equatable {
         return hello
     }
 
-    /// An interactive operator client (`clawrelay chat`): mode `cli`.
+    /// An interactive operator client (`clawrelay chat`): mode `cli`, and it answers tool approvals.
     public static func operatorClient(displayName: String) -> LinkHello {
         var hello = LinkHello(displayName: displayName)
         hello.mode = "cli"
+        hello.scopes.append("operator.approvals")
         return hello
     }
 }

@@ -26,11 +26,16 @@ public enum Command: Equatable, Sendable {
     case search(text: String)
     /// `/history [N]`: loads the last N messages (1…1000) of this buffer; `nil` means the default.
     case history(limit: Int?)
+    /// `/approve`, `/always`, `/deny [id]`: answers the oldest approval waiting in this buffer, or
+    /// the one whose id starts with `id`.
+    case answer(ApprovalChoice, id: String?)
     /// `/quit`
     case quit
 
     /// The command names, without the slash, in the order `/help` lists them.
-    public static let names = ["help", "new", "buffer", "close", "rename", "abort", "backends", "search", "history", "quit"]
+    public static let names = [
+        "help", "new", "buffer", "close", "rename", "abort", "backends", "search", "history", "approve", "always", "deny", "quit",
+    ]
 
     /// One line of help per command.
     public static let usage: [String: String] = [
@@ -43,6 +48,9 @@ public enum Command: Equatable, Sendable {
         "backends": "/backends  list the backends",
         "search": "/search TEXT  search this buffer backwards (also Ctrl-R)",
         "history": "/history [N]  load the last N messages (1-1000)",
+        "approve": "/approve [id]  allow the approval waiting here once (also Alt-O)",
+        "always": "/always [id]  allow it, and the same again in this session (also Alt-S)",
+        "deny": "/deny [id]  deny the approval waiting here (also Alt-N)",
         "quit": "/quit  leave (also Ctrl-D on an empty line)",
     ]
 

@@ -54,6 +54,10 @@ public enum CommandParser {
                 throw CommandError(.badNumber, "/history: \(argument) is not a number from 1 to \(Command.maxHistoryLimit)")
             }
             return .history(limit: limit)
+        case "approve", "always", "deny":
+            guard !argument.contains(where: \.isWhitespace) else { throw CommandError(.unexpectedArgument, "/\(name) takes one approval id at most") }
+            let choice: ApprovalChoice = name == "approve" ? .allowOnce : name == "always" ? .allowAlways : .deny
+            return .answer(choice, id: argument.isEmpty ? nil : argument)
         case "":
             throw CommandError(.unknownCommand, "a command name must follow / (try /help; // sends a message starting with /)")
         default:

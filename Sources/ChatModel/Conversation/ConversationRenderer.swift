@@ -1,6 +1,8 @@
 /// How a conversation row should look; the screen maps these to colours and attributes.
 public enum RowStyle: Sendable, Equatable {
     case user, pending, assistant, streaming, system, error
+    /// A tool use waiting for the user's decision.
+    case approval
     /// The "new messages" line.
     case unreadMarker
     /// A row of the line the search found.
@@ -63,19 +65,36 @@ public struct ConversationRenderer: Sendable {
 
     /// The rows of one line.
     public func rows(of line: ChatLine, highlighted: Bool = false) -> [ViewRow] {
-        let style = highlighted ? .searchMatch : Self.style(of: line)
-        let time = Self.clock(line.timestamp, utcOffsetSeconds: utcOffsetSeconds)
-        let text = DisplayWidth.sanitized(line.text)
-        if width < Self.narrowWidth {
-            let head = TextWrap.fit(time + " " + label(of: line.role), width: width)
-            return [ViewRow(text: head, style: style, gutterColumns: DisplayWidth.of(head), lineID: line.id)]
-                + TextWrap.wrap(text, width: width).map { ViewRow(text: $0, style: style, lineID: line.id) }
+        rows(line.text, at: line.timestamp, label: label(of: line.role), style: highlighted ? .searchMatch : Self.style(of: line), lineID: line.id)
+    }
+
+    /// The rows of an approval waiting in the buffer: what is asked (with its short id), then the
+    /// keys that answer it and when it expires, or the answer on its way.
+    public func rows(of approval: PendingApproval) -> [ViewRow] {
+        let expiry = Self.clock(approval.expiresAt, utcOffsetSeconds: utcOffsetSeconds)
+        var text = "\(approval.summary) (\(approval.shortID), expires \(expiry))"
+        if let detail = approval.detail, !detail.isEmpty { text += "\n" + detail }
+        if let answering = approval.answering {
+            text += "\nanswering: \(answering.label)…"
+        } else {
+            text += "\n" + approval.choices.map { "Alt-\(String($0.key).uppercased()) \($0.shortLabel)" }.joined(separator: " · ")
         }
-        let name = TextWrap.fit(label(of: line.role), width: Self.labelColumns)
+        return rows(text, at: approval.createdAt, label: "approve?", style: .approval, lineID: "approval-" + approval.id)
+    }
+
+    private func rows(_ raw: String, at timestamp: Int64, label: String, style: RowStyle, lineID: String) -> [ViewRow] {
+        let time = Self.clock(timestamp, utcOffsetSeconds: utcOffsetSeconds)
+        let text = DisplayWidth.sanitized(raw)
+        if width < Self.narrowWidth {
+            let head = TextWrap.fit(time + " " + label, width: width)
+            return [ViewRow(text: head, style: style, gutterColumns: DisplayWidth.of(head), lineID: lineID)]
+                + TextWrap.wrap(text, width: width).map { ViewRow(text: $0, style: style, lineID: lineID) }
+        }
+        let name = TextWrap.fit(label, width: Self.labelColumns)
         let first = time + " " + String(repeating: " ", count: Self.labelColumns - DisplayWidth.of(name)) + name + " │ "
         let next = String(repeating: " ", count: Self.gutterColumns - 2) + "│ "
         return TextWrap.wrap(text, width: width - Self.gutterColumns).enumerated().map { index, row in
-            ViewRow(text: (index == 0 ? first : next) + row, style: style, gutterColumns: Self.gutterColumns, lineID: line.id)
+            ViewRow(text: (index == 0 ? first : next) + row, style: style, gutterColumns: Self.gutterColumns, lineID: lineID)
         }
     }
 

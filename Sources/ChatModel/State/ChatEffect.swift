@@ -17,6 +17,12 @@ public enum ChatEffect: Equatable, Sendable {
     case listSessions
     /// Answer with ``ServerEvent/backendsListed(names:defaultBackend:)``.
     case listBackends
+    /// The approvals waiting now (`exec.approval.list`, `plugin.approval.list`); answer with
+    /// ``ServerEvent/approvalsListed(_:)``.
+    case listApprovals
+    /// `<kind>.approval.resolve {id, decision}`; a refusal comes back as
+    /// ``ServerEvent/approvalAnswerFailed(id:message:)``, the resolution as ``ServerEvent/approvalResolved(_:outcome:)``.
+    case resolveApproval(id: String, kind: PendingApproval.Kind, choice: ApprovalChoice)
     /// Ring the terminal bell: a message arrived in a buffer the user is not looking at.
     case bell
     /// Repaint the screen from ``ChatState/screen()``.

@@ -29,6 +29,15 @@ public enum ServerEvent: Equatable, Sendable {
     case error(key: String?, message: String)
     /// The backends, and the one `/new` uses when none is named.
     case backendsListed(names: [String], defaultBackend: String?)
+    /// A tool use waits for the user's decision: shown in its conversation's buffer until resolved.
+    case approvalRequested(PendingApproval)
+    /// It was decided (here or anywhere), expired, or its run stopped; `outcome` says which, for
+    /// people ("denied by Ann's iPhone").
+    case approvalResolved(PendingApproval, outcome: String)
+    /// Every approval waiting now (``ChatEffect/listApprovals``, after each connect).
+    case approvalsListed([PendingApproval])
+    /// An answer (``ChatEffect/resolveApproval(id:kind:choice:)``) was refused.
+    case approvalAnswerFailed(id: String, message: String)
 }
 
 /// The gateway link as the status line shows it.

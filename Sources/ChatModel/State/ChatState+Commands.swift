@@ -46,6 +46,7 @@ extension ChatState {
         case .history(let limit):
             guard let key = activeKey else { return show(notice: "no conversation") }
             requestHistory(of: key, limit: limit ?? configuration.historyLimit)
+        case .answer(let choice, let id): answerApproval(choice, id: id)
         case .quit: effects.append(.quit)
         }
     }
@@ -59,6 +60,7 @@ extension ChatState {
             "keys: Enter send, Alt-Enter/Ctrl-J newline, Ctrl-C abort, Ctrl-D quit (empty line), Tab complete",
             "buffers: Ctrl-N/Ctrl-P or Alt-Down/Alt-Up next/previous, Alt-1..9 and Alt-J NN jump, Alt-A activity",
             "view: PgUp/PgDn scroll, Alt-U first unread, Ctrl-R search, Ctrl-L redraw",
+            "approvals (the oldest waiting in this buffer): Alt-O allow once, Alt-S always (this session), Alt-N deny",
         ]
         say((Command.names.compactMap { Command.usage[$0] } + keys).joined(separator: "\n"))
     }

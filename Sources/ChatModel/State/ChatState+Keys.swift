@@ -12,6 +12,7 @@
 /// | Alt-U | scroll to the unread marker |
 /// | Ctrl-R | search backwards (see ``SearchState``) |
 /// | Ctrl-L | redraw |
+/// | Alt-O / Alt-S / Alt-N | answer the oldest approval waiting in this buffer: allow once / always (this session) / deny |
 extension ChatState {
     mutating func handleKey(_ key: Key) {
         if notice != nil {
@@ -41,6 +42,8 @@ extension ChatState {
         case (.home, .alt): scroll(pages: .max)
         case (.end, .alt): scroll(pages: .min)
         case (.character("r"), .control): beginSearch(query: "")
+        case (.character(let letter), .alt) where ApprovalChoice.allCases.contains(where: { $0.key == letter }):
+            answerApproval(ApprovalChoice.allCases.first { $0.key == letter }!)
         default: return false
         }
         return true

@@ -35,6 +35,7 @@ extension ChatState {
         )
         let highlight = buffer.key == activeKey ? search?.matchID : nil
         return renderer.rows(of: buffer.lines, marker: buffer.unreadMarker, highlight: highlight)
+            + approvals(shownIn: buffer.key).flatMap { renderer.rows(of: $0) }
     }
 
     /// Runs `body` on a buffer; if it is the active one and scrolled up, moves the offset by the rows

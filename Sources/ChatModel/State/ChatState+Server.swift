@@ -22,6 +22,10 @@ extension ChatState {
             backends = names
             serverDefaultBackend = defaultBackend
             if waitingForDefaultBackend { createFirstConversation() }
+        case .approvalRequested(let approval): approvalRequested(approval)
+        case .approvalResolved(let approval, let outcome): approvalResolved(approval, outcome: outcome)
+        case .approvalsListed(let listed): approvalsListed(listed)
+        case .approvalAnswerFailed(let id, let message): approvalAnswerFailed(id: id, message: message)
         }
     }
 
@@ -29,7 +33,7 @@ extension ChatState {
         connection = state
         switch state {
         case .connected:
-            effects += [.listSessions, .listBackends]
+            effects += [.listSessions, .listBackends, .listApprovals]
             if wasConnected { reloadAfterReconnect() }
             wasConnected = true
         case .disconnected:
@@ -140,7 +144,7 @@ extension ChatState {
         if key != activeKey { hotlist.record(key, level: .message) }
     }
 
-    private mutating func openIfNeeded(_ key: String, at timestamp: Int64) {
+    mutating func openIfNeeded(_ key: String, at timestamp: Int64) {
         guard buffers[key] == nil else { return }
         buffers.add(ChatBuffer(session: SessionSummary(key: key, updatedAt: timestamp)))
         if activeKey == nil { activate(key) }

@@ -45,6 +45,8 @@ public struct ChatState: Sendable {
     public internal(set) var connection = ConnectionState.connecting
     /// Backend names, as last listed.
     public internal(set) var backends: [String] = []
+    /// Tool uses waiting for the user's decision, oldest first (see `ChatState+Approvals.swift`).
+    public internal(set) var approvals: [PendingApproval] = []
     public internal(set) var serverDefaultBackend: String?
     public internal(set) var killRing = KillRing()
     /// Set while Ctrl-R searches the active buffer.
