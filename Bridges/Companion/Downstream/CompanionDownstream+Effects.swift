@@ -34,6 +34,8 @@ extension CompanionDownstream {
             socket.machine.release(sessions.conversationID(ofSession: sessionID))
         case .registerPush(let token, let platform, let requestID):
             registerPush(token: token, platform: platform, requestID: requestID, on: socket)
+        case .permission(let answer, let choice, let requestID):
+            answerPermission(answer, choice: choice, requestID: requestID, on: socket)
         case .rejectedPushTarget(let length):
             logger.info(
                 "push target rejected: not an APNs token in hex",
@@ -57,7 +59,8 @@ extension CompanionDownstream {
         sessions.touch(session, command: command)
     }
 
-    /// `subscribe`: the sessions that exist are held, then `subscribed`, then what the device missed.
+    /// `subscribe`: the sessions that exist are held, then `subscribed`, then what the device
+    /// missed, then the permission prompt it shows (again) if one is waiting.
     private func subscribe(_ subscribe: Subscribe, requestID: String?, on socket: CompanionSocket) {
         var remaining = subscribe.sessionIds.count
         let finish = { [self] in
@@ -69,6 +72,7 @@ extension CompanionDownstream {
                 )
             )
             hub.queue.drain(deviceID: socket.deviceID, to: socket)
+            showPrompt(.subscribed, on: socket)
         }
         guard remaining > 0 else { return finish() }
         for id in subscribe.sessionIds {
