@@ -167,6 +167,26 @@ struct PermissionFixture {
         #expect(fixture.run.answers.map(\.requestID) == ["r1", "r2"] && fixture.run.answers.last?.answer == .allow(always: false))
     }
 
+    @Test func anAppBackFromTheBackgroundIsAskedWhatWaitsAndItsStaleTapDecidesNothing() throws {
+        let fixture = try PermissionFixture()
+        fixture.ask("touch a", request: "r1")
+        #expect(fixture.app.read().of("permissionRequest").count == 1)
+        fixture.app.background(fixture.sid)
+        fixture.bed.bed.settle()
+        let first = try #require(fixture.pending.first)
+        fixture.bed.bed.hub.approvals.decide(first.id, userID: fixture.bed.settings.userID, decision: .allowOnce, deviceID: "elsewhere") { _ in }
+        fixture.ask("touch b", request: "r2")
+        #expect(fixture.app.read().isEmpty, "nothing live reaches an app in the background")
+        // Back in the app, the person taps the alert it still shows (touch a).
+        let late = try fixture.answer(fixture.app, "Allow once")
+        CompanionClient.checkError(late, "NO_PENDING_PERMISSION")
+        #expect(fixture.run.answers.map(\.requestID) == ["r1"], "the tap was for touch a: it decided nothing")
+        let shown = fixture.app.frames.of("permissionRequest")
+        #expect(shown.count == 2, "touch a, then touch b once")
+        #expect(try AppPermissionRequest(try #require(shown.last)).prompt.contains("touch b"), "what waits is shown")
+        #expect(fixture.pending.map(\.requestID) == ["r2"])
+    }
+
     @Test func anAnswerWithNothingPendingOrAnUnknownResponseIsRefused() throws {
         let fixture = try PermissionFixture()
         CompanionClient.checkError(try fixture.answer(fixture.app, "Allow once"), "NO_PENDING_PERMISSION")

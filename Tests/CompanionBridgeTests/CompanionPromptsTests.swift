@@ -38,11 +38,21 @@ import Testing
         var prompts = CompanionPrompts()
         #expect(prompts.next(.asked, pending: [a]) == a)
         #expect(prompts.next(.asked, pending: [a, b]) == nil, "a second question waits behind the shown one")
-        #expect(prompts.next(.subscribed, pending: [a, b]) == a, "a subscribe shows the same prompt again")
+        #expect(prompts.next(.resumed, pending: [a, b]) == a, "a resume shows the same prompt again")
         #expect(prompts.next(.asked, pending: [b]) == nil, "resolved elsewhere, the prompt stays on the app until it is answered")
-        #expect(prompts.next(.subscribed, pending: [b]) == b, "a subscribe shows what is still waiting")
-        #expect(prompts.next(.answered, pending: []) == nil && prompts.shown == nil)
+        #expect(prompts.next(.resumed, pending: [b]) == b, "a resume shows what is still waiting")
+        #expect(prompts.next(.answered(id: b.approval.id), pending: []) == nil && prompts.shown == nil)
         #expect(prompts.next(.asked, pending: [a]) == a)
+    }
+
+    @Test func backInTheForegroundTheAppGetsWhatWaitsUnlessItHasIt() {
+        let (a, b) = (Self.pending("aaaa"), Self.pending("bbbb"))
+        var prompts = CompanionPrompts()
+        #expect(prompts.next(.foregrounded, pending: [a]) == a, "asked while it was away")
+        #expect(prompts.next(.foregrounded, pending: [a, b]) == nil, "it has the prompt")
+        #expect(prompts.next(.foregrounded, pending: [b]) == b, "its prompt was resolved while it was away")
+        #expect(prompts.next(.answered(id: a.approval.id), pending: [b]) == nil, "a late answer to the old prompt leaves the new one")
+        #expect(prompts.next(.answered(id: b.approval.id), pending: []) == nil && prompts.shown == nil)
     }
 
     @Test func theRequestOffersTheApprovalsDecisionsAndTheSecondsLeft() {

@@ -129,7 +129,7 @@ import Testing
         let maybe = try #require(sent(receive(&machine, #"{"type":"permission","requestId":"Q","data":{"sessionId":"s","response":"maybe"}}"#)).first)
         #expect(maybe["error"]?["message"] == .string("response must be one of Allow once, Always allow, Deny (or y, n)"))
         let tapped = receive(&machine, #"{"type":"permission","requestId":"T","data":{"sessionId":"s","response":"Deny","remember":false}}"#)
-        #expect(tapped == [.permission(PermissionAnswer(sessionId: "s", response: "Deny"), choice: .deny, requestID: "T")])
+        #expect(tapped == [.permission(PermissionAnswer(sessionId: "s", response: "Deny"), choice: .deny, shown: nil, requestID: "T")])
         let unknown = try #require(sent(receive(&machine, #"{"type":"sendCommand","requestId":"U"}"#)).first)
         #expect(unknown["data"]?["code"] == .string("UNKNOWN_MESSAGE_TYPE") && unknown["requestId"] == .string("U"))
         #expect(receive(&machine, #"{"type":"streamClose","data":{"sessionId":"s"}}"#) == [.release(sessionID: "s")])

@@ -18,10 +18,11 @@ extension CompanionDownstream {
         if let frame = socket.machine.prompt(occasion, pending: pendingPrompts(for: socket), now: clock.nowMillis()) { socket.send(frame) }
     }
 
-    /// `permission`: the prompt the socket shows is decided (the session's oldest pending approval
-    /// when it shows none); the reply says what came of it, then the next prompt follows.
-    func answerPermission(_ answer: PermissionAnswer, choice: PermissionChoice, requestID: String?, on socket: CompanionSocket) {
-        let target = socket.machine.prompts.shown ?? oldestPending(inSession: answer.sessionId)
+    /// `permission`: the prompt the socket showed when the answer arrived is decided (the
+    /// session's oldest pending approval when it showed none); the reply says what came of it, then
+    /// the next prompt follows.
+    func answerPermission(_ answer: PermissionAnswer, choice: PermissionChoice, shown: Approval?, requestID: String?, on socket: CompanionSocket) {
+        let target = shown ?? oldestPending(inSession: answer.sessionId)
         guard let target else {
             return socket.send(
                 CompanionSocketMachine.error(.noPendingPermission(sessionID: answer.sessionId), requestID: requestID, now: clock.nowMillis())
@@ -33,7 +34,7 @@ extension CompanionDownstream {
             case .success(let reply): socket.send(CompanionFrame(reply, requestID: requestID, at: now).encoded())
             case .failure(let error): socket.send(CompanionSocketMachine.error(error, requestID: requestID, now: now))
             }
-            showPrompt(.answered, on: socket)
+            showPrompt(.answered(id: target.id), on: socket)
         }
     }
 

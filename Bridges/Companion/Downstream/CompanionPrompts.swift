@@ -10,8 +10,9 @@ import RelayCore
 /// the answer to that prompt. A socket that shows none answers the oldest pending approval of the
 /// session it names. The app cannot take a prompt down: one answered elsewhere, expired or
 /// cancelled stays on its screen until tapped, so the next prompt is sent only after the socket's
-/// own answer (refused then, saying who answered first) or when it subscribes again, and a tap
-/// never lands on a prompt the person did not see.
+/// own answer (refused then, saying who answered first) or when the app resumes (it subscribes,
+/// or comes back to the foreground, having heard nothing while away), and a tap never lands on a prompt the person did not see: an
+/// answer decides the prompt shown when it arrived (`CompanionSocketMachine.Effect.permission`).
 struct CompanionPrompts {
     /// A pending approval and the session id it has for Companion clients.
     struct Pending: Equatable {
@@ -22,10 +23,15 @@ struct CompanionPrompts {
     enum Occasion: Equatable {
         /// A backend asked: shown when the socket shows nothing.
         case asked
-        /// The socket's answer to its prompt was taken or refused: the next one.
-        case answered
-        /// The app subscribed (it reconnected or opened a session): the prompt again.
-        case subscribed
+        /// The socket's answer to the approval `id` was taken or refused: the next one, unless the
+        /// socket shows another already (it came back from the background meanwhile).
+        case answered(id: String)
+        /// The app subscribed (it reconnected or opened a session): the prompt again, or the one
+        /// waiting now.
+        case resumed
+        /// The app came back to the foreground: it heard nothing while away, so the one waiting
+        /// now if the prompt it has was resolved meanwhile (it still has one that waits).
+        case foregrounded
     }
 
     /// The approval whose prompt the socket shows (it may have been resolved meanwhile).
@@ -37,8 +43,12 @@ struct CompanionPrompts {
         switch occasion {
         case .asked where shown != nil:
             return nil
-        case .subscribed:
+        case .answered(let id) where shown != nil && shown?.id != id:
+            return nil
+        case .resumed:
             if let shown, let again = pending.first(where: { $0.approval.id == shown.id }) { return again }
+        case .foregrounded:
+            if let shown, pending.contains(where: { $0.approval.id == shown.id }) { return nil }
         case .asked, .answered:
             break
         }

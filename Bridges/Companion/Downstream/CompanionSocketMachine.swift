@@ -32,8 +32,9 @@ struct CompanionSocketMachine {
         /// `streamClose`: the socket lets the session go.
         case release(sessionID: String)
         case registerPush(token: String, platform: String, requestID: String?)
-        /// `permission`: decide the prompt the socket shows (else the session's oldest), then show the next.
-        case permission(PermissionAnswer, choice: PermissionChoice, requestID: String?)
+        /// `permission`: decide `shown`, the prompt the socket showed when the answer arrived (else
+        /// the session's oldest pending approval), then show the next.
+        case permission(PermissionAnswer, choice: PermissionChoice, shown: Approval?, requestID: String?)
         /// A `registerDevice` whose token is not an APNs token (its length, for the log).
         case rejectedPushTarget(length: Int)
     }
@@ -179,7 +180,7 @@ struct CompanionSocketMachine {
             guard let choice = answer.choice else {
                 return [.send(Self.error(PermissionAnswer.unknownResponse(sessionID: answer.sessionId), requestID: requestID, now: now))]
             }
-            return [.permission(answer, choice: choice, requestID: requestID)]
+            return [.permission(answer, choice: choice, shown: prompts.shown, requestID: requestID)]
         }
     }
 
