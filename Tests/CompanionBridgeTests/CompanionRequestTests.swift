@@ -70,7 +70,10 @@ import Testing
                 == .setWorkingDirectory(SetWorkingDirectory(workingDirectory: "app"))
         )
         #expect(try decode("sessionForegrounded", #"{"sessionId":"s"}"#).get() == .presence(SessionPresence(backgrounded: false, sessionId: "s")))
-        #expect(try decode("permission", #"{"sessionId":"s","response":"y"}"#).get() == .permission(sessionID: "s"))
+        #expect(
+            try decode("permission", #"{"sessionId":"s","response":"Always allow","remember":false}"#).get()
+                == .permission(PermissionAnswer(sessionId: "s", response: "Always allow"))
+        )
         #expect(try decode("ping", #"{"timestamp":12}"#).get() == .ping(Ping(timestamp: .int(12))))
     }
 

@@ -234,13 +234,23 @@ private let stamp = "2025-08-05T17:03:12.345Z"
                 )
         )
         #expect(
-            typed(ToolResult(sessionId: "s", toolName: "Bash", toolId: "t1", success: false, timestamp: stamp))
+            typed(
+                ToolResult(
+                    sessionId: "s",
+                    toolName: "Bash",
+                    toolId: "t1",
+                    result: "no such file",
+                    success: false,
+                    error: "no such file",
+                    timestamp: stamp
+                )
+            )
                 == legacy(
                     "toolResult",
                     at: at,
                     [
                         "type": .string("tool_result"), "sessionId": .string("s"), "toolName": .string("Bash"), "toolId": .string("t1"),
-                        "success": .bool(false), "timestamp": .string(stamp),
+                        "result": .string("no such file"), "success": .bool(false), "error": .string("no such file"), "timestamp": .string(stamp),
                     ]
                 )
         )

@@ -76,11 +76,13 @@ SCHEMAS: dict[str, dict] = {
                  "timestamp": (is_iso, True)},
     "streamChunk": {"sessionId": (_str, True), "chunk": ("chunk", True)},
     "deviceRegistered": {"success": (_bool, True), "message": (_str, False)},
+    # the real server's reply to `permission`: the app has no decoder for it and ignores it
+    "permission": {"success": (_bool, True), "sessionId": (_str, True), "accepted": (_bool, True), "message": (_str, True)},
     # relay extension (docs/companion.md); unknown to the app, which ignores it
     "userMessage": {"sessionId": (_str, True), "messageId": (_str, True), "content": (_str, True), "deviceId": (_str, True),
                     "timestamp": (is_iso, True)},
 }
-CLIENT_TYPES = {"ask", "streamStart", "streamSend", "permission", "streamClose", "ping", "subscribe",
+CLIENT_TYPES = {"ask", "streamStart", "streamSend", "streamClose", "ping", "subscribe",
                 "setWorkingDirectory", "claudeCommand", "registerDevice"}  # known to the app's enum, no decoder
 BROADCASTS = {"welcome", "streamChunk", "assistantMessage", "conversationResult", "userMessage", "systemInit", "toolUse",
               "toolResult", "progress", "streamData", "streamComplete", "streamToolUse", "permissionRequest"}
@@ -160,6 +162,10 @@ def decode_problems(frame: Any) -> list[str]:
             out.append("data.message must not be empty (the validator drops the frame)")
         if kind == "claudeResponse" and frame["data"].get("success") is False and not frame["data"].get("error"):
             out.append("a failed claudeResponse carries a non-empty error (the app shows it)")
+        if kind == "toolResult" and frame["data"].get("result") is None and frame["data"].get("error") is None:
+            out.append("a toolResult carries result or error (MessageValidator drops it otherwise)")
+        if kind == "permission" and not isinstance(frame.get("requestId"), str):
+            out.append("permission is only the reply to the app's permission")
     if any(k in frame for k in ("_queued", "_queuedAt", "_originalTimestamp")):
         if frame.get("_queued") is not True or not is_iso(frame.get("_queuedAt")) or not is_iso(frame.get("_originalTimestamp")):
             out.append("a queued frame carries _queued:true, _queuedAt and _originalTimestamp as ISO 8601 strings")

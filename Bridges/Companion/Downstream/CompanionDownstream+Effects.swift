@@ -24,6 +24,8 @@ extension CompanionDownstream {
         case .foreground(let held):
             hub.presence.signal(.foregrounded, deviceID: socket.deviceID)
             for conversationID in held { sessions.setBackgrounded(conversationID: conversationID, false) }
+            // Nothing live reached it while away: the prompt waiting now.
+            showPrompt(.foregrounded, on: socket)
         case .presence(let presence):
             setPresence(presence, on: socket)
         case .subscribe(let subscribe, let requestID):
@@ -34,6 +36,8 @@ extension CompanionDownstream {
             socket.machine.release(sessions.conversationID(ofSession: sessionID))
         case .registerPush(let token, let platform, let requestID):
             registerPush(token: token, platform: platform, requestID: requestID, on: socket)
+        case .permission(let answer, let choice, let shown, let requestID):
+            answerPermission(answer, choice: choice, shown: shown, requestID: requestID, on: socket)
         case .rejectedPushTarget(let length):
             logger.info(
                 "push target rejected: not an APNs token in hex",
@@ -57,7 +61,8 @@ extension CompanionDownstream {
         sessions.touch(session, command: command)
     }
 
-    /// `subscribe`: the sessions that exist are held, then `subscribed`, then what the device missed.
+    /// `subscribe`: the sessions that exist are held, then `subscribed`, then what the device
+    /// missed, then the permission prompt it shows (again) if one is waiting.
     private func subscribe(_ subscribe: Subscribe, requestID: String?, on socket: CompanionSocket) {
         var remaining = subscribe.sessionIds.count
         let finish = { [self] in
@@ -69,6 +74,7 @@ extension CompanionDownstream {
                 )
             )
             hub.queue.drain(deviceID: socket.deviceID, to: socket)
+            showPrompt(.foregrounded, on: socket)
         }
         guard remaining > 0 else { return finish() }
         for id in subscribe.sessionIds {
@@ -90,7 +96,10 @@ extension CompanionDownstream {
         } else {
             for conversationID in socket.machine.held { sessions.setBackgrounded(conversationID: conversationID, backgrounded) }
         }
-        if !backgrounded { hub.queue.drain(deviceID: socket.deviceID, to: socket) }
+        if !backgrounded {
+            hub.queue.drain(deviceID: socket.deviceID, to: socket)
+            showPrompt(.foregrounded, on: socket)
+        }
     }
 
     /// The APNs token is kept for pushes to this device.

@@ -37,6 +37,8 @@ extension CompanionDownstream {
             case .ask: askOverHTTP(body, deviceID: deviceID, exchange)
             case .startStream: startStream(body, deviceID: deviceID, exchange)
             case .sendToStream(let id): sendToStream(id, body: body, deviceID: deviceID, exchange)
+            case .answerPermission(let id):
+                answerPermission(sessionID: id, body: body, deviceID: deviceID, name: CompanionAuth.deviceName(for: exchange.headers), exchange)
             case .notFound: exchange.respond(CompanionREST.answer(.notFound(method: exchange.method, path: exchange.path)))
             }
         }

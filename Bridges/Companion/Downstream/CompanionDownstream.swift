@@ -120,6 +120,7 @@ public final class CompanionDownstream: ListenerHandler {
             deviceID: deviceID,
             clientID: Identifiers.newUUID(),
             maxSessions: settings.maxSessions,
+            agentVersion: hub.router.backend(named: settings.backend)?.agentVersion,
             projects: projects,
             held: held
         )

@@ -27,6 +27,8 @@ enum CompanionREST {
         case ask
         case startStream
         case sendToStream(sessionID: String)
+        /// `POST /api/permission/:sessionId {response}`.
+        case answerPermission(sessionID: String)
         case notFound
     }
 
@@ -46,6 +48,7 @@ enum CompanionREST {
         case ("POST", 1, "ask"): return .api(.ask)
         case ("POST", 2, "stream") where parts[1] == "start": return .api(.startStream)
         case ("POST", 2, "stream"): return .api(.sendToStream(sessionID: parts[1]))
+        case ("POST", 2, "permission"): return .api(.answerPermission(sessionID: parts[1]))
         default: return .api(.notFound)
         }
     }

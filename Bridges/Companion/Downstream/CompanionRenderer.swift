@@ -6,6 +6,11 @@ import RelayCore
 ///
 /// The order of one turn is the app's: the answer's text chunks, a `complete` chunk,
 /// `assistantMessage`, `conversationResult`, then (to the asking device only) the reply.
+///
+/// The relay's notes (an approval asked or answered) are history, not a run's result: one
+/// `assistantMessage` of type `relay_note` each, never chunks (the app would join them to the
+/// running answer, and their `complete` chunk would end it), `conversationResult` or reply. The app
+/// logs it and shows the approval itself as its own alert (`permissionRequest`, sent by the socket).
 struct CompanionRenderer {
     /// How far one running answer went out on this socket.
     struct RunView: Equatable {
@@ -45,11 +50,26 @@ struct CompanionRenderer {
                 timestamp: stamp
             )
             out.add(notice, at: message.timestampMillis)
+        case .message(let note) where note.isNote:
+            let stamp = CompanionTimestamp.string(note.timestampMillis)
+            out.add(
+                AssistantMessage(messageId: note.id, sessionId: sessionID, text: note.content, timestamp: stamp, type: "relay_note"),
+                at: note.timestampMillis
+            )
         case .message(let answer):
             renderAnswer(answer, sessionID: sessionID, into: &out)
         case .turnFailed(let failure):
             renderFailure(failure, sessionID: sessionID, into: &out)
-        case .assistantTyping, .status, .approval:
+        case .status(let status):
+            let line = Progress(sessionId: sessionID, stage: Progress.status, message: status.text, timestamp: CompanionTimestamp.string(out.now))
+            out.add(line)
+        case .approval(.resolved(let approval, let resolution)):
+            let message = CompanionPrompts.resolved(approval, resolution)
+            out.add(
+                Progress(sessionId: sessionID, stage: Progress.permissionResolved, message: message, timestamp: CompanionTimestamp.string(out.now))
+            )
+        case .assistantTyping, .approval(.requested):
+            // A request becomes the socket's prompt (one at a time: `CompanionPrompts`).
             break
         }
         return out.texts
@@ -97,7 +117,8 @@ struct CompanionRenderer {
     }
 
     /// A tool as the app shows it: `toolUse` and a `tool_use` chunk when it starts, `toolResult`
-    /// when it ends. Live only: tools are never queued.
+    /// with its output (at most `ToolActivity.resultLimit` bytes) when it ends. Live only: tools
+    /// are never queued.
     private mutating func renderTool(_ tool: ToolProgress, sessionID: String, into out: inout Frames) {
         let activity = tool.activity
         let stamp = CompanionTimestamp.string(out.now)
@@ -121,8 +142,19 @@ struct CompanionRenderer {
             }
             runs[tool.turn.runID] = view
         case .ended:
+            let success = activity.success ?? true
+            let result = activity.result ?? ""
+            let error = success ? nil : result.isEmpty ? "\(activity.name) failed" : result
             out.add(
-                ToolResult(sessionId: sessionID, toolName: activity.name, toolId: activity.id, success: activity.success ?? true, timestamp: stamp)
+                ToolResult(
+                    sessionId: sessionID,
+                    toolName: activity.name,
+                    toolId: activity.id,
+                    result: result,
+                    success: success,
+                    error: error,
+                    timestamp: stamp
+                )
             )
         }
     }

@@ -19,7 +19,10 @@ final class CompanionSocket: DeviceEndpoint {
 
     var conversations: Set<String>? { machine.held }
 
-    func deliver(_ event: BusEvent) { render(event, queuedAt: nil, written: nil) }
+    func deliver(_ event: BusEvent) {
+        render(event, queuedAt: nil, written: nil)
+        if case .approval(.requested) = event { downstream?.showPrompt(.asked, on: self) }
+    }
 
     func deliverQueued(_ events: [QueuedEvent], written: @escaping () -> Void) {
         for (index, event) in events.enumerated() {

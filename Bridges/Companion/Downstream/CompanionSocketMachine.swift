@@ -32,6 +32,9 @@ struct CompanionSocketMachine {
         /// `streamClose`: the socket lets the session go.
         case release(sessionID: String)
         case registerPush(token: String, platform: String, requestID: String?)
+        /// `permission`: decide `shown`, the prompt the socket showed when the answer arrived (else
+        /// the session's oldest pending approval), then show the next.
+        case permission(PermissionAnswer, choice: PermissionChoice, shown: Approval?, requestID: String?)
         /// A `registerDevice` whose token is not an APNs token (its length, for the log).
         case rejectedPushTarget(length: Int)
     }
@@ -40,6 +43,8 @@ struct CompanionSocketMachine {
     /// The `clientId` of its `welcome`.
     let clientID: String
     let maxSessions: Int
+    /// The version of Claude Code behind the default backend, for `welcome`.
+    let agentVersion: String?
     let projects: CompanionProjects
     private(set) var phase = Phase.opening
     /// The conversations of the sessions it holds: it hears them live.
@@ -47,12 +52,22 @@ struct CompanionSocketMachine {
     /// Where `ask`/`streamStart` without a directory work (`setWorkingDirectory`).
     private(set) var workingDirectory: String?
     private(set) var renderer: CompanionRenderer
+    /// The permission prompt the app shows.
+    private(set) var prompts = CompanionPrompts()
 
     /// `held`: the sessions the device's last socket held, when it reconnects within the grace.
-    init(deviceID: String, clientID: String, maxSessions: Int, projects: CompanionProjects, held: Set<String> = []) {
+    init(
+        deviceID: String,
+        clientID: String,
+        maxSessions: Int,
+        agentVersion: String? = nil,
+        projects: CompanionProjects,
+        held: Set<String> = []
+    ) {
         self.deviceID = deviceID
         self.clientID = clientID
         self.maxSessions = maxSessions
+        self.agentVersion = agentVersion
         self.projects = projects
         self.held = held
         renderer = CompanionRenderer(deviceID: deviceID)
@@ -68,7 +83,8 @@ struct CompanionSocketMachine {
             return [.close(.authenticationRequired)]
         }
         phase = .open
-        return [.admit, .send(CompanionFrame(Welcome(clientId: clientID, maxSessions: maxSessions), at: now).encoded()), .attach]
+        let welcome = Welcome(clientId: clientID, maxSessions: maxSessions, claudeCodeVersion: agentVersion)
+        return [.admit, .send(CompanionFrame(welcome, at: now).encoded()), .attach]
     }
 
     /// A text (or binary) frame; `deviceInBackground` is the device's presence now.
@@ -116,6 +132,12 @@ struct CompanionSocketMachine {
         renderer.render(event, sessionID: sessionID, now: now, queuedAt: queuedAt)
     }
 
+    /// The `permissionRequest` to send on `occasion`, given the pending approvals of the sessions
+    /// the socket holds (oldest first); nil when there is none to send.
+    mutating func prompt(_ occasion: CompanionPrompts.Occasion, pending: [CompanionPrompts.Pending], now: Int64) -> String? {
+        prompts.next(occasion, pending: pending).map { CompanionFrame(CompanionPrompts.request($0, now: now), at: now).encoded() }
+    }
+
     // MARK: Requests
 
     private mutating func handle(_ frame: CompanionClientFrame, requestID: String?, now: Int64) -> [Effect] {
@@ -154,8 +176,11 @@ struct CompanionSocketMachine {
             return [.registerPush(token: token.lowercased(), platform: String(register.platformName.prefix(32)), requestID: requestID)]
         case .presence(let presence):
             return [.presence(presence)]
-        case .permission(let sessionID):
-            return [.send(Self.error(.noPendingPermission(sessionID: sessionID), requestID: requestID, now: now))]
+        case .permission(let answer):
+            guard let choice = answer.choice else {
+                return [.send(Self.error(PermissionAnswer.unknownResponse(sessionID: answer.sessionId), requestID: requestID, now: now))]
+            }
+            return [.permission(answer, choice: choice, shown: prompts.shown, requestID: requestID)]
         }
     }
 

@@ -10,8 +10,8 @@ public enum CompanionClientFrame: Sendable, Equatable {
     case setWorkingDirectory(SetWorkingDirectory)
     case registerDevice(RegisterDevice)
     case presence(SessionPresence)
-    /// An answer to a permission prompt (the relay never asks one).
-    case permission(sessionID: String?)
+    /// An answer to a permission prompt (`permissionRequest`).
+    case permission(PermissionAnswer)
 
     /// The typed request; an unknown type is `UNKNOWN_MESSAGE_TYPE`, bad fields `INVALID_MESSAGE`
     /// (or `PAYLOAD_TOO_LARGE`). Pure.
@@ -30,7 +30,7 @@ public enum CompanionClientFrame: Sendable, Equatable {
             case RegisterDevice.type: return .success(.registerDevice(try RegisterDevice(data)))
             case "client_backgrounding", "sessionBackgrounded": return .success(.presence(try SessionPresence(backgrounded: true, data)))
             case "sessionForegrounded": return .success(.presence(try SessionPresence(backgrounded: false, data)))
-            case "permission": return .success(.permission(sessionID: data.string("sessionId")))
+            case PermissionAnswer.type: return .success(.permission(try PermissionAnswer(data)))
             default: return .failure(.unknownType(request.type))
             }
         } catch {

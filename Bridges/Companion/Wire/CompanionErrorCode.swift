@@ -23,7 +23,9 @@ public enum CompanionErrorCode: String, Sendable, CaseIterable {
         case .invalidSession: 404
         case .payloadTooLarge: 413
         case .sessionLimit, .queueFull: 429
-        case .unknownMessageType, .noPendingPermission, .commandFailed, .storeFailed, .streamStartFailed: 500
+        // Nothing waits for the answer (none asked, or answered first elsewhere).
+        case .noPendingPermission: 409
+        case .unknownMessageType, .commandFailed, .storeFailed, .streamStartFailed: 500
         }
     }
 }
@@ -85,7 +87,8 @@ extension CompanionError {
     }
 
     public static func noPendingPermission(sessionID: String?) -> CompanionError {
-        CompanionError(.noPendingPermission, "no permission request is waiting for an answer", sessionID: sessionID)
+        let place = sessionID.map { " in session \($0.prefix(64))" } ?? ""
+        return CompanionError(.noPendingPermission, "no permission request is waiting for an answer\(place)", sessionID: sessionID)
     }
 
     /// A prompt field past `CompanionLimits.maxPromptBytes`.

@@ -58,7 +58,8 @@ public struct StreamChunk: CompanionPayload, Equatable {
     }
 }
 
-/// A turn's answer as a message: its content as an array of blocks.
+/// A turn's answer as a message: its content as an array of blocks. The relay's notes go as
+/// `type: "relay_note"` (the app logs assistant messages and shows none).
 public struct AssistantMessage: CompanionPayload, Equatable {
     public static let type = "assistantMessage"
 
@@ -67,13 +68,14 @@ public struct AssistantMessage: CompanionPayload, Equatable {
         public var text: String
     }
 
-    public var type = "assistant_response"
+    public var type: String
     public var messageId: String
     public var sessionId: String
     public var content: [Block]
     public var timestamp: String
 
-    public init(messageId: String, sessionId: String, text: String, timestamp: String) {
+    public init(messageId: String, sessionId: String, text: String, timestamp: String, type: String = "assistant_response") {
+        self.type = type
         self.messageId = messageId
         self.sessionId = sessionId
         self.content = [Block(text: text)]
@@ -138,21 +140,28 @@ public struct ToolUse: CompanionPayload, Equatable {
     }
 }
 
-/// A tool of a running turn ended.
+/// A tool of a running turn ended, with what it returned. The app's validator drops a
+/// `toolResult` with neither `result` nor `error`, so `result` is always written.
 public struct ToolResult: CompanionPayload, Equatable {
     public static let type = "toolResult"
     public var type = "tool_result"
     public var sessionId: String
     public var toolName: String
     public var toolId: String
+    /// The tool's output (bounded by the core), empty when the backend gave none.
+    public var result: String
     public var success: Bool
+    /// Why it failed (its output, when it has one); absent on success.
+    public var error: String?
     public var timestamp: String
 
-    public init(sessionId: String, toolName: String, toolId: String, success: Bool, timestamp: String) {
+    public init(sessionId: String, toolName: String, toolId: String, result: String, success: Bool, error: String? = nil, timestamp: String) {
         self.sessionId = sessionId
         self.toolName = toolName
         self.toolId = toolId
+        self.result = result
         self.success = success
+        self.error = error
         self.timestamp = timestamp
     }
 }

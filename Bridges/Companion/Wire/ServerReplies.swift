@@ -15,10 +15,17 @@ public struct Welcome: CompanionPayload, Equatable {
     public var capabilities: [String]
     public var maxSessions: Int
 
-    public init(clientId: String, maxSessions: Int, serverVersion: String? = Welcome.serverVersion, capabilities: [String] = Welcome.capabilities) {
+    /// `claudeCodeVersion`: the version of Claude Code behind the default backend (null when none).
+    public init(
+        clientId: String,
+        maxSessions: Int,
+        claudeCodeVersion: String? = nil,
+        serverVersion: String? = Welcome.serverVersion,
+        capabilities: [String] = Welcome.capabilities
+    ) {
         self.clientId = clientId
         self.serverVersion = serverVersion
-        self.claudeCodeVersion = nil
+        self.claudeCodeVersion = claudeCodeVersion
         self.capabilities = capabilities
         self.maxSessions = maxSessions
     }

@@ -75,7 +75,7 @@ struct DiscoClawSocketMachine {
             // The sender learnt of it from its POST; every other device syncs.
             return message.deviceID == deviceID ? [] : conversationChanged(message.conversationID)
         case .message(let message):
-            // An assistant message outside a turn (a relay command's reply) has no row yet.
+            // An assistant message outside a turn (the relay's note) has no row in the app yet.
             guard let turn = message.turn else { return conversationChanged(message.conversationID) }
             // The last progress may be short of the final: the rest goes as one more delta, so
             // the deltas a client concatenated are the answer.
@@ -110,9 +110,12 @@ struct DiscoClawSocketMachine {
             let start = DiscoClawEvent.ToolStart(messageId: tool.eventID, tool: tool.activity.name, label: tool.activity.label ?? tool.activity.name)
             return send(.toolStart(start), answer: tool.eventID)
         case .tool(let tool):
-            return send(.toolEnd(DiscoClawEvent.ToolEnd(messageId: tool.eventID, tool: tool.activity.name)), answer: tool.eventID)
+            let end = DiscoClawEvent.ToolEnd(messageId: tool.eventID, tool: tool.activity.name, result: tool.activity.result)
+            return send(.toolEnd(end), answer: tool.eventID)
         case .assistantTyping, .status, .approval:
-            // Approvals reach DiscoClaw apps as the relay's notes (answered with /approve).
+            // Approvals reach DiscoClaw apps as the relay's notes (an assistant message with no
+            // turn: `conversation.updated` above, then the app's `/sync` returns it), answered with
+            // `/approve ID`, `/always ID` or `/deny ID` in the conversation.
             return []
         }
     }

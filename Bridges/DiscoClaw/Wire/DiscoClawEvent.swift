@@ -67,13 +67,17 @@ public enum DiscoClawEvent: Equatable, Sendable {
         }
     }
 
+    /// A tool ended. `result` (the relay's addition; the native server sends none and the app reads
+    /// only `messageId` and `tool`) is its output, at most 8 KiB, when the backend gave one.
     public struct ToolEnd: Codable, Equatable, Sendable {
         public var messageId: String
         public var tool: String
+        public var result: String?
 
-        public init(messageId: String, tool: String) {
+        public init(messageId: String, tool: String, result: String? = nil) {
             self.messageId = messageId
             self.tool = tool
+            self.result = result
         }
     }
 
@@ -110,6 +114,7 @@ extension DiscoClawEvent: Codable {
         case seq
         case tool
         case label
+        case result
     }
 
     public init(from decoder: any Decoder) throws {
@@ -128,7 +133,7 @@ extension DiscoClawEvent: Codable {
         case ("tool.start", _, _, let tool?) where !id.isEmpty:
             self = .toolStart(ToolStart(messageId: id, tool: tool, label: fields.string(.label) ?? tool))
         case ("tool.end", _, _, let tool?) where !id.isEmpty:
-            self = .toolEnd(ToolEnd(messageId: id, tool: tool))
+            self = .toolEnd(ToolEnd(messageId: id, tool: tool, result: fields.string(.result)))
         case ("conversation.updated", _, _, _) where !conversationID.isEmpty:
             self = .conversationUpdated(ConversationUpdated(conversationId: conversationID))
         default:

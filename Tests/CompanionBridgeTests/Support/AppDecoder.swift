@@ -67,6 +67,16 @@ enum AppDecoder {
         "workingDirectorySet": ["workingDirectory": (.string, true), "success": (.bool, true)],
         "streamChunk": ["sessionId": (.string, true), "chunk": (.chunk, true)],
         "deviceRegistered": ["success": (.bool, true), "message": (.string, false)],
+        "permissionRequest": [
+            "sessionId": (.string, true), "prompt": (.string, true), "options": (.strings, true), "defaultOption": (.string, true),
+            "timeout": (.number, true),
+        ],
+        "progress": [
+            "sessionId": (.string, true), "stage": (.string, true), "progress": (.number, false), "message": (.string, true),
+            "timestamp": (.iso, true),
+        ],
+        // The real server's reply to `permission`: the app has no decoder for it and ignores it.
+        "permission": ["success": (.bool, true), "sessionId": (.string, true), "accepted": (.bool, true), "message": (.string, true)],
         // A relay extension the app ignores.
         "userMessage": [
             "sessionId": (.string, true), "messageId": (.string, true), "content": (.string, true), "deviceId": (.string, true),
@@ -74,10 +84,11 @@ enum AppDecoder {
         ],
     ]
     private static let clientTypes: Set = [
-        "ask", "streamStart", "streamSend", "permission", "streamClose", "ping", "subscribe", "setWorkingDirectory", "claudeCommand",
-        "registerDevice",
+        "ask", "streamStart", "streamSend", "streamClose", "ping", "subscribe", "setWorkingDirectory", "claudeCommand", "registerDevice",
     ]
-    private static let broadcasts: Set = ["welcome", "streamChunk", "assistantMessage", "conversationResult", "userMessage", "toolUse", "toolResult"]
+    private static let broadcasts: Set = [
+        "welcome", "streamChunk", "assistantMessage", "conversationResult", "userMessage", "toolUse", "toolResult", "permissionRequest", "progress",
+    ]
 
     /// Why the app would drop `frame`; empty when it decodes.
     static func problems(_ frame: JSONValue) -> [String] {
@@ -99,6 +110,11 @@ enum AppDecoder {
                 if type == "claudeResponse", data["success"] == .bool(false), (data["error"]?.stringValue ?? "").isEmpty {
                     out.append("a failed claudeResponse carries a non-empty error")
                 }
+                // MessageValidator drops a toolResult with neither.
+                if type == "toolResult", data["result"]?.stringValue == nil, data["error"]?.stringValue == nil {
+                    out.append("a toolResult carries result or error")
+                }
+                if type == "permission", fields["requestId"]?.stringValue == nil { out.append("permission is only a reply") }
             } else {
                 out.append("\(type) is unknown to the app")
             }
