@@ -2,79 +2,108 @@ import Foundation
 import Logging
 import RelayCore
 
-/// A built-in backend that runs Claude Code per turn, headless:
-/// `claude -p --output-format stream-json --verbose [--resume <session>] [extra…] -- <text>`.
+/// A built-in backend that runs Claude Code the way its own Agent SDK does: one long-lived
+/// process per conversation in use (`-p --input-format stream-json --output-format stream-json
+/// --verbose --include-partial-messages --permission-prompt-tool stdio`), each turn one line on
+/// its stdin, `--resume` when a process starts for a conversation that has a Claude session.
 ///
-/// The text is one argument after `--` (no shell, and never read as an option). The turn runs in
-/// the conversation's working directory, else `workingDirectory`, else the relay's; a directory
-/// that does not exist fails the turn rather than letting Claude Code work somewhere else. The
-/// stream's text becomes progress, its tool uses tool events, its session id the conversation's
-/// backend session (resumed on the next turn), its `result` the answer. Timeouts as the command
-/// backend's; the first 4 KiB of stderr go to the log at debug, its end into a failure's reason.
+/// Its text streams, its tools and their results show, its permission prompts become the
+/// relay's approvals (asked of every device of the user), its retries show as status lines, and
+/// each turn's cost and tokens are reported. A process runs in the conversation's working
+/// directory, else `workingDirectory`, else the relay's; a directory that does not exist fails
+/// the turn rather than letting Claude Code work somewhere else.
 ///
-/// - Important: Events arrive on the turn's thread. After `cancel()` returns at most the event
-///   already being delivered can still arrive.
+/// - Important: Events arrive on the process's thread. After the handle's `cancel()` returns at
+///   most the event already being delivered can still arrive.
 public final class ClaudeCodeBackend: Backend {
     public let name: String
-    private let command: [String]
-    private let extraArguments: [String]
-    private let timeout: Duration
-    private let maxDuration: Duration?
-    private let environment: [String]
-    private let workingDirectory: String?
-    private let exitGrace: Duration
+    private let options: ClaudeCodeOptions
+    private let processes: ClaudeProcesses
     private let logger: Logger?
 
-    public init(
-        name: String,
-        command: [String] = ["claude"],
-        timeoutSeconds: Int = 600,
-        maxSeconds: Int? = nil,
-        environment: [String: String] = [:],
-        workingDirectory: String? = nil,
-        extraArguments: [String] = [],
-        exitGraceMillis: Int = 3_000,
-        logger: Logger? = nil
-    ) {
+    public init(name: String, options: ClaudeCodeOptions, logger: Logger? = nil) {
         self.name = name
-        self.command = command
-        self.extraArguments = extraArguments
-        self.timeout = .seconds(timeoutSeconds)
-        self.maxDuration = maxSeconds.map { .seconds($0) }
-        self.environment = ProcessInfo.processInfo.environment.merging(environment) { _, configured in configured }.map { "\($0.key)=\($0.value)" }
-        self.workingDirectory = workingDirectory
-        self.exitGrace = .milliseconds(exitGraceMillis)
+        self.options = options
         self.logger = logger
+        let environment = ProcessInfo.processInfo.environment.merging(options.environment) { _, configured in configured }
+        let grace = Int64(options.stopGraceMillis)
+        let session = ClaudeSession.Settings(
+            inactivityMillis: Int64(options.timeoutSeconds) * 1000,
+            maxTurnMillis: options.maxSeconds.map { Int64($0) * 1000 },
+            approvalTimeoutMillis: options.approvalTimeoutSeconds * 1000,
+            interruptGraceMillis: grace,
+            terminateGraceMillis: grace
+        )
+        let plan = ClaudeProcesses.Plan(
+            maxProcesses: options.maxProcesses,
+            idleMillis: Int64(options.idleSeconds) * 1000,
+            session: session,
+            environment: environment.map { "\($0.key)=\($0.value)" },
+            arguments: { [options] session in options.arguments(resuming: session) }
+        )
+        processes = ClaudeProcesses(plan: plan, logger: logger.map { Self.tagged($0, name) })
     }
 
-    /// The whole command line of one turn.
-    static func arguments(command: [String], text: String, resuming session: String?, extra: [String]) -> [String] {
-        command + ["-p", "--output-format", "stream-json", "--verbose"] + (session.map { ["--resume", $0] } ?? []) + extra + ["--", text]
-    }
+    /// Claude Code's version: from `claude --version` at start (see `probeVersion`), then as its
+    /// processes report it.
+    public var agentVersion: String? { processes.version }
+
+    /// Claude Code processes running now.
+    public var processCount: Int { processes.count }
 
     public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
-        let directory = turn.workingDirectory ?? workingDirectory
+        let directory = turn.workingDirectory ?? options.workingDirectory
         if let directory, !Self.isDirectory(directory) {
             events(.typing(true))
             events(.typing(false))
             events(.failed("the working directory \(directory) does not exist"))
             return TurnHandle {}
         }
+        return processes.start(turn, directory: directory, events: events)
+    }
+
+    /// Stops every process (the relay stops): SIGTERM, so their tools end too; waits up to `limit`.
+    public func stop(within limit: Duration = .seconds(8)) {
+        processes.stopAll(within: limit)
+    }
+
+    /// Runs `claude --version` on a thread of its own, so the version is known (Companion's
+    /// `welcome`) before any conversation starts a process.
+    public func probeVersion() {
         let runner = ChildTurn(
-            arguments: Self.arguments(command: command, text: turn.text, resuming: turn.backendSession, extra: extraArguments),
-            environment: environment,
-            directory: directory,
-            timeout: timeout,
-            maxDuration: maxDuration,
-            exitGrace: exitGrace,
-            reader: ClaudeOutput(resumed: turn.backendSession),
-            stderrLine: { [logger, name] text in logger?.debug("claude-code backend stderr", metadata: ["backend": "\(name)", "stderr": "\(text)"]) },
-            events: events
-        )
+            arguments: options.command + ["--version"],
+            environment: ProcessInfo.processInfo.environment.merging(options.environment) { _, configured in configured }.map {
+                "\($0.key)=\($0.value)"
+            },
+            timeout: .seconds(20),
+            reader: CommandOutput()
+        ) { [processes, logger, name] event in
+            switch event {
+            case .final(let text):
+                guard let version = Self.version(from: text) else { return }
+                if processes.version == nil { processes.noteVersion(version) }
+            case .failed(let reason):
+                logger?.warning("claude --version failed", metadata: ["backend": "\(name)", "reason": "\(reason)"])
+            default:
+                break
+            }
+        }
         let thread = Thread { runner.run() }
-        thread.name = "clawrelay.claude.\(name)"
+        thread.name = "claude-version"
         thread.start()
-        return TurnHandle { runner.cancel() }
+    }
+
+    /// "2.1.332 (Claude Code)" → "2.1.332".
+    static func version(from text: String) -> String? {
+        let first = text.split(whereSeparator: \.isWhitespace).first.map(String.init) ?? ""
+        guard let lead = first.first, lead.isNumber, first.count <= 64 else { return nil }
+        return first
+    }
+
+    private static func tagged(_ logger: Logger, _ name: String) -> Logger {
+        var logger = logger
+        logger[metadataKey: "backend"] = .string(name)
+        return logger
     }
 
     private static func isDirectory(_ path: String) -> Bool {

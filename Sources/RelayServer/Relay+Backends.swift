@@ -17,6 +17,8 @@ extension Relay {
         var exposed: [NodePassthrough.Account] = []
         /// Opens each upstream account's link (loop thread).
         var connects: [() -> Void] = []
+        /// Stops what the built-in backends run (Claude Code processes), off the loop.
+        var stops: [() -> Void] = []
     }
 
     /// Builds every `[[backends]]` entry; upstream accounts report their link through
@@ -51,18 +53,10 @@ extension Relay {
                 )
             case .claudeCode(let claude):
                 try requireExecutable(claude.command, backend: name)
-                built.backends.append(
-                    ClaudeCodeBackend(
-                        name: name,
-                        command: claude.command,
-                        timeoutSeconds: claude.timeoutSeconds,
-                        maxSeconds: claude.maxSeconds,
-                        environment: claude.environment,
-                        workingDirectory: claude.workingDirectory,
-                        extraArguments: claude.extraArguments,
-                        logger: logger
-                    )
-                )
+                let backend = ClaudeCodeBackend(name: name, options: claude, logger: logger)
+                backend.probeVersion()
+                built.stops.append { backend.stop() }
+                built.backends.append(backend)
             case .openclaw(let url, let sessionKey, let allowSelfSigned, let exposeNodes):
                 let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
                 if exposeNodes { built.exposed.append(NodePassthrough.Account(name: name, target: target)) }

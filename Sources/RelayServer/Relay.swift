@@ -92,6 +92,10 @@ public final class Relay {
             onState: { [unowned self] name, kind, state, detail in self.hub?.accounts.report(name, kind: kind, state, detail) }
         )
         upstreams = built.connects
+        if !built.stops.isEmpty {
+            // Stopped after the service loop, whose stop ends the turns first (interrupting Claude Code).
+            components.started("local backends") { for stop in built.stops { stop() } }
+        }
         let backends = built.backends
         let exposed = built.exposed
         let journal = StoreJournal(store: store) { [logger] what, error in

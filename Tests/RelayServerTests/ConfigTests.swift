@@ -130,7 +130,8 @@ import Testing
             "background_idle_seconds", "queue_ttl_seconds", "max_queued_events", "max_protocol", "apns_key_file",
             "apns_key_id", "apns_team_id", "apns_topic", "apns_environment", "apns_endpoint", "apns_ca_file", "ntfy_url", "ntfy_token",
             "delay_seconds", "quiet_hours", "timezone", "retry_base_ms", "long_run_seconds", "secret", "directory_prefix", "setup_token",
-            "max_body_bytes", "max_devices_per_user", "registrations_per_minute", "device_name",
+            "max_body_bytes", "max_devices_per_user", "registrations_per_minute", "device_name", "permission_mode", "allowed_tools",
+            "disallowed_tools", "approval_timeout_seconds", "max_processes", "max_seconds",
         ]
         for key in keys { #expect(text.contains("\n\(key) = ") || text.contains("# \(key) = "), "\(key) is documented") }
     }

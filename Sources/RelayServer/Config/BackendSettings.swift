@@ -1,4 +1,5 @@
 import DiscoClawBridge
+import LocalBridge
 
 /// One `[[backends]]` entry: a built-in backend that answers turns.
 public struct BackendSettings: Sendable, Equatable {
@@ -8,8 +9,8 @@ public struct BackendSettings: Sendable, Equatable {
         /// Runs `command` per turn with the text on stdin and `environment` added; killed after
         /// `timeoutSeconds` without output, or `maxSeconds` in all.
         case command(command: [String], timeoutSeconds: Int, maxSeconds: Int? = nil, environment: [String: String] = [:])
-        /// Runs Claude Code per turn (`command -p --output-format stream-json --verbose`), resuming
-        /// the conversation's session; in the conversation's directory, else `workingDirectory`.
+        /// Runs Claude Code, one live process per conversation in use, resuming the
+        /// conversation's session; in the conversation's directory, else `workingDirectory`.
         case claudeCode(ClaudeCodeSettings)
         /// An operator account on an OpenClaw gateway (another relay, or a real gateway).
         case openclaw(url: WebSocketURL, sessionKey: String?, allowSelfSigned: Bool, exposeNodes: Bool)
@@ -62,23 +63,8 @@ public struct BackendSettings: Sendable, Equatable {
     public static let defaultEcho = BackendSettings(name: "echo", kind: .echo(delayMillis: 0))
 }
 
-/// A `kind = "claude-code"` backend's keys.
-public struct ClaudeCodeSettings: Sendable, Equatable {
-    /// The program and its first arguments (`claude`, looked up in PATH).
-    public var command = ["claude"]
-    /// Seconds without any output before Claude Code (and everything it started) is killed.
-    public var timeoutSeconds = 600
-    /// Seconds a whole turn may take; nil = no bound.
-    public var maxSeconds: Int?
-    /// Variables added to the relay's environment.
-    public var environment: [String: String] = [:]
-    /// Where conversations without a working directory of their own run; nil = the relay's.
-    public var workingDirectory: String?
-    /// Arguments added before the prompt (`--model`, `--permission-mode`, `--allowedTools`, ...).
-    public var extraArguments: [String] = []
-
-    public init() {}
-}
+/// A `kind = "claude-code"` backend's keys: the backend's own options.
+public typealias ClaudeCodeSettings = ClaudeCodeOptions
 
 /// The `[audit]` section: every frame in and out, redacted, kept for a number of days.
 public struct AuditSettings: Sendable, Equatable {
