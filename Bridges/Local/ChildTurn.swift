@@ -142,7 +142,7 @@ final class ChildTurn<Reader: ChildOutputReader>: Sendable {
         var pendingInput = input[...]
         var termination: ChildProcess.Termination?
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        if pendingInput.isEmpty { closeFD(&child.stdinFD) }
+        if pendingInput.isEmpty { ChildPipe.close(&child.stdinFD) }
 
         while true {
             if isCancelled { return .cancelled }
@@ -182,7 +182,7 @@ final class ChildTurn<Reader: ChildOutputReader>: Sendable {
                 if entry.fd == child.stdoutFD {
                     var found: [ChildOutput] = []
                     var failure: ChildOutputError?
-                    let open = drain(&child.stdoutFD, into: &buffer) { bytes in
+                    let open = ChildPipe.drain(&child.stdoutFD, into: &buffer) { bytes in
                         do throws(ChildOutputError) { found += try pump.reader.read(bytes) } catch { failure = error }
                     }
                     deliver(found, &pump)
@@ -191,11 +191,11 @@ final class ChildTurn<Reader: ChildOutputReader>: Sendable {
                     // End of output: show the whole text before the turn's end.
                     if !open { flushProgress(&pump) }
                 } else if entry.fd == child.stderrFD {
-                    _ = drain(&child.stderrFD, into: &buffer) { pump.stderr.append($0) }
+                    _ = ChildPipe.drain(&child.stderrFD, into: &buffer) { pump.stderr.append($0) }
                 } else if entry.fd == child.stdinFD {
                     let written = pendingInput.withUnsafeBytes { write(child.stdinFD, $0.baseAddress, min($0.count, 65_536)) }
                     if written > 0 { pendingInput = pendingInput.dropFirst(written) }
-                    if pendingInput.isEmpty || (written < 0 && errno != EAGAIN && errno != EINTR) { closeFD(&child.stdinFD) }
+                    if pendingInput.isEmpty || (written < 0 && errno != EAGAIN && errno != EINTR) { ChildPipe.close(&child.stdinFD) }
                 }
             }
         }
@@ -221,19 +221,6 @@ final class ChildTurn<Reader: ChildOutputReader>: Sendable {
         pump.lastProgress = now
     }
 
-    /// Reads once (so a fast writer cannot keep this loop from its limits); closes the pipe on end of
-    /// file or error. Returns whether it is still open.
-    private func drain(_ fd: inout Int32, into buffer: inout [UInt8], _ consume: (ArraySlice<UInt8>) -> Void) -> Bool {
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count > 0 {
-            consume(buffer[..<count])
-            return true
-        }
-        if count < 0 && (errno == EAGAIN || errno == EINTR) { return true }
-        closeFD(&fd)
-        return false
-    }
-
     private var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     private func takeLivePID() -> pid_t? {
@@ -255,14 +242,9 @@ final class ChildTurn<Reader: ChildOutputReader>: Sendable {
     }
 
     private func closeAll(_ child: inout ChildProcess) {
-        closeFD(&child.stdinFD)
-        closeFD(&child.stdoutFD)
-        closeFD(&child.stderrFD)
-    }
-
-    private func closeFD(_ fd: inout Int32) {
-        if fd >= 0 { _ = close(fd) }
-        fd = -1
+        ChildPipe.close(&child.stdinFD)
+        ChildPipe.close(&child.stdoutFD)
+        ChildPipe.close(&child.stderrFD)
     }
 
     static func seconds(_ duration: Duration) -> Int64 { duration.components.seconds }

@@ -80,7 +80,7 @@ final class ClaudeProcessRun {
             perform(machine.tick(now: now))
             flushProgress(now: now, all: false)
             checkIdle(now: now)
-            if stdinFD >= 0, closeInputWhenFlushed, outbox.isEmpty { Self.closeFD(&stdinFD) }
+            if stdinFD >= 0, closeInputWhenFlushed, outbox.isEmpty { ChildPipe.close(&stdinFD) }
 
             var fds = [pollfd(fd: process.wakeFD, events: Int16(POLLIN), revents: 0)]
             if stdoutFD >= 0 { fds.append(pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0)) }
@@ -94,7 +94,7 @@ final class ClaudeProcessRun {
                 } else if entry.fd == stdoutFD {
                     readOutput(into: &buffer)
                 } else if entry.fd == stderrFD {
-                    _ = Self.drain(&stderrFD, into: &buffer) { stderr.append($0) }
+                    _ = ChildPipe.drain(&stderrFD, into: &buffer) { stderr.append($0) }
                 } else if entry.fd == stdinFD {
                     writeInput()
                 }
@@ -106,7 +106,7 @@ final class ClaudeProcessRun {
 
     private func readOutput(into buffer: inout [UInt8]) {
         var lines: [[UInt8]] = []
-        let open = Self.drain(&stdoutFD, into: &buffer) { bytes in
+        let open = ChildPipe.drain(&stdoutFD, into: &buffer) { bytes in
             let overlong = splitter.split(bytes) { lines.append(Array($0)) }
             if overlong > 0 { lines.append([]) }  // a marker: handled below, in order
         }
@@ -126,7 +126,7 @@ final class ClaudeProcessRun {
             outbox.removeFirst(written)
         } else if written < 0, errno != EAGAIN, errno != EINTR {
             outbox = []
-            Self.closeFD(&stdinFD)
+            ChildPipe.close(&stdinFD)
         }
     }
 
@@ -191,6 +191,7 @@ final class ClaudeProcessRun {
 
     /// Performs the session's actions, then lets go of the turns it is done with.
     private func perform(_ actions: [ClaudeSession.Action]) {
+        publishState()
         for action in actions {
             switch action {
             case .write(let line):
@@ -226,6 +227,18 @@ final class ClaudeProcessRun {
         }
     }
 
+    /// What the owner matches the next turn against, published before any event goes out: a
+    /// client that hears a turn end may send the next one at once, and it must not be given to a
+    /// process that holds another session or will take no more turns (a refused `--resume`).
+    private func publishState() {
+        let session = machine.reportedSession
+        let over = machine.stopping || machine.startupFailure != nil
+        process.shared.withLock { shared in
+            shared.reportedSession = session
+            if over { shared.over = true }
+        }
+    }
+
     /// Turns the session no longer has are done: the owner hears how many.
     private func release() {
         let live = Set(machine.turnIDs)
@@ -249,9 +262,9 @@ final class ClaudeProcessRun {
     /// Claude Code is gone: its group is killed (whatever it left there), it is reaped, and the
     /// turns it still had fail.
     private func finish() {
-        Self.closeFD(&stdinFD)
-        Self.closeFD(&stdoutFD)
-        Self.closeFD(&stderrFD)
+        ChildPipe.close(&stdinFD)
+        ChildPipe.close(&stdoutFD)
+        ChildPipe.close(&stderrFD)
         stopLingering()
         ChildProcess.killGroup(pid)
         let termination = spawned?.reap() ?? .exited(0)
@@ -289,18 +302,6 @@ final class ClaudeProcessRun {
         process.notify { $0.log(message, metadata.merging(["conversation": process.conversationID]) { first, _ in first }) }
     }
 
-    /// Reads once; closes the pipe on end of file or error. Returns whether it is still open.
-    private static func drain(_ fd: inout Int32, into buffer: inout [UInt8], _ consume: (ArraySlice<UInt8>) -> Void) -> Bool {
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count > 0 {
-            consume(buffer[..<count])
-            return true
-        }
-        if count < 0 && (errno == EAGAIN || errno == EINTR) { return true }
-        closeFD(&fd)
-        return false
-    }
-
     /// Claude Code closed its output but lives on: SIGTERM (so it stops its tools), then the
     /// group's SIGKILL after the grace.
     private func stopLingering() {
@@ -310,8 +311,4 @@ final class ClaudeProcessRun {
         while !hasExited, now < deadline { usleep(20_000) }
     }
 
-    private static func closeFD(_ fd: inout Int32) {
-        if fd >= 0 { _ = close(fd) }
-        fd = -1
-    }
 }
