@@ -148,6 +148,14 @@ public struct TurnFailure: Sendable, Equatable, Codable {
         self.reason = reason
         self.timestampMillis = timestampMillis
     }
+
+    /// Longest reason a device is told (a backend's stderr can be long; the log has it whole).
+    public static let shownReasonLimit = 1000
+
+    /// What every protocol with a field for it tells the device: that the answer failed and why.
+    public var shown: String {
+        "the assistant failed to answer: " + String(reason.prefix(Self.shownReasonLimit))
+    }
 }
 
 /// Everything the bus fans out to the devices of a user.

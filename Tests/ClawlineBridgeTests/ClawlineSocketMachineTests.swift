@@ -205,7 +205,7 @@ import Testing
         #expect(machine.deliver(.message(Self.event(5))) == .drop)
         #expect(machine.deliver(.message(Self.event(6))) == .write)
         #expect(machine.deliver(.message(Self.event(1, owner: ClawlineChannel.adminAudience))) == .write, "another audience's seq")
-        #expect(machine.deliver(Self.failure(.failed)) == .fail(ClawlineError.answerFailed.about("c_1")))
+        #expect(machine.deliver(Self.failure(.failed)) == .fail(ClawlineError.answerFailed("the assistant failed to answer: x").about("c_1")))
         #expect(machine.deliver(Self.failure(.aborted)) == .fail(ClawlineError.answerAborted.about("c_1")))
         #expect(machine.deliver(Self.failure(.abandoned)) == .drop)
         #expect(machine.deliver(Self.failure(.failed, device: "another")) == .drop, "only the device that asked hears why")

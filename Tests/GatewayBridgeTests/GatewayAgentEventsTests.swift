@@ -108,7 +108,7 @@ import Testing
         bed.bed.settle()
         let failed = Self.frames(writer)
         #expect(failed.map(\.seq) == [1, 2], "every run counts from 1")
-        #expect(failed.last?.data["phase"] == .string("error") && failed.last?.data["error"] == .string("the assistant failed to answer"))
+        #expect(failed.last?.data["phase"] == .string("error") && failed.last?.data["error"] == .string("the assistant failed to answer: boom"))
         #expect(writer.chat("aborted").count == 1 && writer.chat("error").count == 1)
     }
 

@@ -94,7 +94,7 @@ import Testing
         try #require(backend.runs.first).emit(.failed("boom"))
         bed.bed.settle()
         let failed = try #require(writer.chat("error").first)
-        #expect(failed["runId"] == .string("f") && failed["errorMessage"] == .string("the assistant failed to answer"))
+        #expect(failed["runId"] == .string("f") && failed["errorMessage"] == .string("the assistant failed to answer: boom"))
     }
 
     @Test func theHistoryIsLimitedAndCountsAsRead() throws {

@@ -131,7 +131,8 @@ struct ClawlineSocketMachine {
         case .turnFailed(let failure):
             // The others only see typing stop.
             guard failure.turn.deviceID == deviceID, failure.cause != .abandoned else { return .drop }
-            return .fail((failure.cause == .aborted ? ClawlineError.answerAborted : .answerFailed).about(failure.turn.clientID))
+            let error = failure.cause == .aborted ? ClawlineError.answerAborted : .answerFailed(failure.shown)
+            return .fail(error.about(failure.turn.clientID))
         case .tool, .status, .approval:
             return .drop  // Clawline has no tool or approval frames (approvals reach it as notes).
         case .message, .streaming, .assistantTyping:

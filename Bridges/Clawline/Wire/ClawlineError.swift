@@ -70,7 +70,7 @@ extension ClawlineError {
     public static let idReused = invalid("message id reused with different content")
     public static let queueFull = ClawlineError(.rateLimited, "too many queued messages")
     public static let notStored = ClawlineError(.serverError, "message could not be stored")
-    public static let answerFailed = ClawlineError(.serverError, "the assistant failed to answer")
+    public static func answerFailed(_ shown: String) -> ClawlineError { ClawlineError(.serverError, shown) }
     public static let answerAborted = ClawlineError(.serverError, "the answer was aborted")
 
     public static func assetNotFound(_ assetId: String) -> ClawlineError {

@@ -100,7 +100,7 @@ struct CompanionRenderer {
 
     private mutating func renderFailure(_ failure: TurnFailure, sessionID: String, into out: inout Frames) {
         runs.removeValue(forKey: failure.turn.runID)
-        let reason = failure.cause == .aborted ? "the command was aborted" : "the assistant failed to answer: \(failure.reason)"
+        let reason = failure.cause == .aborted ? "the command was aborted" : failure.shown
         let at = failure.timestampMillis
         let stamp = CompanionTimestamp.string(at)
         out.add(ConversationResult(success: false, result: nil, sessionId: sessionID, duration: nil, timestamp: stamp), at: at)

@@ -42,16 +42,13 @@ extension GatewayDownstream {
                 data.stopReason = "aborted"
             } else {
                 data.phase = "error"
-                data.error = Self.failedAnswer
+                data.error = failure.shown
             }
             emitAgent(run, runID: failure.turn.runID, stream: "lifecycle", data: data)
         case .message, .assistantTyping, .status, .approval:
             return
         }
     }
-
-    /// What operators are told when a run fails (the reason stays in the relay's log).
-    static let failedAnswer = "the assistant failed to answer"
 
     /// The run's view; on first sight its lifecycle `start` goes out.
     @discardableResult

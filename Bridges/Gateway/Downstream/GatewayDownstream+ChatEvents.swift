@@ -52,7 +52,7 @@ extension GatewayDownstream {
                 failure.turn.runID,
                 conversationID: failure.conversationID,
                 state: aborted ? "aborted" : "error",
-                errorMessage: aborted ? nil : "the assistant failed to answer"
+                errorMessage: aborted ? nil : failure.shown
             )
         case .message, .assistantTyping, .status, .approval, .tool:
             // Tools are `agent` events; approvals are `*.approval.*` events (from the core's
