@@ -45,13 +45,18 @@ class Tmux:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
 
 
+def chat_screen(relay, tmp_path) -> Tmux:
+    """`clawrelay chat` full screen on the relay's gateway, its identity in the test's folder."""
+    url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"
+    return Tmux([str(relay_bin()), "chat", "--url", url, "--identity", str(tmp_path / "id" / "chat.key")])
+
+
 @pytest.fixture
 def tui(relay_factory, tmp_path):
     cfg = make_config(echo={"delay_ms": 30})
     cfg["gateway"] = {"listen": "127.0.0.1:0", "auto_approve_loopback": True}
     relay = relay_factory(cfg)
-    url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"
-    session = Tmux([str(relay_bin()), "chat", "--url", url, "--identity", str(tmp_path / "id" / "chat.key")])
+    session = chat_screen(relay, tmp_path)
     yield relay, session
     session.close()
 
@@ -122,8 +127,7 @@ def test_the_screen_waits_for_pairing_and_shows_the_approve_command(relay_factor
     cfg = make_config()
     cfg["gateway"] = {"listen": "127.0.0.1:0"}
     relay = relay_factory(cfg)
-    url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"
-    tmux = Tmux([str(relay_bin()), "chat", "--url", url, "--identity", str(tmp_path / "id" / "chat.key")])
+    tmux = chat_screen(relay, tmp_path)
     try:
         tmux.wait_for("clawrelay devices approve")
         pending = [d for d in relay.devices() if d["status"] == "pending" and d["protocol"] == "gateway"]
@@ -143,8 +147,7 @@ def test_after_a_relay_restart_the_screen_reconnects_without_duplicating_lines(r
     cfg = make_config()
     cfg["gateway"] = {"listen": f"127.0.0.1:{free_port()}", "auto_approve_loopback": True}
     relay = relay_factory(cfg)
-    url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"
-    tmux = Tmux([str(relay_bin()), "chat", "--url", url, "--identity", str(tmp_path / "id" / "chat.key")])
+    tmux = chat_screen(relay, tmp_path)
     try:
         tmux.wait_for("[1:echo]")
         tmux.keys("before the restart", "Enter")
@@ -193,8 +196,7 @@ async def test_reading_on_a_discoclaw_app_clears_the_terminals_unread_count(rela
     cfg["gateway"] = {"listen": "127.0.0.1:0", "user_id": "alice", "auto_approve_loopback": True}
     relay = relay_factory(cfg)
     phone = dc.register(relay)
-    url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"
-    tmux = Tmux([str(relay_bin()), "chat", "--url", url, "--identity", str(tmp_path / "id" / "chat.key")])
+    tmux = chat_screen(relay, tmp_path)
     try:
         await asyncio.to_thread(tmux.wait_for, "[1:echo]")
         conversation = phone.create_conversation("shared")

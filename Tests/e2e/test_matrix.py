@@ -17,15 +17,16 @@ from pathlib import Path
 import pytest
 
 import discoclaw_client as dc
+from claude_cli import bundled_cli, claude_backend
 from companion_client import TOKEN as COMPANION_TOKEN, CompanionClient, claude_command
 from conftest import Relay, auth, is_assistant_final, message_frame, pair_first_admin, wait_account
+from fake_anthropic import FakeAnthropic
 from gateway_client import Identity, paired
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude-code" / "claude"
 KINDS = ["echo", "command", "claude-code", "openclaw", "clawline", "companion", "discoclaw"]
 CLIENTS = ["clawline", "gateway", "companion", "discoclaw"]
 ANSWER = {
-    "echo": "echo: {}", "command": "cmd: {}", "claude-code": "Let me look around first.\n\nclaude: {}", "openclaw": "u-gateway: {}",
+    "echo": "echo: {}", "command": "cmd: {}", "claude-code": "claude: {}", "openclaw": "u-gateway: {}",
     "clawline": "u-clawline: {}", "companion": "u-companion: {}", "discoclaw": "u-discoclaw: {}",
 }
 
@@ -50,6 +51,7 @@ class Matrix:
             "backends": [prefixing(n) for n in ("u-gateway", "u-clawline", "u-companion", "u-discoclaw")],
         }).start()
         port = {name: address[1] for name, address in self.upstream.listeners.items()}
+        self.anthropic = FakeAnthropic()  # what the real Claude Code CLI calls
         self.projects = root / "d-projects"
         for kind in KINDS:
             (self.projects / kind).mkdir(parents=True)
@@ -63,7 +65,7 @@ class Matrix:
             "backends": [
                 {"name": "echo", "kind": "echo"},
                 {**prefixing("command"), "command": ["/bin/sh", "-c", "printf 'cmd: '; cat"]},
-                {"name": "claude-code", "kind": "claude-code", "command": str(FIXTURE)},
+                claude_backend(bundled_cli(), self.anthropic, root / "claude-home", name="claude-code"),
                 {"name": "openclaw", "kind": "openclaw", "url": f"ws://127.0.0.1:{port['gateway']}"},
                 {"name": "clawline", "kind": "clawline", "url": f"ws://127.0.0.1:{port['clawline']}/ws"},
                 {"name": "companion", "kind": "companion", "url": f"ws://127.0.0.1:{port['companion']}/ws",
@@ -89,6 +91,7 @@ class Matrix:
         for relay in (self.relay, self.upstream):
             if relay.running:
                 assert relay.terminate() == 0, relay.stderr_text()[-2000:]
+        self.anthropic.close()
 
 
 @pytest.fixture(scope="module")
