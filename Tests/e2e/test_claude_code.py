@@ -99,6 +99,8 @@ async def test_api_overload_retries_then_answers_and_an_api_error_fails_saying_s
     assert turn.reply["type"] == "claudeResponse" and turn.reply["data"]["success"] is True, turn.reply
     assert turn.reply["data"]["content"] == "made it", turn.reply
     assert len(anthropic.turn_requests) == 3
+    statuses = [f["data"]["message"] for f in turn.before if f["type"] == "progress" and "retrying" in f["data"].get("message", "")]
+    assert statuses == ["API overloaded, retrying 1/2", "API overloaded, retrying 2/2"], statuses
 
     # Bug 2: past the retries the turn fails with the API's status, never "reported success".
     anthropic.script(fa.error(529), fa.error(529), fa.error(529))
