@@ -122,7 +122,7 @@ public struct Router: Sendable {
 }
 
 /// An upstream account's turns, owned by its loop and known by an id of the backend's making.
-public protocol UpstreamTurns: AnyObject {
+public protocol UpstreamTurns: AnyObject, SendableMetatype {
     func start(_ turn: TurnRequest, id: String, events: @escaping @Sendable (TurnEvent) -> Void)
     func cancel(_ id: String)
 }
