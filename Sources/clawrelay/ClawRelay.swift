@@ -36,6 +36,22 @@ struct DataOptions: ParsableArguments {
         return loaded
     }
 
+    /// The configuration the relay serving the data directory started from (`relay.json`), for
+    /// tools that say what it does; `--config` wins. `recorded` is false when neither tells.
+    func loadServed() -> (config: RelayConfig, recorded: Bool) {
+        let existing = loadExisting()
+        guard config == nil else { return (existing, true) }
+        guard let record = ServedConfig.record(inDataDirectory: existing.dataDirectory) else { return (existing, false) }
+        guard let recorded = record.file else { return (existing, true) }
+        do {
+            var served = try RelayConfig.load(path: recorded)
+            served.dataDirectory = existing.dataDirectory
+            return (served, true)
+        } catch {
+            fail("cannot read \(recorded), the configuration the relay started from (\(error)); pass --config")
+        }
+    }
+
     /// The configuration for a tool that reads what a relay wrote: its data directory must exist.
     func loadExisting() -> RelayConfig {
         let config: RelayConfig
