@@ -11,7 +11,7 @@ struct ClawRelay: ParsableCommand {
         version: "clawrelay \(RelayVersion.current)",
         subcommands: [
             Serve.self, Chat.self, Devices.self, Accounts.self, Conversations.self, Approvals.self, PairLink.self, Companion.self, Audit.self,
-            Bench.self,
+            Backup.self, Bench.self,
         ],
         defaultSubcommand: Serve.self
     )

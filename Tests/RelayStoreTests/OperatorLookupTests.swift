@@ -10,7 +10,9 @@ import Testing
     func storeWithDevices() throws -> TemporaryStore {
         let temp = try TemporaryStore()
         try temp.store.write { db in
-            for id in ["aaaaaaaa-1111", "aaaaaaaa-2222", "bbbbbbbb-1111", "phone"] { try DeviceQueries.insert(db, DeviceJournalStoreTests.record(id)) }
+            for id in ["aaaaaaaa-1111", "aaaaaaaa-2222", "bbbbbbbb-1111", "phone"] {
+                try DeviceQueries.insert(db, DeviceJournalStoreTests.record(id))
+            }
             try OperatorQueries.upsertPending(
                 db,
                 PendingPairing(deviceID: "cccccccc-9999", claimedName: nil, deviceInfoJSON: nil, createdAt: 1, expiresAt: 2)
