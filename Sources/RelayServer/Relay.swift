@@ -204,6 +204,7 @@ public final class Relay {
         self.desk = desk
         loop.execute(with: desk) { $0.start() }
         try writeListenersFile()
+        try ServedConfig.record(config)
         if let settings = config.gateway, settings.mdns, let port = ports["gateway"] {
             advertise(settings, port: port, fingerprint: fingerprint, bots: backends.count)
         }

@@ -238,8 +238,19 @@ extension ServiceLoop {
         connection.maxBufferedBytes = entry.config.maxBufferedBytes
         connection.headers = requestHeaders(wsi, custom: entry.config.customHeaders)
         webSockets[wsi] = connection
-        observe(id, connection.listener, .inbound, .webSocket, "open", Array(connection.path.utf8))
         entry.handler.webSocketOpened(connection)
+        // Observed after the handler, so a socket that authenticated at the upgrade (a token in
+        // its headers) names its device from its first row.
+        observe(
+            id,
+            connection.listener,
+            .inbound,
+            .webSocket,
+            "open",
+            Array(connection.path.utf8),
+            device: connection.deviceID,
+            user: connection.userID
+        )
         return 0
     }
 
