@@ -17,6 +17,12 @@ struct Serve: ParsableCommand {
     var logLevel: String?
 
     func run() throws {
+        // SIGTERM, SIGINT and SIGHUP stay blocked in every thread (threads inherit the mask) and
+        // are taken with sigwait below, so a stop that arrives at any moment, even before "ready",
+        // is kept, and a SIGHUP during start-up or the stop never ends the process.
+        let stopSignals = Self.signals([SIGTERM, SIGINT])
+        var handled = Self.signals([SIGTERM, SIGINT, SIGHUP])
+        pthread_sigmask(SIG_BLOCK, &handled, nil)
         // Every file and folder the relay creates is its user's alone.
         umask(0o077)
         let config: RelayConfig
@@ -32,12 +38,6 @@ struct Serve: ParsableCommand {
         // A key under its old name: `FILE:LINE: [section] key: an old name; write NEW (...)`.
         for warning in config.warnings { logger.warning("\(warning)") }
         if let exposure = ConfigSecrets.exposure(of: config) { logger.warning("\(exposure)") }
-        // SIGTERM, SIGINT and SIGHUP stay blocked in every thread (threads inherit the mask) and
-        // are taken with sigwait below, so a stop that arrives at any moment, even before "ready",
-        // is kept, and a SIGHUP during start-up or the stop never ends the process.
-        let stopSignals = Self.signals([SIGTERM, SIGINT])
-        var handled = Self.signals([SIGTERM, SIGINT, SIGHUP])
-        pthread_sigmask(SIG_BLOCK, &handled, nil)
 
         let relay = Relay(config: config, logger: logger, logging: logging)
         do { try relay.start() } catch { fail("\(error)") }

@@ -8,8 +8,10 @@ import RelayPush
 /// runs them before it touches anything, a reload before it applies, `check-config` alone; each
 /// problem is located like a decoding error (`FILE:LINE: [section] key: …`).
 public enum ConfigCheck {
+    /// Every problem, in the order of their lines in the file.
     public static func problems(in config: RelayConfig, now: Date = Date()) -> [ConfigError] {
-        programs(config) + tls(config, now: now) + push(config)
+        let found = programs(config) + tls(config, now: now) + push(config)
+        return found.enumerated().sorted { ($0.element.line ?? .max, $0.offset) < ($1.element.line ?? .max, $1.offset) }.map(\.element)
     }
 
     private static func programs(_ config: RelayConfig) -> [ConfigError] {
