@@ -5,30 +5,29 @@ import Synchronization
 /// runs: each handler reads them per message. The command line (`--log-level`,
 /// `CLAWRELAY_LOG_LEVEL`) may pin the level, and then the file's `log_level` does not move it.
 public final class RelayLogging: Sendable {
-    private struct State {
-        var level: Logger.Level
-        var json: Bool
-    }
-
-    private let state: Mutex<State>
+    /// The level's index in `Logger.Level.allCases`, and whether lines are JSON: read by every
+    /// log call (a filtered one too), so atomics rather than a lock.
+    private let levelIndex: Atomic<Int>
+    private let json: Atomic<Bool>
     /// The level the command line set; nil when the file decides.
     public let pinnedLevel: Logger.Level?
 
     public init(level: Logger.Level, json: Bool, pinned: Bool) {
-        state = Mutex(State(level: level, json: json))
+        levelIndex = Atomic(Self.index(of: level))
+        self.json = Atomic(json)
         pinnedLevel = pinned ? level : nil
     }
 
-    public var level: Logger.Level { state.withLock { $0.level } }
-    public var isJSON: Bool { state.withLock { $0.json } }
+    public var level: Logger.Level { Logger.Level.allCases[levelIndex.load(ordering: .relaxed)] }
+    public var isJSON: Bool { json.load(ordering: .relaxed) }
 
     /// Takes the file's `log_level` (unless the command line pinned one) and `log_format`.
     public func apply(level: Logger.Level, json: Bool) {
-        state.withLock {
-            $0.level = pinnedLevel ?? level
-            $0.json = json
-        }
+        levelIndex.store(Self.index(of: pinnedLevel ?? level), ordering: .relaxed)
+        self.json.store(json, ordering: .relaxed)
     }
+
+    private static func index(of level: Logger.Level) -> Int { Logger.Level.allCases.firstIndex(of: level) ?? 2 }
 
     /// A handler for `LoggingSystem.bootstrap`.
     public func handler(label: String) -> any LogHandler { SwitchedLogHandler(logging: self, label: label) }
