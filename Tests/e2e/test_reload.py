@@ -4,11 +4,16 @@ not load or check keeps the relay running on the one it had, with the error's FI
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
 import subprocess
 
+from companion_client import CompanionClient, claude_command, companion_config, make_projects
+from push_servers import fake_http  # noqa: F401  (fixture)
+from test_push_apns import app_session, ask, away_phone
+from test_push_http import http_silent, wait_http
 from conftest import (
     READY_RE, Relay, auth, free_port, make_config, message_frame, pair_first_admin, relay_bin, render_toml, send_and_complete,
     wait_for,
@@ -158,3 +163,35 @@ def test_sighup_during_start_up_and_during_the_stop_is_harmless(tmp_path):
             serve.kill()
     err = serve.stderr.read()
     assert "reloaded: nothing changed" in err and err.rstrip().endswith("stopped"), err
+
+
+async def test_companion_routes_added_by_sighup_bind_the_next_new_session(relay_factory, tmp_path):
+    root = make_projects(tmp_path / "projects")
+    cfg = companion_config(projects_root=root)
+    cfg["backends"].append(dict(TWO))
+    relay = relay_factory(cfg)
+    client = await CompanionClient.connect(relay, device_id="phone")
+    before = await claude_command(client, "hello", None, str(root / "app"))
+    assert before.reply["data"]["content"] == "echo: hello", before.reply
+    cfg["companion"]["routes"] = [{"directory_prefix": str(root / "lib"), "backend": "two"}]
+    reload(relay, cfg, f"reloaded: routes of [companion] changed (none → {root / 'lib'}: two)")
+    routed = await claude_command(client, "hello", None, str(root / "lib"))
+    assert routed.reply["data"]["content"] == "two: hello", routed.reply
+
+
+async def test_push_added_by_sighup_wakes_the_next_answer_and_removed_stops(fake_http, relay_factory, tmp_path):
+    home = fake_http()
+    cfg = companion_config(projects_root=make_projects(tmp_path / "projects"))
+    relay = relay_factory(cfg)
+    await app_session(relay)
+    away = await away_phone(relay, None, device_id="away")
+    await asyncio.to_thread(relay.cli, "devices", "push", away, "--ntfy", "my-topic")
+    cfg["push"] = {"ntfy_url": home.url + "/", "retry_base_ms": 100}
+    reload(relay, cfg, "reloaded: [push] added")
+    await ask(relay, "after the reload")
+    [request] = await wait_http(home, 1)
+    assert request["path"] == "/my-topic" and request["body"].decode() == "echo: after the reload", request
+    del cfg["push"]
+    reload(relay, cfg, "reloaded: [push] removed")
+    await ask(relay, "without push")
+    await http_silent(home, 1.0, since=1)
