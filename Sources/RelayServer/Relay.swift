@@ -25,6 +25,8 @@ public final class Relay {
     let localStops = StopList()
     /// The push HTTP clients (a reload that changes `[push]` adds one).
     let pushStops = StopList()
+    /// The TLS files as the listeners loaded them (a reload reports one renewed in place).
+    var tlsFiles: TLSFiles?
     private(set) var store: Store?
     private(set) var audit: AuditLog?
     private(set) var observer: AuditObserver?
@@ -75,6 +77,7 @@ public final class Relay {
         try directory.refuseIfServed()
         try Self.checkListenAddresses(config)
         try directory.open(logger: logger)
+        tlsFiles = TLSFiles(config)
         let store = try Store(dataDirectory: dataDirectory, executor: loop)
         components.started("store") { store.close() }
         let failed = try store.write { db in

@@ -14,6 +14,7 @@ from companion_client import CompanionClient, claude_command, companion_config, 
 from push_servers import fake_http  # noqa: F401  (fixture)
 from test_push_apns import app_session, ask, away_phone
 from test_push_http import http_silent, wait_http
+from test_tls import make_certificate
 from conftest import (
     READY_RE, Relay, auth, free_port, make_config, message_frame, pair_first_admin, relay_bin, render_toml, send_and_complete,
     wait_for,
@@ -195,3 +196,19 @@ async def test_push_added_by_sighup_wakes_the_next_answer_and_removed_stops(fake
     reload(relay, cfg, "reloaded: [push] removed")
     await ask(relay, "without push")
     await http_silent(home, 1.0, since=1)
+
+
+def test_a_tls_certificate_renewed_in_place_is_reported_as_needing_a_restart(relay_factory, tmp_path):
+    cert, key = make_certificate(tmp_path)
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0", "tls_cert": str(cert), "tls_key": str(key)}
+    relay = relay_factory(cfg)
+    reload(relay, cfg, "reloaded: nothing changed")
+    renewed = tmp_path / "renewed"
+    renewed.mkdir()
+    new_cert, new_key = make_certificate(renewed)
+    os.replace(new_cert, cert)
+    os.replace(new_key, key)
+    log = reload(relay, cfg, "needs a restart")
+    assert f"tls_cert of [gateway] changed on disk ({cert}): needs a restart" in log, log
+    assert f"tls_key of [gateway] changed on disk ({key}): needs a restart" in log, log

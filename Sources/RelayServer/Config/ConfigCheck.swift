@@ -34,14 +34,8 @@ public enum ConfigCheck {
     }
 
     private static func tls(_ config: RelayConfig, now: Date) -> [ConfigError] {
-        let listeners: [(String, String?, String?)] = [
-            ("clawline", config.clawline?.tlsCertificatePath, config.clawline?.tlsKeyPath),
-            ("gateway", config.gateway?.tlsCertificatePath, config.gateway?.tlsKeyPath),
-            ("companion", config.companion?.tlsCertificatePath, config.companion?.tlsKeyPath),
-            ("discoclaw", config.discoClaw?.tlsCertificatePath, config.discoClaw?.tlsKeyPath),
-        ]
         var problems: [ConfigError] = []
-        for case (let name, let certificate?, let key?) in listeners {
+        for (name, certificate, key) in config.tlsListeners {
             let section = ConfigSection(name: name, occurrence: nil)
             if let notAfter = CertificateDates.notAfter(pemPath: certificate) {
                 if notAfter < now {

@@ -83,6 +83,15 @@ public struct RelayConfig: Sendable {
         ].compactMap { $0 }
     }
 
+    /// Each listener served over TLS: its section name and the `tls_cert` and `tls_key` paths.
+    var tlsListeners: [(name: String, certificate: String, key: String)] {
+        let listeners: [(String, String?, String?)] = [
+            ("clawline", clawline?.tlsCertificatePath, clawline?.tlsKeyPath), ("gateway", gateway?.tlsCertificatePath, gateway?.tlsKeyPath),
+            ("companion", companion?.tlsCertificatePath, companion?.tlsKeyPath), ("discoclaw", discoClaw?.tlsCertificatePath, discoClaw?.tlsKeyPath),
+        ]
+        return listeners.compactMap { name, certificate, key in certificate.flatMap { certificate in key.map { (name, certificate, $0) } } }
+    }
+
     /// An error about `key` of `section`, located in the file like the decoder's own.
     func error(_ code: ConfigError.Code, _ section: ConfigSection, key: String?, _ message: String) -> ConfigError {
         ConfigError(

@@ -25,7 +25,7 @@ extension Relay {
             for problem in problems { logger.error("reload failed, still running on the previous configuration: \(problem)") }
             return
         }
-        let changes = ConfigDiff.changes(from: config, to: next)
+        let changes = ConfigDiff.changes(from: config, to: next) + (tlsFiles?.changedOnDisk(in: next) ?? [])
         guard !changes.isEmpty else { return logger.info("reloaded: nothing changed", metadata: ["file": "\(file)"]) }
         let applicable = ConfigDiff.applicable(from: config, to: next)
         do {
