@@ -93,6 +93,10 @@ async def test_a_broken_file_keeps_the_relay_running_on_the_old_one_and_names_fi
     await send_and_complete(client, "still here")
     log = reload(relay, good + "[oops\n", "reload failed")
     assert f"{path}:{good.count(chr(10)) + 1}:" in log, log
+    typo = good.replace("[admin]\n", "[admin]\nlisten_here = 1\n")
+    log = reload(relay, typo, "reload failed")
+    line = typo.splitlines().index("listen_here = 1") + 1
+    assert f"{path}:{line}: [admin] listen_here: unknown key" in log, log
     missing = dict(cfg, backends=cfg["backends"] + [{"name": "gone", "kind": "command", "command": ["/no/such/program"]}])
     text = render_toml(missing)
     log = reload(relay, text, "reload failed")
