@@ -5,6 +5,7 @@ not load or check keeps the relay running on the one it had, with the error's FI
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -216,3 +217,15 @@ def test_a_tls_certificate_renewed_in_place_is_reported_as_needing_a_restart(rel
     log = reload(relay, cfg, "needs a restart")
     assert f"tls_cert of [gateway] changed on disk ({cert}): needs a restart" in log, log
     assert f"tls_key of [gateway] changed on disk ({key}): needs a restart" in log, log
+
+
+async def test_a_changed_log_format_writes_json_from_the_next_line(relay_factory):
+    cfg = make_config()
+    relay = relay_factory(cfg)
+    cfg["server"] = {"log_format": "json"}
+    reload(relay, cfg, "log_format of [server] changed (text → json)")
+    mark = len(relay.stderr_text())
+    await pair_first_admin(relay)
+    lines = wait_for(lambda: relay.stderr_text()[mark:].splitlines(), what="log lines after the reload")
+    entries = [json.loads(line) for line in lines]
+    assert all({"ts", "level", "msg"} <= entry.keys() for entry in entries), entries

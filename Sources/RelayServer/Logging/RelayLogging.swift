@@ -69,19 +69,7 @@ struct SwitchedLogHandler: LogHandler {
         }
     }
 
-    func log(
-        level: Logger.Level,
-        message: Logger.Message,
-        metadata: Logger.Metadata?,
-        source: String,
-        file: String,
-        function: String,
-        line: UInt
-    ) {
-        if logging.isJSON {
-            json.log(level: level, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
-        } else {
-            text.log(level: level, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
-        }
+    func log(event: LogEvent) {
+        if logging.isJSON { json.log(event: event) } else { text.log(event: event) }
     }
 }
