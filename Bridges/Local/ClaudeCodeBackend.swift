@@ -67,6 +67,14 @@ public final class ClaudeCodeBackend: Backend {
         processes.stopAll(within: limit)
     }
 
+    /// A reload removed or replaced it and no turn runs on it: its idle processes stop, on a
+    /// thread of their own (a stop waits); their sessions resume on the next turn's process.
+    public func retire() {
+        let thread = Thread { [self] in stop() }
+        thread.name = "retire-\(name.prefix(8))"
+        thread.start()
+    }
+
     /// Runs `claude --version` on a thread of its own, so the version is known (Companion's
     /// `welcome`) before any conversation starts a process.
     public func probeVersion() {

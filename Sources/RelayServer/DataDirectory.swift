@@ -12,8 +12,8 @@ struct DataDirectory {
 
     init(path: String) { self.path = path }
 
-    /// Creates the folder (0700), tightens what an older run left readable by others, and takes
-    /// the lock; a second relay on the same folder is refused with the first one's PID.
+    /// Creates the folder (0700), takes the lock (a second relay on the same folder is refused with
+    /// the first one's PID) and tightens what an older run left readable by others.
     func open(logger: Logger) throws {
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue {
@@ -29,11 +29,33 @@ struct DataDirectory {
                 description: "the data directory \(path) is not writable by this user (uid \(getuid())); fix its owner or permissions"
             )
         }
+        try lock()
         let tightened = tighten()
         if tightened > 0 {
             logger.notice("made the data directory private (0700 folders, 0600 files)", metadata: ["path": "\(path)", "changed": "\(tightened)"])
         }
-        try lock()
+    }
+
+    /// Refuses a folder another relay serves, writing nothing (not even the lock file): start-up
+    /// asks this before it creates, tightens or opens anything.
+    func refuseIfServed() throws {
+        let fd = Foundation.open(lockFile, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { throw served(byPIDIn: fd) }
+        flock(fd, LOCK_UN)
+    }
+
+    private var lockFile: String { (path as NSString).appendingPathComponent("relay.lock") }
+
+    /// "another relay (pid N) is serving …", the PID read from the lock file `fd`.
+    private func served(byPIDIn fd: Int32) -> StartupFailure {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = pread(fd, &buffer, buffer.count, 0)
+        let pid = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return StartupFailure(
+            description: "another relay (pid \(pid.isEmpty ? "unknown" : pid)) is serving \(path); stop it first or use another data_dir"
+        )
     }
 
     /// Removes group and other access from the folder and everything in it; returns how many changed.
@@ -52,17 +74,12 @@ struct DataDirectory {
     /// Locks `relay.lock` and writes the PID into it. The descriptor is never closed: the lock
     /// lasts as long as the process, and the kernel drops it at exit.
     private func lock() throws {
-        let file = (path as NSString).appendingPathComponent("relay.lock")
-        let fd = Foundation.open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StartupFailure(description: "cannot open \(file): \(String(cString: strerror(errno)))") }
+        let fd = Foundation.open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StartupFailure(description: "cannot open \(lockFile): \(String(cString: strerror(errno)))") }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            var buffer = [UInt8](repeating: 0, count: 32)
-            let count = read(fd, &buffer, buffer.count)
+            let failure = served(byPIDIn: fd)
             close(fd)
-            let pid = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw StartupFailure(
-                description: "another relay (pid \(pid.isEmpty ? "unknown" : pid)) is serving \(path); stop it first or use another data_dir"
-            )
+            throw failure
         }
         let text = "\(getpid())\n"
         ftruncate(fd, 0)

@@ -17,8 +17,8 @@ extension Relay {
         var exposed: [NodePassthrough.Account] = []
         /// Opens each upstream account's link (loop thread).
         var connects: [() -> Void] = []
-        /// Stops what the built-in backends run (Claude Code processes), off the loop.
-        var stops: [() -> Void] = []
+        /// The Claude Code backends, whose processes stop off the loop.
+        var claudeCode: [ClaudeCodeBackend] = []
     }
 
     /// Builds every `[[backends]]` entry; upstream accounts report their link through
@@ -40,7 +40,6 @@ extension Relay {
             case .echo(let delay):
                 built.backends.append(EchoBackend(name: name, delayMillis: delay))
             case .command(let command, let timeout, let maxSeconds, let environment):
-                try requireExecutable(command, backend: name)
                 built.backends.append(
                     CommandBackend(
                         name: name,
@@ -52,10 +51,9 @@ extension Relay {
                     )
                 )
             case .claudeCode(let claude):
-                try requireExecutable(claude.command, backend: name)
                 let backend = ClaudeCodeBackend(name: name, options: claude, logger: logger)
                 backend.probeVersion()
-                built.stops.append { backend.stop() }
+                built.claudeCode.append(backend)
                 built.backends.append(backend)
             case .openclaw(let url, let sessionKey, let allowSelfSigned, let exposeNodes):
                 let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)

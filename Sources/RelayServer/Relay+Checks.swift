@@ -1,32 +1,14 @@
 import Foundation
+import RelayTransport
 
-/// Start-up checks that need no running relay.
+/// Start-up checks that need no running relay (those over the file alone are `ConfigCheck`).
 extension Relay {
-    /// An expired TLS certificate stops start-up naming the file (lws would serve it).
-    static func checkCertificates(_ config: RelayConfig) throws {
-        let certificates: [(String, String?)] = [
-            ("clawline", config.clawline?.tlsCertificatePath), ("gateway", config.gateway?.tlsCertificatePath),
-            ("companion", config.companion?.tlsCertificatePath), ("discoclaw", config.discoClaw?.tlsCertificatePath),
-        ]
-        for case (let section, let path?) in certificates {
-            guard let notAfter = CertificateDates.notAfter(pemPath: path) else {
-                throw StartupFailure(description: "[\(section)] tls_cert \(path) holds no PEM certificate (is it the key?)")
+    /// Every listener's address can be bound now (its host resolves, its port is free).
+    static func checkListenAddresses(_ config: RelayConfig) throws {
+        for (name, host, port) in config.listenAddresses {
+            if let problem = ListenAddress.problem(host: host, port: port) {
+                throw StartupFailure(description: "cannot listen on \(ListenEndpoint(host: host, port: port)) for [\(name)]: \(problem)")
             }
-            if notAfter < Date() {
-                throw StartupFailure(
-                    description: "[\(section)] tls_cert \(path) expired on \(ISO8601DateFormatter().string(from: notAfter)); renew it"
-                )
-            }
-        }
-    }
-
-    /// A child-process backend's program must be there at start-up, not fail every turn later.
-    static func requireExecutable(_ command: [String], backend: String) throws(StartupFailure) {
-        guard let program = command.first, executable(program) else {
-            let program = command.first ?? ""
-            throw StartupFailure(
-                description: "[[backends]] \(backend): the program \(program) is missing or not executable (a bare name is looked up in PATH)"
-            )
         }
     }
 

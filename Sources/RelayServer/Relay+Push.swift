@@ -5,19 +5,19 @@ import RelayPush
 
 extension HTTPClient: HTTPSending {}
 
-/// `[push]` brought to life: the HTTP client, the sinks and the core's push scheduler.
+/// `[push]` brought to life: the HTTP client, the sinks, and the settings of the core's push
+/// scheduler (`hub.pushes.enable`, or `replace` on a reload).
 struct PushWiring {
     let client: HTTPClient
     let service: PushService
+    let core: Pushes.Settings
 
     /// Nil without a `[push]` section. Throws a `StartupFailure` naming the key at fault.
-    static func start(_ config: RelayConfig, hub: RelayHub, loop: any LoopScheduler, logger: Logger) throws -> PushWiring? {
+    static func make(_ config: RelayConfig, loop: any LoopScheduler, logger: Logger) throws -> PushWiring? {
         guard var settings = config.push else { return nil }
         if var apns = settings.apns {
+            // `ConfigCheck` made sure it reads as a .p8 key.
             apns.keyFile = Relay.path(apns.keyFile, relativeTo: config.sourcePath)
-            guard FileManager.default.isReadableFile(atPath: apns.keyFile) else {
-                throw StartupFailure(description: "[push] apns_key_file \(apns.keyFile) cannot be read")
-            }
             if let mode = (try? FileManager.default.attributesOfItem(atPath: apns.keyFile))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
                 logger.warning(
                     "the APNs key file is readable by other users; chmod 600 it",
@@ -26,12 +26,7 @@ struct PushWiring {
             }
             settings.apns = apns
         }
-        if let caFile = settings.caFile {
-            settings.caFile = Relay.path(caFile, relativeTo: config.sourcePath)
-            guard FileManager.default.isReadableFile(atPath: settings.caFile!) else {
-                throw StartupFailure(description: "[push] apns_ca_file \(settings.caFile!) cannot be read")
-            }
-        }
+        settings.caFile = settings.caFile.map { Relay.path($0, relativeTo: config.sourcePath) }
         let zone = settings.timezone.flatMap(TimeZone.init(identifier:)) ?? .current
         let quiet = settings.quietHours.flatMap { QuietHours($0, timeZone: zone) }
         let client = HTTPClient(caFile: settings.caFile, logger: logger)
@@ -47,7 +42,6 @@ struct PushWiring {
             quietHours: quiet,
             longRunMillis: Int64(settings.longRunSeconds) * 1000
         )
-        loop.execute(with: hub) { hub in hub.pushes.enable(dispatcher: service, settings: core) }
         var sinks = settings.apns.map { ["apns (\($0.endpoint), topic \($0.topic))"] } ?? []
         sinks.append("ntfy (\(settings.ntfyURL))")
         sinks += settings.webhooks.map { "webhook \(PushTarget.origin(of: $0.url) ?? "?")" }
@@ -58,7 +52,13 @@ struct PushWiring {
                 "quiet_hours": "\(settings.quietHours ?? "none")",
             ]
         )
-        return PushWiring(client: client, service: service)
+        return PushWiring(client: client, service: service, core: core)
+    }
+
+    /// Its HTTP client shuts down when `stops` runs.
+    func stopped(by stops: StopList) {
+        let client = self.client
+        stops.add(client) { client.shutdown() }
     }
 
     /// `/metrics` lines: attempts per sink and outcome, pending pushes, unhealthy sinks.

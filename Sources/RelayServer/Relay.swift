@@ -13,31 +13,41 @@ import RelayTransport
 
 /// The whole relay in one process: store, audit, bus, backends, bridges and the service loop.
 public final class Relay {
-    public let config: RelayConfig
+    /// The configuration running now (a reload changes it on the loop).
+    public internal(set) var config: RelayConfig
     let logger: Logger
+    /// The log level and format a reload may change; nil when the caller set up logging itself.
+    let logging: RelayLogging?
     let loop: ServiceLoop
     /// What has started, to stop in reverse order.
     private let components: Components
+    /// The Claude Code backends running (a reload adds and retires them).
+    let localStops = StopList()
+    /// The push HTTP clients (a reload that changes `[push]` adds one).
+    let pushStops = StopList()
+    /// The TLS files as the listeners loaded them (a reload reports one renewed in place).
+    var tlsFiles: TLSFiles?
     private(set) var store: Store?
     private(set) var audit: AuditLog?
     private(set) var observer: AuditObserver?
-    private var clawline: ClawlineDownstream?
-    private var gateway: GatewayDownstream?
+    private(set) var clawline: ClawlineDownstream?
+    private(set) var gateway: GatewayDownstream?
     private(set) var companion: CompanionDownstream?
-    private var discoClaw: DiscoClawDownstream?
+    private(set) var discoClaw: DiscoClawDownstream?
     private var desk: OperatorDesk?
     /// Opens each upstream account's link (loop thread).
     private var upstreams: [() -> Void] = []
     private var advertiser: MDNSAdvertiser?
     private(set) var hub: RelayHub?
-    private(set) var push: PushWiring?
+    var push: PushWiring?
     /// The REST client of the DiscoClaw upstream accounts (one thread for all of them).
     private var upstreamHTTP: HTTPClient?
     public private(set) var ports: [String: Int] = [:]
 
-    public init(config: RelayConfig, logger: Logger) {
+    public init(config: RelayConfig, logger: Logger, logging: RelayLogging? = nil) {
         self.config = config
         self.logger = logger
+        self.logging = logging
         self.loop = ServiceLoop(logger: logger)
         components = Components(logger: logger)
     }
@@ -61,8 +71,13 @@ public final class Relay {
                 description: "nothing to serve: the configuration has no listener; add [clawline], [gateway], [companion], [discoclaw] or [admin]"
             )
         }
-        try Self.checkCertificates(config)
-        try DataDirectory(path: dataDirectory).open(logger: logger)
+        if let problem = ConfigCheck.problems(in: config).first { throw StartupFailure(description: problem.description) }
+        // A refusal (another relay on this folder, a busy port) comes before anything is written.
+        let directory = DataDirectory(path: dataDirectory)
+        try directory.refuseIfServed()
+        try Self.checkListenAddresses(config)
+        try directory.open(logger: logger)
+        tlsFiles = TLSFiles(config)
         let store = try Store(dataDirectory: dataDirectory, executor: loop)
         components.started("store") { store.close() }
         let failed = try store.write { db in
@@ -89,13 +104,12 @@ public final class Relay {
             loop: loop,
             logger: logger,
             http: { [unowned self] in upstreamClient() },
-            onState: { [unowned self] name, kind, state, detail in self.hub?.accounts.report(name, kind: kind, state, detail) }
+            onState: reportAccountState
         )
         upstreams = built.connects
-        if !built.stops.isEmpty {
-            // Stopped after the service loop, whose stop ends the turns first (interrupting Claude Code).
-            components.started("local backends") { for stop in built.stops { stop() } }
-        }
+        for backend in built.claudeCode { localStops.add(backend) { backend.stop() } }
+        // Stopped after the service loop, whose stop ends the turns first (interrupting Claude Code).
+        components.started("local backends") { [localStops] in localStops.stopAll() }
         let backends = built.backends
         let exposed = built.exposed
         let journal = StoreJournal(store: store) { [logger] what, error in
@@ -111,8 +125,12 @@ public final class Relay {
         self.hub = hub
         for backend in config.backends where backend.isUpstream { hub.accounts.register(backend.name, kind: backend.kindName) }
         let fingerprint = try store.write { try PairingLinkQueries.fingerprint($0) }
-        push = try PushWiring.start(config, hub: hub, loop: loop, logger: logger)
-        if let push { components.started("push sinks") { push.client.shutdown() } }
+        components.started("push sinks") { [pushStops] in pushStops.stopAll() }
+        if let push = try PushWiring.make(config, loop: loop, logger: logger) {
+            push.stopped(by: pushStops)
+            loop.execute(with: hub) { $0.pushes.enable(dispatcher: push.service, settings: push.core) }
+            self.push = push
+        }
         if let settings = config.clawline {
             let key = try SigningKey.loadOrCreate(in: dataDirectory)
             let downstream = ClawlineDownstream(
@@ -269,8 +287,13 @@ public final class Relay {
     /// store (each commits what it holds).
     public func stop() { components.stopAll() }
 
+    /// Where upstream accounts report their link's state (loop thread).
+    var reportAccountState: (String, String, LinkState, String) -> Void {
+        { [unowned self] name, kind, state, detail in hub?.accounts.report(name, kind: kind, state, detail) }
+    }
+
     /// The one HTTP client every DiscoClaw account shares (its own thread), made on first use.
-    private func upstreamClient() -> HTTPClient {
+    func upstreamClient() -> HTTPClient {
         if let upstreamHTTP { return upstreamHTTP }
         let client = HTTPClient(maxOutstanding: 1_000, name: "upstream", logger: logger)
         components.started("upstream HTTP client") { client.shutdown() }

@@ -15,6 +15,9 @@ public enum AccountQueries {
         }
     }
 
+    /// An account a reload removed.
+    public static func delete(_ db: Database, name: String) throws { try db.run("DELETE FROM accounts WHERE name = ?", [name]) }
+
     /// Accounts a previous run left behind are no longer linked.
     public static func clear(_ db: Database) throws { try db.run("DELETE FROM accounts") }
 }

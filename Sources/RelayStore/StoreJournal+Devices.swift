@@ -80,4 +80,8 @@ extension StoreJournal: AssetJournal, AccountJournal {
     public func recordAccount(_ status: AccountStatus) {
         background("record an upstream account's state") { db in try AccountQueries.record(db, status) }
     }
+
+    public func forgetAccount(_ name: String) {
+        background("forget a removed upstream account") { db in try AccountQueries.delete(db, name: name) }
+    }
 }

@@ -59,6 +59,8 @@ extension MemoryJournal: DeviceJournal, AssetJournal, AccountJournal {
     public func asset(id: String, completion: @escaping (Result<AssetRecord?, any Error>) -> Void) { later(.success(assets[id]), completion) }
 
     public func recordAccount(_ status: AccountStatus) { accounts[status.name] = status }
+
+    public func forgetAccount(_ name: String) { accounts.removeValue(forKey: name) }
 }
 
 extension MemoryJournal: PushJournal {

@@ -48,6 +48,9 @@ public final class LinkDriver<Machine: LinkMachine>: ClientHandler {
     /// Starts the link; it heals itself from then on.
     public func connect() { perform(machine.connect()) }
 
+    /// Lets the link go for good (`LinkMachine.stop`).
+    public func stop() { perform(machine.stop()) }
+
     /// Feeds the machine an input of its protocol's own (a registration's outcome, a request) and
     /// performs what it returns.
     public func apply(_ input: (inout Machine) -> [Machine.Action]) { perform(input(&machine)) }

@@ -3,7 +3,7 @@ import Foundation
 /// Where a listener binds, checked before lws is asked to: lws takes a host it cannot bind (a
 /// name, an address this machine does not have, a port it may not use) as an interface to wait for
 /// and listens nowhere, so the relay resolves the host and tries the bind itself first.
-enum ListenAddress {
+public enum ListenAddress {
     /// The numeric address to hand lws, or why nothing can listen there.
     static func resolve(host: String, port: Int) -> Result<String, TransportError> {
         var hints = addrinfo()
@@ -33,6 +33,13 @@ enum ListenAddress {
             if bound, let numeric = numericHost(info.pointee.ai_addr, info.pointee.ai_addrlen) { return .success(numeric) }
         }
         return .failure(TransportError(message: lastError))
+    }
+
+    /// Why nothing can listen at `host:port` now (a busy port, an address this machine does not
+    /// have), or nil when it can: start-up asks before it writes anything, so a refusal changes nothing.
+    public static func problem(host: String, port: Int) -> String? {
+        if case .failure(let error) = resolve(host: host, port: port) { return error.message }
+        return nil
     }
 
     private static func numericHost(_ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t) -> String? {

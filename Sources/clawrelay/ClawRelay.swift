@@ -10,8 +10,8 @@ struct ClawRelay: ParsableCommand {
         abstract: "A multi-account message bridge and relay for AI assistant clients.",
         version: "clawrelay \(RelayVersion.current)",
         subcommands: [
-            Serve.self, Chat.self, Devices.self, Accounts.self, Conversations.self, Approvals.self, PairLink.self, Companion.self, Audit.self,
-            Backup.self, Bench.self,
+            Serve.self, CheckConfig.self, Chat.self, Devices.self, Accounts.self, Conversations.self, Approvals.self, PairLink.self, Companion.self,
+            Audit.self, Backup.self, Bench.self,
         ],
         defaultSubcommand: Serve.self
     )

@@ -5,7 +5,9 @@ import Logging
 import RelayServer
 
 struct Serve: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the relay until SIGTERM or SIGINT.")
+    static let configuration = CommandConfiguration(
+        abstract: "Run the relay until SIGTERM or SIGINT; SIGHUP reloads the configuration file."
+    )
 
     @OptionGroup var options: DataOptions
     @Option(
@@ -15,33 +17,29 @@ struct Serve: ParsableCommand {
     var logLevel: String?
 
     func run() throws {
+        // SIGTERM, SIGINT and SIGHUP stay blocked in every thread (threads inherit the mask) and
+        // are taken with sigwait below, so a stop that arrives at any moment, even before "ready",
+        // is kept, and a SIGHUP during start-up or the stop never ends the process.
+        let stopSignals = Self.signals([SIGTERM, SIGINT])
+        var handled = Self.signals([SIGTERM, SIGINT, SIGHUP])
+        pthread_sigmask(SIG_BLOCK, &handled, nil)
         // Every file and folder the relay creates is its user's alone.
         umask(0o077)
         let config: RelayConfig
         do { config = try options.load() } catch { fail("\(error)") }
-        let levelName = logLevel ?? ProcessInfo.processInfo.environment["CLAWRELAY_LOG_LEVEL"] ?? config.logLevel
+        let pinned = logLevel ?? ProcessInfo.processInfo.environment["CLAWRELAY_LOG_LEVEL"]
+        let levelName = pinned ?? config.logLevel
         guard let level = Logger.Level(rawValue: levelName), RelayConfig.logLevels.contains(levelName) else {
             fail("log level \(levelName) is not one of \(RelayConfig.logLevels.joined(separator: ", "))")
         }
-        let json = config.logFormat == "json"
-        LoggingSystem.bootstrap { label in
-            if json { return JSONLogHandler(label: label, logLevel: level) }
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let logging = RelayLogging(level: level, json: config.logFormat == "json", pinned: pinned != nil)
+        LoggingSystem.bootstrap(logging.handler)
         let logger = Logger(label: "clawrelay")
         // A key under its old name: `FILE:LINE: [section] key: an old name; write NEW (...)`.
         for warning in config.warnings { logger.warning("\(warning)") }
-        // SIGTERM and SIGINT stay blocked in every thread (threads inherit the mask) and are taken
-        // with sigwait below, so a stop that arrives at any moment, even before "ready", is kept.
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGTERM)
-        sigaddset(&stopSignals, SIGINT)
-        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+        if let exposure = ConfigSecrets.exposure(of: config) { logger.warning("\(exposure)") }
 
-        let relay = Relay(config: config, logger: logger)
+        let relay = Relay(config: config, logger: logger, logging: logging)
         do { try relay.start() } catch { fail("\(error)") }
 
         let order = ["clawline", "gateway", "companion", "discoclaw", "admin"]
@@ -53,7 +51,13 @@ struct Serve: ParsableCommand {
         logger.info("relay started", metadata: ["data_dir": "\(config.dataDirectory)", "listeners": "\(addresses)"])
 
         var received: Int32 = 0
-        sigwait(&stopSignals, &received)
+        while sigwait(&handled, &received) == 0, received == SIGHUP {
+            guard options.config != nil else {
+                logger.notice("SIGHUP: nothing to reload (the relay runs the embedded default; start it with --config FILE)")
+                continue
+            }
+            relay.reload { try options.load() }
+        }
         logger.info(
             "stopping: closing sockets and flushing the store (a second SIGINT or SIGTERM exits at once)",
             metadata: ["signal": "\(received)"]
@@ -61,6 +65,13 @@ struct Serve: ParsableCommand {
         Self.exitOnSecondSignal(stopSignals, logger: logger)
         relay.stop()
         logger.info("stopped")
+    }
+
+    private static func signals(_ numbers: [Int32]) -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in numbers { sigaddset(&set, number) }
+        return set
     }
 
     /// A stop that hangs can be cut short: a second stop signal ends the process at once, with

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import READY_RE, make_config, relay_bin, render_toml
+from conftest import READY_RE, make_config, pair_first_admin, relay_bin, render_toml, wait_for
 from test_config import serve_expecting_failure
 
 
@@ -60,6 +60,61 @@ def test_a_second_relay_on_the_same_data_dir_is_refused_with_the_first_pid(relay
                             capture_output=True, text=True, timeout=15)
     assert result.returncode == 1 and not READY_RE.search(result.stdout), result.stdout + result.stderr
     assert f"pid {relay.proc.pid}" in result.stderr, result.stderr
+
+
+def tree(root: Path) -> dict[str, tuple[int, int, int]]:
+    """Every file and folder under `root`: size, mtime (ns) and mode."""
+    out = {}
+    for folder, folders, files in os.walk(root):
+        for name in folders + files:
+            info = (Path(folder) / name).lstat()
+            out[str((Path(folder) / name).relative_to(root))] = (info.st_size, info.st_mtime_ns, stat.S_IMODE(info.st_mode))
+    return out
+
+
+def settled(root: Path) -> dict[str, tuple[int, int, int]]:
+    """`tree(root)` once it read the same three times in a row (a running relay's writers are done)."""
+    seen: list = []
+
+    def steady():
+        seen.append(tree(root))
+        return seen[-1] if len(seen) >= 3 and seen[-1] == seen[-2] == seen[-3] else None
+    return wait_for(steady, timeout=10, interval=0.2, what=f"the files under {root} to settle")
+
+
+def serve(config: Path, data_dir: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(relay_bin()), "serve", "--config", str(config), "--data-dir", str(data_dir)],
+                          capture_output=True, text=True, timeout=15)
+
+
+async def test_a_second_serve_refused_on_a_served_data_dir_changes_nothing_on_disk(relay_factory, tmp_path):
+    relay = relay_factory()
+    await pair_first_admin(relay)
+    before = settled(relay.data_dir)
+    config = tmp_path / "second.toml"
+    config.write_text(render_toml(make_config()))
+    result = serve(config, relay.data_dir)
+    assert result.returncode == 1 and f"pid {relay.proc.pid}" in result.stderr, result.stderr
+    assert tree(relay.data_dir) == before, "the refused relay wrote nothing (no key, database, migration, lock or audit file)"
+
+
+async def test_a_second_serve_refused_for_a_busy_port_changes_nothing_on_disk(relay_factory, tmp_path):
+    relay = relay_factory()
+    await pair_first_admin(relay)
+    assert relay.terminate() == 0
+    os.chmod(relay.data_dir / "relay.sqlite", 0o644)  # what a start would tighten
+    before = tree(relay.data_dir)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = tmp_path / "busy.toml"
+        config.write_text(render_toml(make_config(clawline={"listen": f"127.0.0.1:{port}"})))
+        result = serve(config, relay.data_dir)
+        assert result.returncode == 1 and f"127.0.0.1:{port}" in result.stderr and "in use" in result.stderr.lower(), result.stderr
+        assert tree(relay.data_dir) == before, "the refused relay wrote nothing"
+        fresh = serve(config, tmp_path / "fresh")
+        assert fresh.returncode == 1 and not (tmp_path / "fresh").exists(), "nor created a data directory"
 
 
 def test_every_file_the_relay_writes_is_private(relay_factory):

@@ -15,7 +15,7 @@ import RelayTransport
 ///
 /// - Important: every method runs on the service thread.
 public final class ClawlineDownstream: ListenerHandler {
-    let settings: ClawlineSettings
+    private(set) var settings: ClawlineSettings
     let hub: RelayHub
     let loop: any LoopScheduler
     let clock: any Clock
@@ -60,6 +60,14 @@ public final class ClawlineDownstream: ListenerHandler {
         self.logger = logger
         limiters = ClawlineLimiters(settings)
         try? FileManager.default.createDirectory(atPath: assetsDirectory, withIntermediateDirectories: true)
+    }
+
+    /// A reload changed keys that apply live (backends, limits, timeouts): the next connection,
+    /// pairing request and turn use them; the rate limits start over. The listener's own keys
+    /// (address, TLS, frame size, pings) stay as it was started with. Loop thread.
+    public func reconfigure(_ settings: ClawlineSettings) {
+        self.settings = settings
+        limiters = ClawlineLimiters(settings)
     }
 
     /// The transport settings this bridge wants for its listener.

@@ -34,6 +34,9 @@ public final class ClawlineAccount: Backend {
     /// Opens the link; it heals itself from then on. Loop thread.
     public func connect() { turns.value.link.connect() }
 
+    /// Closes the link for good (a reload removed or replaced the account). Loop thread.
+    public func retire() { turns.value.link.stop() }
+
     public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         turns.startTurn(turn, events: events)
     }

@@ -52,6 +52,8 @@ final class ClawlineLink {
 
     func connect() { driver.connect() }
 
+    func stop() { driver.stop() }
+
     func send(_ text: String) { driver.send(text) }
 
     /// Closes the authenticated socket and connects again at once.

@@ -127,6 +127,8 @@ struct ClawlineLinkMachine: LinkMachine {
         return down + lifecycle.retry(closing)
     }
 
+    mutating func stop() -> [Action] { (isReady ? [.own(.down)] : []) + lifecycle.stop(nil) }
+
     // MARK: Steps
 
     /// The account's `pair_request`: a Linux device named as the operator configured it.

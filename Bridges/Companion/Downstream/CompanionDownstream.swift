@@ -15,7 +15,7 @@ public final class CompanionDownstream: ListenerHandler {
     /// A device reconnecting this soon starts with the sessions its last socket held.
     static let reconnectGraceMillis: Int64 = 30_000
 
-    let settings: CompanionSettings
+    private(set) var settings: CompanionSettings
     let hub: RelayHub
     let loop: any LoopScheduler
     let clock: any Clock
@@ -46,6 +46,13 @@ public final class CompanionDownstream: ListenerHandler {
         self.logger = logger
         projects = CompanionProjects(root: projectsRoot)
         sessions = CompanionSessionRegistry(hub: hub, settings: settings, projects: projects, clock: clock, logger: logger)
+    }
+
+    /// A reload changed keys that apply live (backend, routes, session and queue limits): new
+    /// sessions, connections and commands use them. Loop thread.
+    public func reconfigure(_ settings: CompanionSettings) {
+        self.settings = settings
+        sessions.reconfigure(settings)
     }
 
     public static func listenerConfig(_ settings: CompanionSettings) -> ListenerConfig {

@@ -12,7 +12,7 @@ final class CompanionSessionRegistry {
     typealias Session = CompanionSessions.Session
 
     private let hub: RelayHub
-    private let settings: CompanionSettings
+    private var settings: CompanionSettings
     private let projects: CompanionProjects
     private let clock: any Clock
     private let logger: Logger
@@ -29,6 +29,14 @@ final class CompanionSessionRegistry {
             idleMillis: Int64(settings.idleSeconds) * 1000,
             backgroundIdleMillis: Int64(settings.backgroundIdleSeconds) * 1000
         )
+    }
+
+    /// New sessions take `settings` (routes, backend); the limits apply from the next check.
+    func reconfigure(_ settings: CompanionSettings) {
+        self.settings = settings
+        table.maxSessions = settings.maxSessions
+        table.idleMillis = Int64(settings.idleSeconds) * 1000
+        table.backgroundIdleMillis = Int64(settings.backgroundIdleSeconds) * 1000
     }
 
     func session(_ sessionID: String) -> Session? { table.session(sessionID) }

@@ -15,9 +15,9 @@ struct CompanionSessions {
         var conversationStarted = false
     }
 
-    let maxSessions: Int
-    let idleMillis: Int64
-    let backgroundIdleMillis: Int64
+    var maxSessions: Int
+    var idleMillis: Int64
+    var backgroundIdleMillis: Int64
     private(set) var byID: [String: Session] = [:]
 
     init(maxSessions: Int, idleMillis: Int64, backgroundIdleMillis: Int64) {

@@ -30,6 +30,9 @@ public final class CompanionAccount: Backend {
     /// Opens the link; it heals itself from then on. Loop thread.
     public func connect() { runs.value.link.connect() }
 
+    /// Closes the link for good (a reload removed or replaced the account). Loop thread.
+    public func retire() { runs.value.link.stop() }
+
     public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         runs.startTurn(turn, events: events)
     }

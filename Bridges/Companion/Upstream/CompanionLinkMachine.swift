@@ -92,4 +92,6 @@ struct CompanionLinkMachine: LinkMachine {
         guard lifecycle.session == .awaitingWelcome, code == Self.policyViolation else { return down + lifecycle.closed(code: code, error: error) }
         return lifecycle.retry(LinkClosing("\(endpoint) refused the token (close 1008)", state: .badCredentials, saturatesBackoff: true))
     }
+
+    mutating func stop() -> [Action] { (isReady ? [.own(.down)] : []) + lifecycle.stop(nil) }
 }

@@ -15,7 +15,7 @@ import RelayTransport
 public final class DiscoClawDownstream: ListenerHandler {
     static let protocolName = "discoclaw"
 
-    let settings: DiscoClawSettings
+    private(set) var settings: DiscoClawSettings
     let hub: RelayHub
     let clock: any Clock
     let logger: Logger
@@ -39,6 +39,13 @@ public final class DiscoClawDownstream: ListenerHandler {
         hub.devices.observe { [weak self] event in
             if case .cutOff(let deviceID) = event { self?.closeSockets(of: deviceID) }
         }
+    }
+
+    /// A reload changed keys that apply live (backend, setup token, limits): the next request and
+    /// turn use them; the registration limit starts over. Loop thread.
+    public func reconfigure(_ settings: DiscoClawSettings) {
+        self.settings = settings
+        registrations = RateLimiter(limit: settings.registrationsPerMinute, windowMillis: 60_000)
     }
 
     public static func listenerConfig(_ settings: DiscoClawSettings) -> ListenerConfig {

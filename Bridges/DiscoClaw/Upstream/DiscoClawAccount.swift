@@ -80,6 +80,9 @@ public final class DiscoClawAccount: Backend {
     /// Opens the link; it heals itself from then on. Loop thread.
     public func connect() { poster.value.link.connect() }
 
+    /// Closes the link for good (a reload removed or replaced the account). Loop thread.
+    public func retire() { poster.value.link.stop() }
+
     public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         poster.startTurn(turn, events: events)
     }

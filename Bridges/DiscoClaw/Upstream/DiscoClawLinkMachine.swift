@@ -104,6 +104,8 @@ struct DiscoClawLinkMachine: LinkMachine {
         return lifecycle.retry(lifecycle.closing ?? LinkClosing(error.map { "\(endpoint): \($0)" } ?? "\(endpoint) closed the connection"))
     }
 
+    mutating func stop() -> [Action] { lifecycle.stop(nil) }
+
     private var refusedToken: LinkClosing {
         LinkClosing("the token was refused by \(endpoint) (401)", state: .badCredentials, saturatesBackoff: true)
     }

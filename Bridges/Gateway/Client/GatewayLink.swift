@@ -53,7 +53,7 @@ public final class GatewayLink {
     public func connect() { driver.connect() }
 
     /// Closes the link for good (the device it stood for went away).
-    public func stop() { driver.apply { $0.stop() } }
+    public func stop() { driver.stop() }
 
     /// Sends a request; `response` gets its `res` frame (not called if the link drops first, or
     /// when no socket is open).

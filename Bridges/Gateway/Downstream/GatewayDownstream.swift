@@ -14,7 +14,7 @@ public final class GatewayDownstream: ListenerHandler {
     static let serverVersion = "clawrelay-" + RelayVersion.current
     static let preAuthMaxBytes = 64 * 1024
 
-    let settings: GatewaySettings
+    private(set) var settings: GatewaySettings
     let hub: RelayHub
     let loop: any LoopScheduler
     let clock: any Clock
@@ -56,6 +56,10 @@ public final class GatewayDownstream: ListenerHandler {
         self.logger = logger
         self.startedAt = clock.nowMillis()
     }
+
+    /// A reload changed keys that apply live (backend, the model catalog, pairing, limits): the
+    /// next connection, request and turn use them. Loop thread.
+    public func reconfigure(_ settings: GatewaySettings) { self.settings = settings }
 
     public static func listenerConfig(_ settings: GatewaySettings) -> ListenerConfig {
         var config = ListenerConfig(

@@ -31,6 +31,9 @@ public final class GatewayAccount: Backend {
     /// Opens the link; it heals itself from then on. Loop thread.
     public func connect() { turns.value.link.connect() }
 
+    /// Closes the link for good (a reload removed or replaced the account). Loop thread.
+    public func retire() { turns.value.link.stop() }
+
     public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         let (runID, turns, loop) = (Identifiers.newUUID(), self.turns, self.turns.loop)
         if loop.isOnLoop {

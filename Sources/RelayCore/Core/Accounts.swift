@@ -4,6 +4,8 @@ import Logging
 public protocol AccountJournal: AnyObject {
     /// Stores an account's latest state; nobody waits.
     func recordAccount(_ status: AccountStatus)
+    /// Forgets an account a reload removed; nobody waits.
+    func forgetAccount(_ name: String)
 }
 
 /// The upstream accounts (one per `[[backends]]` entry of an upstream kind) and where each link
@@ -26,6 +28,12 @@ public final class Accounts {
     /// An upstream account exists; it counts as `connecting` until its link reports.
     public func register(_ name: String, kind: String) {
         if states[name] == nil { states[name] = (kind, .connecting) }
+    }
+
+    /// A reload removed the account and its link is closed: it is no longer shown.
+    public func unregister(_ name: String) {
+        states.removeValue(forKey: name)
+        journal.forgetAccount(name)
     }
 
     /// An account's link changed state: logged, stored for the CLI, shown by `state(of:)`.

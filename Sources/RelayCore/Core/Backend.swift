@@ -98,21 +98,29 @@ public protocol Backend: AnyObject, Sendable {
     /// The version of the agent behind it when it has one (Companion's `welcome` shows Claude Code's).
     var agentVersion: String? { get }
     func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle
+    /// The relay no longer routes to this backend (a reload removed or replaced it) and no turn
+    /// runs on it: let go of what it holds (its link, its processes). Loop thread; once.
+    func retire()
 }
 
 extension Backend {
     public var agentVersion: String? { nil }
+
+    public func retire() {}
 }
 
-/// Picks the backend for a conversation: the configured default per protocol, by name.
-public struct Router: Sendable {
-    public let backends: [String: any Backend]
-    public let defaultBackend: String
+/// The core's registry of backends by name: what picks the backend for a conversation (its own,
+/// else its protocol's default, else the first backend), and what a reload changes.
+///
+/// - Important: loop thread only. A backend replaced or removed keeps the turns it is running
+///   (they hold it); only turns that start later look it up.
+public final class Router {
+    public private(set) var backends: [String: any Backend]
+    /// The backend for conversations and protocols that name none: the first configured one.
+    public private(set) var defaultBackend: String
 
     public init(backends: [any Backend], defaultBackend: String?) {
-        var byName: [String: any Backend] = [:]
-        for backend in backends { byName[backend.name] = backend }
-        self.backends = byName
+        self.backends = Self.byName(backends)
         self.defaultBackend = defaultBackend ?? backends.first?.name ?? ""
     }
 
@@ -125,6 +133,23 @@ public struct Router: Sendable {
     /// The turn runner, `/backend` and `clawrelay conversations` all ask this, so they agree.
     public func backendName(for conversation: Conversation?, policy: TurnPolicy) -> String {
         conversation?.backend ?? policy.backend ?? defaultBackend
+    }
+
+    /// Routes to `backends` from now on (the first is the default) and returns the backends that
+    /// were routed to and are no longer (removed, or replaced by another object of that name).
+    @discardableResult
+    public func replace(with backends: [any Backend]) -> [any Backend] {
+        let next = Self.byName(backends)
+        let dropped = self.backends.values.filter { old in next[old.name].map { $0 !== old } ?? true }
+        self.backends = next
+        defaultBackend = backends.first?.name ?? ""
+        return dropped
+    }
+
+    private static func byName(_ backends: [any Backend]) -> [String: any Backend] {
+        var byName: [String: any Backend] = [:]
+        for backend in backends { byName[backend.name] = backend }
+        return byName
     }
 }
 

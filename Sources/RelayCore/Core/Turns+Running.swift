@@ -25,6 +25,7 @@ extension Turns {
         let backendName = router.backendName(for: conversation, policy: turn.policy)
         guard let backend = router.backends[backendName] else { return end(turn, .failed, reason: "no backend named \(backendName)") }
         turn.backendName = backend.name
+        turn.backend = backend
         armInactivityTimer(turn)
         turn.stamps.started = MonotonicClock.nanos()
         stages.record(.committedToTurnStarted, from: turn.stamps.committed, to: turn.stamps.started)
@@ -160,7 +161,10 @@ extension Turns {
                 stages.recordStore(submitted: turn.stamps.finalSubmitted, completed: committedAt, batch: journal.batchTiming, final: true)
                 event.turn = turn.ref
                 completedCount += 1
-                if !turn.isAside { lanes[turn.conversationID]?.active = nil }
+                if !turn.isAside {
+                    lanes[turn.conversationID]?.active = nil
+                    released(turn)
+                }
                 stages.publishingFinal(received: turn.stamps.received, committed: committedAt) {
                     queue.publish(.message(event), userID: turn.userID, queuedFor: targets, runMillis: clock.nowMillis() - turn.startedAt)
                 }
@@ -192,6 +196,7 @@ extension Turns {
     func end(_ turn: Turn, _ cause: TurnFailure.Cause, reason: String) {
         guard isActive(turn), !turn.isFinishing else { return }
         lanes[turn.conversationID]?.active = nil
+        released(turn)
         if let timer = turn.inactivityTimer { loop.cancel(timer) }
         approvals.cancel(runID: turn.ref.runID)
         turn.handle?.cancel()

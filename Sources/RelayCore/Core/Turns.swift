@@ -62,6 +62,8 @@ public final class Turns {
         var handle: TurnHandle?
         /// The backend answering it, once started.
         var backendName = ""
+        /// That backend itself: a reload may route its name elsewhere while this turn runs here.
+        var backend: (any Backend)?
         /// A relay command answered at once, outside the conversation's FIFO (`/approve` must not
         /// wait behind the turn that waits for it).
         var isAside = false
@@ -115,6 +117,8 @@ public final class Turns {
     var abandonments: [String: Int] = [:]
     /// Who waits for a run to end (request/response protocols), by run id.
     var watchers: [String: [(TurnEnd) -> Void]] = [:]
+    /// Who waits for a backend to have no turn running (`whenIdle`).
+    var idleWaiters: [(backend: any Backend, done: () -> Void)] = []
     public internal(set) var completedCount = 0
     public internal(set) var failedCount = 0
 

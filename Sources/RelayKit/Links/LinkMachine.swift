@@ -25,4 +25,7 @@ public protocol LinkMachine {
     mutating func tick(now: Int64, silentMillis: Int) -> [Action]
     /// The socket closed (`code` as the peer sent it) or never opened (`error`).
     mutating func closed(code: UInt16?, error: String?) -> [Action]
+    /// Lets the link go for good (a reload removed its account): closes an open socket, tries no
+    /// more, reports nothing.
+    mutating func stop() -> [Action]
 }

@@ -2,7 +2,7 @@ import ClawlineBridge
 
 extension ConfigDecoder {
     /// `[clawline]` keys that are positive integers, and where each goes.
-    private static var clawlineIntegers: [(key: String, field: WritableKeyPath<ClawlineSettings, Int>)] {
+    static var clawlineIntegers: [(key: String, field: WritableKeyPath<ClawlineSettings, Int>)] {
         [
             ("pending_ttl_seconds", \.pendingTTLSeconds),
             ("max_pending_requests", \.maxPendingRequests),
@@ -22,11 +22,14 @@ extension ConfigDecoder {
         ]
     }
 
+    /// Every key `[clawline]` accepts.
+    static var clawlineKeys: [String] {
+        ["listen", "allow_public", "tls_cert", "tls_key"] + clawlineIntegers.map(\.key) + ["backend", "admin_backend", "cancel_on_disconnect"]
+    }
+
     static func clawline(_ table: ConfigTable, backends: [BackendSettings]) throws(ConfigError) -> ClawlineSettings {
         let integers = clawlineIntegers
-        try table.rejectUnknownKeys(
-            ["listen", "allow_public", "tls_cert", "tls_key"] + integers.map(\.key) + ["backend", "admin_backend", "cancel_on_disconnect"]
-        )
+        try table.rejectUnknownKeys(clawlineKeys)
         var settings = ClawlineSettings()
         let endpoint = try table.endpoint("listen", default: RelayConfig.defaultClawlineEndpoint)
         settings.host = endpoint.host

@@ -2,7 +2,7 @@ import CompanionBridge
 
 extension ConfigDecoder {
     /// `[companion]` keys that are positive integers, and where each goes.
-    private static var companionIntegers: [(key: String, field: WritableKeyPath<CompanionSettings, Int>)] {
+    static var companionIntegers: [(key: String, field: WritableKeyPath<CompanionSettings, Int>)] {
         [
             ("max_sessions", \.maxSessions),
             ("queue_ttl_seconds", \.queueTTLSeconds),
@@ -16,11 +16,15 @@ extension ConfigDecoder {
         ]
     }
 
+    /// Every key `[companion]` accepts.
+    static var companionKeys: [String] {
+        ["listen", "allow_public", "tls_cert", "tls_key", "auth_token", "user_id", "backend", "projects_root", "routes"]
+            + companionIntegers.map(\.key)
+    }
+
     static func companion(_ table: ConfigTable, backends: [BackendSettings]) throws(ConfigError) -> CompanionSettings {
         let integers = companionIntegers
-        try table.rejectUnknownKeys(
-            ["listen", "allow_public", "tls_cert", "tls_key", "auth_token", "user_id", "backend", "projects_root", "routes"] + integers.map(\.key)
-        )
+        try table.rejectUnknownKeys(companionKeys)
         var settings = CompanionSettings()
         let endpoint = try table.endpoint("listen", default: RelayConfig.defaultCompanionEndpoint)
         settings.host = endpoint.host

@@ -2,7 +2,7 @@ import DiscoClawBridge
 
 extension ConfigDecoder {
     /// `[discoclaw]` keys that are positive integers, and where each goes.
-    private static var discoClawIntegers: [(key: String, field: WritableKeyPath<DiscoClawSettings, Int>)] {
+    static var discoClawIntegers: [(key: String, field: WritableKeyPath<DiscoClawSettings, Int>)] {
         [
             ("max_body_bytes", \.maxBodyBytes),
             ("max_devices_per_user", \.maxDevicesPerUser),
@@ -13,9 +13,14 @@ extension ConfigDecoder {
         ]
     }
 
+    /// Every key `[discoclaw]` accepts.
+    static var discoClawKeys: [String] {
+        ["listen", "allow_public", "tls_cert", "tls_key", "setup_token", "user_id", "backend"] + discoClawIntegers.map(\.key)
+    }
+
     static func discoClaw(_ table: ConfigTable, backends: [BackendSettings]) throws(ConfigError) -> DiscoClawSettings {
         let integers = discoClawIntegers
-        try table.rejectUnknownKeys(["listen", "allow_public", "tls_cert", "tls_key", "setup_token", "user_id", "backend"] + integers.map(\.key))
+        try table.rejectUnknownKeys(discoClawKeys)
         var settings = DiscoClawSettings()
         let endpoint = try table.endpoint("listen", default: RelayConfig.defaultDiscoClawEndpoint)
         settings.host = endpoint.host

@@ -1,7 +1,7 @@
 import GatewayBridge
 
 extension ConfigDecoder {
-    private static var gatewayIntegers: [(key: String, field: WritableKeyPath<GatewaySettings, Int>)] {
+    static var gatewayIntegers: [(key: String, field: WritableKeyPath<GatewaySettings, Int>)] {
         [
             ("tick_interval_ms", \.tickIntervalMillis),
             ("handshake_timeout_ms", \.handshakeTimeoutMillis),
@@ -14,15 +14,17 @@ extension ConfigDecoder {
         ]
     }
 
+    /// Every key `[gateway]` accepts.
+    static var gatewayKeys: [String] {
+        [
+            "listen", "allow_public", "tls_cert", "tls_key", "user_id", "backend", "name", "shared_token", "password", "auto_approve_loopback",
+            "mdns", "lan_host", "queue_until_foreground",
+        ] + gatewayIntegers.map(\.key)
+    }
+
     static func gateway(_ table: ConfigTable, backends: [BackendSettings]) throws(ConfigError) -> GatewaySettings {
         let integers = gatewayIntegers
-        try table.rejectUnknownKeys(
-            [
-                "listen", "allow_public", "tls_cert", "tls_key", "user_id", "backend", "name", "shared_token", "password", "auto_approve_loopback",
-                "mdns", "lan_host", "queue_until_foreground",
-            ]
-                + integers.map(\.key)
-        )
+        try table.rejectUnknownKeys(gatewayKeys)
         var settings = GatewaySettings()
         let endpoint = try table.endpoint("listen", default: RelayConfig.defaultGatewayEndpoint)
         settings.host = endpoint.host

@@ -4,7 +4,7 @@ import RelayPush
 import TOMLKit
 
 extension ConfigDecoder {
-    private static let pushKeys = [
+    static let pushKeys = [
         "apns_key_file", "apns_key_id", "apns_team_id", "apns_topic", "apns_environment", "apns_endpoint", "apns_ca_file", "ntfy_url", "ntfy_token",
         "webhooks", "delay_seconds", "quiet_hours", "timezone", "retry_base_ms", "long_run_seconds",
     ]

@@ -63,11 +63,7 @@ struct ConfigDecoder {
 
     /// Two listeners on one port: the second could never bind.
     private func rejectSharedPorts(_ config: RelayConfig) throws(ConfigError) {
-        let listeners: [(String, String, Int)] = [
-            config.admin.map { ("admin", $0.host, $0.port) }, config.clawline.map { ("clawline", $0.host, $0.port) },
-            config.gateway.map { ("gateway", $0.host, $0.port) }, config.companion.map { ("companion", $0.host, $0.port) },
-            config.discoClaw.map { ("discoclaw", $0.host, $0.port) },
-        ].compactMap { $0 }
+        let listeners = config.listenAddresses
         let wildcards: Set<String> = ["0.0.0.0", "::", "*", ""]
         for (index, first) in listeners.enumerated() {
             for second in listeners[(index + 1)...] where first.2 != 0 && first.2 == second.2 {

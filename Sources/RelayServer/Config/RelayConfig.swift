@@ -33,6 +33,9 @@ public struct RelayConfig: Sendable {
     public var sourcePath: String?
     /// What the file should write differently (old key names), in file order.
     public var warnings: [ConfigWarning] = []
+    /// The file name errors name and where each section and key is written in it, for errors
+    /// found after decoding (`ConfigCheck`); nil for the embedded default.
+    var written: (fileName: String, lines: ConfigLineLocator)?
 
     public static let defaultDataDirectory = "./.clawrelay"
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error"]
@@ -71,6 +74,36 @@ public struct RelayConfig: Sendable {
         config.gateway = gateway
         config.companion = CompanionSettings()
         return config
+    }
+
+    /// Each configured listener's section name, host and port, in start-up order.
+    var listenAddresses: [(name: String, host: String, port: Int)] {
+        [
+            admin.map { ("admin", $0.host, $0.port) }, clawline.map { ("clawline", $0.host, $0.port) },
+            gateway.map { ("gateway", $0.host, $0.port) }, companion.map { ("companion", $0.host, $0.port) },
+            discoClaw.map { ("discoclaw", $0.host, $0.port) },
+        ].compactMap { $0 }
+    }
+
+    /// Each listener served over TLS: its section name and the `tls_cert` and `tls_key` paths.
+    var tlsListeners: [(name: String, certificate: String, key: String)] {
+        let listeners: [(String, String?, String?)] = [
+            ("clawline", clawline?.tlsCertificatePath, clawline?.tlsKeyPath), ("gateway", gateway?.tlsCertificatePath, gateway?.tlsKeyPath),
+            ("companion", companion?.tlsCertificatePath, companion?.tlsKeyPath), ("discoclaw", discoClaw?.tlsCertificatePath, discoClaw?.tlsKeyPath),
+        ]
+        return listeners.compactMap { name, certificate, key in certificate.flatMap { certificate in key.map { (name, certificate, $0) } } }
+    }
+
+    /// An error about `key` of `section`, located in the file like the decoder's own.
+    func error(_ code: ConfigError.Code, _ section: ConfigSection, key: String?, _ message: String) -> ConfigError {
+        ConfigError(
+            code: code,
+            file: written?.fileName ?? "the embedded default",
+            line: written?.lines.line(of: section, key: key),
+            section: section.label,
+            key: key,
+            message: message
+        )
     }
 
     /// Reads and validates the file at `path`.
@@ -135,6 +168,7 @@ public struct RelayConfig: Sendable {
         let source = ConfigSource(fileName: fileName, locator: ConfigLineLocator(text: text))
         var config = try ConfigDecoder(root: ConfigTable(table: root, section: .root, source: source)).decode()
         config.warnings = source.warnings.items
+        config.written = (fileName, source.locator)
         return config
     }
 }

@@ -96,6 +96,17 @@ public final class Pushes {
         }
     }
 
+    /// A reload changed `[push]`: pushes go through `dispatcher` with `settings` from now on
+    /// (enabling them when they were off); what the old dispatcher holds finishes there.
+    public func replace(dispatcher: any PushDispatcher, settings: Settings) {
+        guard isEnabled else { return enable(dispatcher: dispatcher, settings: settings) }
+        self.dispatcher = dispatcher
+        self.settings = settings
+    }
+
+    /// A reload removed `[push]`: nothing more is sent; pushes pending now are dropped when due.
+    public func disable() { dispatcher = nil }
+
     /// Stores where a device can be woken (one target per device and kind; a retired one comes
     /// back to life); the scheduler uses it from then on. `completion` runs once it is durable.
     public func register(
