@@ -14,6 +14,12 @@ struct Serve: ParsableCommand {
     )
     var logLevel: String?
 
+    func validate() throws {
+        if let logLevel, !RelayConfig.logLevels.contains(logLevel) {
+            throw ValidationError("--log-level \(logLevel) is not one of \(RelayConfig.logLevels.joined(separator: ", "))")
+        }
+    }
+
     func run() throws {
         // Every file and folder the relay creates is its user's alone.
         umask(0o077)
