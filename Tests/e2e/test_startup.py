@@ -287,3 +287,30 @@ def test_pair_link_needs_a_gateway_names_the_bound_port_and_warns_about_loopback
     assert bad.returncode == 64 and "wss://" in bad.stderr, bad.stderr
     remote = relay.cli("pair-link", "--no-qr", "--remote", "wss://relay.example.com")
     assert "remote=wss" in remote.stdout and "cannot reach" not in remote.stderr, remote.stderr
+
+
+def test_the_bash_completion_script_completes_subcommands_and_options(tmp_path):
+    """README's install step: the script goes where bash-completion loads it from; here it is sourced and
+    asked what `bash` would offer at a Tab."""
+    script = tmp_path / "clawrelay.bash"
+    generated = subprocess.run([str(relay_bin()), "--generate-completion-script", "bash"], capture_output=True, text=True, timeout=15)
+    assert generated.returncode == 0 and "complete -o filenames -F _clawrelay clawrelay" in generated.stdout, generated
+    script.write_text(generated.stdout)
+    ask = f"""
+source {script}
+offer() {{
+    COMP_LINE="$1"; COMP_POINT=${{#COMP_LINE}}
+    read -ra COMP_WORDS <<< "$COMP_LINE"
+    [[ "$COMP_LINE" == *" " ]] && COMP_WORDS+=("")
+    COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))
+    COMPREPLY=()
+    _clawrelay clawrelay "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
+    echo "$1|${{COMPREPLY[*]}}"
+}}
+offer "clawrelay ch"
+offer "clawrelay chat --se"
+offer "clawrelay devices ap"
+"""
+    env = dict(os.environ, PATH=f"{relay_bin().parent}:{os.environ['PATH']}")
+    offered = subprocess.run(["bash", "-c", ask], capture_output=True, text=True, timeout=30, env=env)
+    assert offered.stdout.splitlines() == ["clawrelay ch|chat", "clawrelay chat --se|--send", "clawrelay devices ap|approve"], offered
