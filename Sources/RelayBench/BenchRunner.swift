@@ -19,6 +19,9 @@ public final class BenchRunner {
         loop = ServiceLoop(logger: logger)
     }
 
+    /// Every scenario name `run` knows; `all` is the first six.
+    public static let scenarioNames = ["roundtrip", "fanout", "idle", "replay", "audit", "gateway", "chaos", "fuzz", "all"]
+
     public func run() throws -> BenchReport {
         let files = raiseFileLimit()
         if options.pin {
@@ -31,7 +34,7 @@ public final class BenchRunner {
         _ = try loop.start()
         defer { loop.stop(graceMillis: 500) }
         progress("open-file limit \(files); generator on one lws service thread")
-        let all = ["roundtrip", "fanout", "idle", "replay", "audit", "gateway"]
+        let all = Array(Self.scenarioNames.prefix(6))
         let scenarios = options.scenarios.flatMap { $0 == "all" ? all : [$0] }
         for scenario in scenarios {
             let started = Date()
@@ -44,7 +47,7 @@ public final class BenchRunner {
             case "chaos": try chaos()
             case "fuzz": try fuzz()
             case "gateway": try gateway()
-            default: throw BenchError("unknown scenario \(scenario) (roundtrip, fanout, idle, replay, audit, gateway, chaos, fuzz, all)")
+            default: throw BenchError("unknown scenario \(scenario) (\(Self.scenarioNames.joined(separator: ", ")))")
             }
             progress("\(scenario) done in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         }

@@ -21,12 +21,16 @@ public final class ChatApp {
         state = ChatState(
             configuration: ChatConfiguration(
                 utcOffsetSeconds: TimeZone.current.secondsFromGMT(),
+                // The run ids (idempotency keys) of one start: an earlier start's `tui-1` is a
+                // finished run, and the relay would answer a new message sent with it as that run.
+                clientIDPrefix: "tui-\(Identifiers.newUUID())",
                 bellOnActivity: bell,
                 now: { SystemClock().nowMillis() }
             )
         )
         let post = inbox.post
         let deviceID = identity.deviceID
+        let explainer = ConnectExplainer(target: target, loop: loop)
         let made = OperatorClient(target: target, identity: identity, loop: loop, logger: logger) { linkState, detail in
             switch linkState {
             case .connected: post(.connection(.connected))
@@ -40,7 +44,9 @@ public final class ChatApp {
                         )
                     )
                 )
-            default: post(.connection(.disconnected(reason: detail, retryInMillis: OperatorClient.maxRetryMillis)))
+            default:
+                // The link's detail ends with when it tries next.
+                explainer.explain(linkState, detail) { post(.connection(.disconnected(reason: $0.detail, retryInMillis: nil))) }
             }
         }
         made.onEvent = { event in

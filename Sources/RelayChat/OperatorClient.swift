@@ -15,14 +15,18 @@ public final class OperatorClient {
     public enum RunEvent: Equatable, Sendable {
         /// The whole answer so far.
         case progress(String)
-        case final(String)
-        /// The run ended without an answer (error or abort), with the gateway's reason.
+        /// The answer, with its place on the user's clock when the gateway gives one (what
+        /// `sessions.markRead` takes).
+        case final(String, seq: Int64?)
+        /// The run ended without an answer (error, abort, a refused `chat.send`, a dropped link),
+        /// in a sentence: the gateway's reason ("the assistant failed to answer: …") where it gave one.
         case failed(String)
     }
 
     private let link: GatewayLink
     private var runs: [String: (RunEvent) -> Void] = [:]
-    /// Every event that is not a chat run's (`sessions.changed`, `tick`, …), for the screen.
+    /// Every event, for the screen (`sessions.changed`, `tick`, `chat` events of every run), except
+    /// how a run of this client ended without an answer: its `events` hear that, once.
     public var onEvent: ((GatewayEvent<JSONValue>) -> Void)?
 
     /// Longest wait between tries while the link is down or awaiting approval: a person is waiting.
@@ -73,7 +77,9 @@ public final class OperatorClient {
     public func send(_ text: String, to key: String, runID: String = Identifiers.newUUID(), events: @escaping (RunEvent) -> Void) {
         runs[runID] = events
         call("chat.send", ChatSendParams(sessionKey: key, message: text, idempotencyKey: runID)) { [weak self] result in
-            if case .failure(let error) = result { self?.runs.removeValue(forKey: runID)?(.failed(error.description)) }
+            if case .failure(let error) = result {
+                self?.runs.removeValue(forKey: runID)?(.failed("the relay refused the message: \(error.message)"))
+            }
         }
     }
 
@@ -89,13 +95,13 @@ public final class OperatorClient {
         case "delta": events(.progress(text))
         case "final":
             runs.removeValue(forKey: runID)
-            events(.final(text))
+            events(.final(text, seq: payload.message?.seq))
         case "aborted":
             runs.removeValue(forKey: runID)
-            events(.failed("the answer was aborted"))
+            return events(.failed("the answer was aborted"))
         default:
             runs.removeValue(forKey: runID)
-            events(.failed(payload.errorMessage ?? "the assistant failed to answer"))
+            return events(.failed(payload.errorMessage ?? "the assistant failed to answer"))
         }
         onEvent?(event)
     }

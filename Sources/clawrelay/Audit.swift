@@ -47,18 +47,18 @@ struct Audit: ParsableCommand {
         }
     }
 
-    func run() throws {
-        var sinceMillis: Int64?
-        if let since {
-            guard let time = Self.parseSince(since, now: SystemClock().nowMillis()) else {
-                fail("--since takes a duration such as 30s, 10m, 2h or 7d (or -5m), or an RFC 3339 time such as 2026-11-22T10:00:00Z")
-            }
-            sinceMillis = time
+    func validate() throws {
+        if let since, Self.parseSince(since, now: 0) == nil {
+            throw ValidationError("--since takes a duration such as 30s, 10m, 2h or 7d (or -5m), or an RFC 3339 time such as 2026-11-22T10:00:00Z")
         }
         if let protocolName, !Self.protocols.contains(protocolName) {
-            fail("--protocol \(protocolName) is not a protocol the audit records; use one of \(Self.protocols.joined(separator: ", "))")
+            throw ValidationError("--protocol \(protocolName) is not a protocol the audit records; use one of \(Self.protocols.joined(separator: ", "))")
         }
-        guard limit > 0 else { fail("--limit must be at least 1") }
+        guard limit >= 1 else { throw ValidationError("--limit must be at least 1") }
+    }
+
+    func run() throws {
+        let sinceMillis = since.flatMap { Self.parseSince($0, now: SystemClock().nowMillis()) }
         let config = options.loadExisting()
         if protocolName == "push" { return try pushAttempts(config, since: sinceMillis) }
         let log: AuditLog

@@ -29,6 +29,13 @@ struct Bench: ParsableCommand {
     @Flag(help: "Seconds-scale sizes for CI: every code path runs, nothing is judged.") var smoke = false
     @Flag(help: "Print the report as JSON.") var json = false
 
+    func validate() throws {
+        if let unknown = scenarios.first(where: { !BenchRunner.scenarioNames.contains($0) }) {
+            throw ValidationError("unknown scenario \(unknown) (\(BenchRunner.scenarioNames.joined(separator: ", ")))")
+        }
+        if let rate, !(rate > 0 && rate.isFinite) { throw ValidationError("--rate \(rate): give a number of messages a second above 0") }
+    }
+
     func run() throws {
         var options = smoke ? BenchOptions.smoke() : BenchOptions()
         options.scenarios = scenarios
@@ -43,10 +50,7 @@ struct Bench: ParsableCommand {
         if let kills { options.kills = kills }
         if let fuzzFrames { options.fuzzFrames = fuzzFrames }
         if let baseline { options.baselines = baseline.split(separator: ",").map(String.init) }
-        if let rate {
-            guard rate > 0, rate.isFinite else { fail("--rate \(rate): give a number of messages a second above 0") }
-            options.rate = rate
-        }
+        if let rate { options.rate = rate }
         options.pin = pin
         options.binary = relay ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         guard FileManager.default.isExecutableFile(atPath: options.binary) else { fail("--relay \(options.binary): not an executable file") }

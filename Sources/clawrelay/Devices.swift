@@ -129,18 +129,21 @@ struct Devices: ParsableCommand {
         @Option(help: "An ntfy topic URL (https://ntfy.sh/my-topic), or a topic on [push] ntfy_url.") var ntfy: String?
         @Option(help: "Remove the device's target of this kind: apns or ntfy.") var remove: String?
 
-        func run() throws {
+        func validate() throws {
             let given = [apns != nil, ntfy != nil, remove != nil].filter { $0 }.count
-            guard given == 1 else { fail("give exactly one of --apns TOKEN, --ntfy URL or --remove apns|ntfy") }
-            if let apns, !PushTarget.isAPNsToken(apns) { fail("--apns takes the device's APNs token in hex (64 characters)") }
+            guard given == 1 else { throw ValidationError("give exactly one of --apns TOKEN, --ntfy URL or --remove apns|ntfy") }
+            if let apns, !PushTarget.isAPNsToken(apns) { throw ValidationError("--apns takes the device's APNs token in hex (64 characters)") }
             if let ntfy {
                 let isURL = PushTarget.origin(of: ntfy) != nil
                 let isTopic = !ntfy.isEmpty && ntfy.count <= 64 && ntfy.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
                 guard (isURL && ntfy.count <= 512) || isTopic else {
-                    fail("--ntfy takes an http(s) topic URL or a topic name (letters, digits, - and _)")
+                    throw ValidationError("--ntfy takes an http(s) topic URL or a topic name (letters, digits, - and _)")
                 }
             }
-            if let remove, PushTarget.Kind(rawValue: remove) == nil { fail("--remove takes apns or ntfy") }
+            if let remove, PushTarget.Kind(rawValue: remove) == nil { throw ValidationError("--remove takes apns or ntfy") }
+        }
+
+        func run() throws {
             let store = Devices.openStore(options)
             let deviceID = TypedID.device(self.deviceID, in: store)
             let now = SystemClock().nowMillis()
@@ -166,8 +169,11 @@ struct Devices: ParsableCommand {
         @Argument(help: "The pending device id, or a unique prefix of 8 or more characters.") var deviceID: String
         @Option(name: .customLong("user"), help: "Attach the device to this user id (default: a new user).") var userID: String?
 
+        func validate() throws {
+            if let userID, !Identifiers.isUUIDv4(userID) { throw ValidationError("--user must be a UUIDv4") }
+        }
+
         func run() throws {
-            if let userID, !Identifiers.isUUIDv4(userID) { fail("--user must be a UUIDv4") }
             let store = Devices.openStore(options)
             let deviceID = TypedID.device(self.deviceID, in: store)
             guard let result = Devices.ask(store, .approve, deviceID: deviceID, userID: userID) else {

@@ -32,17 +32,20 @@ struct PairLink: ParsableCommand {
         return (gateway.host, gateway.port)
     }
 
+    func validate() throws {
+        if let remote {
+            guard let url = URL(string: remote), url.scheme == "wss" || url.scheme == "ws", url.host?.isEmpty == false else {
+                throw ValidationError("--remote takes a ws:// or wss:// address such as wss://relay.example.com, got \(remote)")
+            }
+        }
+        if let port, !(1...65_535).contains(port) { throw ValidationError("--port must be between 1 and 65535") }
+    }
+
     func run() throws {
         let config = options.loadExisting()
         guard let gateway = Self.gatewayAddress(config) else {
             fail("the relay has no [gateway] listener, so no client could use a pairing link; add [gateway] and restart the relay")
         }
-        if let remote {
-            guard let url = URL(string: remote), url.scheme == "wss" || url.scheme == "ws", url.host?.isEmpty == false else {
-                fail("--remote takes a ws:// or wss:// address such as wss://relay.example.com, got \(remote)")
-            }
-        }
-        if let port, !(1...65_535).contains(port) { fail("--port must be between 1 and 65535") }
         let dialHost = host ?? gateway.host
         // Loopback, or a wildcard address no client can dial.
         if remote == nil, ListenEndpoint(host: dialHost, port: gateway.port).isLoopback || ["0.0.0.0", "::", ""].contains(dialHost) {

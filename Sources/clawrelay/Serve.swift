@@ -16,6 +16,12 @@ struct Serve: ParsableCommand {
     )
     var logLevel: String?
 
+    func validate() throws {
+        if let logLevel, !RelayConfig.logLevels.contains(logLevel) {
+            throw ValidationError("--log-level \(logLevel) is not one of \(RelayConfig.logLevels.joined(separator: ", "))")
+        }
+    }
+
     func run() throws {
         // SIGTERM, SIGINT and SIGHUP stay blocked in every thread (threads inherit the mask) and
         // are taken with sigwait below, so a stop that arrives at any moment, even before "ready",

@@ -22,6 +22,22 @@ import Testing
         #expect(fixture.state.hotlist.entries.map(\.key) == ["b", "c"])
     }
 
+    @Test func unreadConversationsAtStartAreOnTheHotlistWithoutABell() {
+        var fixture = ChatFixture()
+        fixture.server(.connection(.connected))
+        let listed = fixture.server(
+            .sessionsListed([session("read", updatedAt: 30), session("news", updatedAt: 20, unread: 2), session("more", updatedAt: 10, unread: 1)])
+        )
+        #expect(!listed.contains(.bell), "nothing arrived: it was there before")
+        #expect(fixture.state.activeKey == "read")
+        #expect(fixture.state.hotlist.entries == [Hotlist.Entry(key: "news", level: .message), Hotlist.Entry(key: "more", level: .message)])
+        let status = fixture.state.screen().status.map(\.text).joined()
+        #expect(status.hasSuffix("[Act: 2:news(2) 3:more(1)]"), "\(status)")
+        var unreadFirst = ChatFixture()
+        unreadFirst.server(.sessionsListed([session("news", updatedAt: 20, unread: 2)]))
+        #expect(unreadFirst.state.activeKey == "news" && unreadFirst.state.hotlist.entries.isEmpty, "the active buffer is not on it")
+    }
+
     @Test func aStreamedAnswerRingsOnceAndItsFinalDoesNotCountTwice() {
         var fixture = threeBuffers()
         #expect(fixture.server(.streaming(key: "b", id: "r", text: "Hel")) == [.bell, .redraw])

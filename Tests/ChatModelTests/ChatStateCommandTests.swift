@@ -89,4 +89,16 @@ import Testing
         #expect(fixture.state.screen().title == "clawrelay chat — disconnected: refused, retry in 3 s")
         #expect(fixture.state.screen().status.first?.style == .disconnected)
     }
+
+    @Test func aLongStatusIsCutAtTheWidth() {
+        var fixture = ChatFixture.connected([session("a", displayName: "A long name")], columns: 40)
+        fixture.server(.connection(.disconnected(reason: "could not connect to ws://127.0.0.1:18789: connection refused", retryInMillis: nil)))
+        let status = fixture.state.screen().status
+        #expect(status == [StyledSpan("[disconnected: could not connect to ws:…", .disconnected)])
+        #expect(DisplayWidth.of(status.map(\.text).joined()) == 40)
+        fixture.server(.connection(.connected))
+        #expect(fixture.state.screen().status == [StyledSpan("[connected]", .connected), StyledSpan(" [1:A long name]")])
+        fixture.input(.resize(columns: 20, rows: 24))
+        #expect(fixture.state.screen().status == [StyledSpan("[connected]", .connected), StyledSpan(" [1:A lo…")])
+    }
 }

@@ -165,6 +165,30 @@ import Testing
         }
     }
 
+    @Test func aBackendKeyForABackendTheRelayLacksMakesNoConversation() throws {
+        let bed = GatewayTestbed()
+        let (writer, _) = try bed.paired(TestDevice())
+        let key = "backend:nosuch:x"
+        let calls: [(String, [String: JSONValue])] = [
+            ("chat.send", ["sessionKey": .string(key), "message": .string("x"), "idempotencyKey": .string("r0")]),
+            ("chat.history", ["sessionKey": .string(key)]), ("sessions.patch", ["key": .string(key), "label": .string("x")]),
+            ("sessions.markRead", ["key": .string(key), "seq": .int(1)]),
+        ]
+        for (method, params) in calls {
+            let refused = writer.request(method, .object(params))
+            #expect(refused?["error"]?["message"] == .string("no backend named nosuch; configured: echo"), "\(method)")
+            #expect(refused?["error"]?["details"]?["code"] == .string("UNKNOWN_BACKEND"), "\(method)")
+        }
+        #expect(writer.request("sessions.list")?["payload"]?["sessions"] == .array([]), "nothing was created")
+        let known = try #require(send(writer, "hi", key: "backend:echo:x", run: "r"))
+        #expect(known["payload"]?["status"] == .string("started"))
+        // A conversation made before its backend left the configuration is still there to read.
+        bed.bed.hub.conversations.resolve(.session("backend:gone:old"), userID: bed.settings.userID, draft: ConversationDraft(backend: "gone")) { _ in
+        }
+        bed.bed.settle()
+        #expect(writer.request("chat.history", .object(["sessionKey": .string("backend:gone:old")]))?["ok"] == .bool(true))
+    }
+
     @Test func aChangedConversationIsAnnouncedToEveryReader() throws {
         let bed = GatewayTestbed()
         let (writer, _) = try bed.paired(TestDevice())

@@ -13,7 +13,9 @@ from conftest import make_config, relay_bin
 class Tmux:
     def __init__(self, command: list[str], columns: int = 120, rows: int = 40):
         self.socket = f"clawrelay-{uuid.uuid4().hex[:8]}"
-        self.run("new-session", "-d", "-s", "chat", "-x", str(columns), "-y", str(rows), "env", "TERM=xterm-256color", *command)
+        # pytest exports COLUMNS=80 and LINES=24; ncurses would take them over the window's size.
+        self.run("new-session", "-d", "-s", "chat", "-x", str(columns), "-y", str(rows),
+                 "env", "-u", "COLUMNS", "-u", "LINES", "TERM=xterm-256color", *command)
 
     def run(self, *args: str) -> str:
         return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10).stdout
@@ -99,6 +101,46 @@ def test_the_approval_keys_are_in_the_help_and_say_when_nothing_waits(tui):
     tmux.wait_for("no approval waiting")
     tmux.keys("/deny 4f2a", "Enter")
     tmux.wait_for("no approval 4f2a is waiting")
+
+
+def test_a_failed_answer_says_why_once(tui):
+    relay, tmux = tui
+    tmux.wait_for("[1:echo]")
+    tmux.keys("/new cmd failing", "Enter")  # `cat; exit 3`
+    tmux.wait_for("failing — cmd")
+    tmux.keys("boom", "Enter")
+    screen = tmux.wait_for("the assistant failed to answer: exit status 3")
+    assert screen.count("the assistant failed to answer") == 1, f"one line for one failure:\n{screen}"
+    assert "error │ the assistant failed to answer: exit status 3" in screen, screen
+
+
+def test_a_second_start_sends_to_the_same_conversation(relay_factory, tmp_path):
+    """Each start has its own run ids: an earlier start's would be answered as the run it was."""
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0", "auto_approve_loopback": True}
+    relay = relay_factory(cfg)
+    for attempt in ("first start", "second start"):
+        tmux = chat_screen(relay, tmp_path)
+        try:
+            tmux.wait_for("[1:echo]")
+            tmux.keys(attempt, "Enter")
+            tmux.wait_for(f"echo: {attempt}")
+        finally:
+            tmux.close()
+
+
+def test_a_refused_connection_says_so(relay_factory, tmp_path):
+    from conftest import free_port
+    port = free_port()
+    tmux = Tmux([str(relay_bin()), "chat", "--url", f"ws://127.0.0.1:{port}", "--identity", str(tmp_path / "id" / "chat.key")])
+    try:
+        screen = tmux.wait_for(f"[disconnected: could not connect to ws://127.0.0.1:{port}: connection refused")
+        assert screen.rstrip().splitlines()[-1].rstrip() == ">", f"the status line is cut at the width, not wrapped onto the input:\n{screen}"
+        tmux.run("resize-window", "-t", "chat", "-x", "140", "-y", "20")
+        wide = tmux.wait_for("connection refused; next try in")
+        assert "retry in" not in wide, f"the link's own next try is the only one shown:\n{wide}"
+    finally:
+        tmux.close()
 
 
 def test_ctrl_d_on_an_empty_line_quits(tui):
@@ -209,5 +251,26 @@ async def test_reading_on_a_discoclaw_app_clears_the_terminals_unread_count(rela
             assert asyncio.get_running_loop().time() < deadline, f"the unread count stayed:\n{tmux.screen()}"
             await asyncio.sleep(0.1)  # polling the pane: a terminal has no event to await
         assert "shared" in tmux.screen()
+    finally:
+        tmux.close()
+
+
+async def test_unread_conversations_at_start_are_in_the_activity_list(relay_factory, tmp_path):
+    import asyncio
+    from gateway_client import Identity, paired
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0", "auto_approve_loopback": True}
+    relay = relay_factory(cfg)
+    other, _ = await paired(relay, Identity())  # another operator device: its answers are unread here
+    for key in ("older", "newer"):
+        sent = await other.request("chat.send", {"sessionKey": key, "message": f"to {key}", "idempotencyKey": key})
+        await other.event("chat", where=lambda p: p.get("state") == "final" and p.get("runId") == sent["payload"]["runId"])
+    tmux = chat_screen(relay, tmp_path)
+    try:
+        screen = await asyncio.to_thread(tmux.wait_for, "older(1)]")
+        status = next(line for line in screen.splitlines() if line.startswith("[connected]"))
+        assert "[Act:" in status and "newer" not in status.split("[Act:")[1], f"the active buffer is not listed:\n{screen}"
+        assert screen.splitlines()[0].startswith("newer"), f"the most recent conversation is open:\n{screen}"
+        assert tmux.bell() == "0", "what was there before is not news"
     finally:
         tmux.close()

@@ -206,3 +206,20 @@ async def test_sessions_patch_renames_a_conversation_for_every_protocol(relay_fa
     reader, _ = await paired(relay, Identity(), scopes=("operator.read",))
     refused = await reader.request("sessions.patch", {"key": key, "label": "x"})
     assert refused["ok"] is False and refused["error"]["message"] == "missing scope: operator.write", refused
+
+
+async def test_a_backend_key_for_a_backend_the_relay_lacks_is_refused_and_makes_nothing(relay_factory):
+    relay, _ = await shared_user_relay(relay_factory)
+    operator, _ = await paired(relay, Identity())
+    key = "backend:nosuch:notes"
+    for method, params in (("chat.send", {"sessionKey": key, "message": "hello", "idempotencyKey": "r1"}),
+                           ("sessions.patch", {"key": key, "label": "Notes"}),
+                           ("chat.history", {"sessionKey": key})):
+        refused = await operator.request(method, params)
+        assert refused["ok"] is False and refused["error"]["code"] == "INVALID_REQUEST", (method, refused)
+        assert refused["error"]["message"] == "no backend named nosuch; configured: cmd, echo", (method, refused)
+        assert refused["error"]["details"]["code"] == "UNKNOWN_BACKEND", (method, refused)
+    listing = await operator.request("sessions.list")
+    assert listing["payload"]["sessions"] == [], "no conversation was made"
+    listed = await asyncio.to_thread(relay.cli, "conversations", "list", "--json")
+    assert not any(c["backend"] == "nosuch" or "session:" + key in c["keys"] for c in json.loads(listed.stdout)), listed.stdout

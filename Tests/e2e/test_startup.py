@@ -203,7 +203,26 @@ def test_the_log_level_can_be_overridden(tmp_path, how):
     assert "relay started" not in err, err  # an info line, below warning
     bad = subprocess.run([str(relay_bin()), "serve", "--log-level", "loud", "--data-dir", str(tmp_path / "e")],
                          capture_output=True, text=True, timeout=15)
-    assert bad.returncode == 1 and "loud" in bad.stderr, bad.stderr
+    assert bad.returncode == 64 and "--log-level loud is not one of trace, debug" in bad.stderr, bad.stderr
+    assert not (tmp_path / "e").exists(), "a usage error starts nothing"
+
+
+@pytest.mark.parametrize("args", [
+    ["serve", "--log-level", "loud"], ["serve", "--no-such-option"],
+    ["chat", "--wait", "0"], ["chat", "--url", "http://x"], ["chat", "--send", "x", "--list"],
+    ["devices", "push", "d", "--apns", "abcd"], ["devices", "push", "d"], ["devices", "push", "d", "--remove", "email"],
+    ["devices", "approve", "d", "--user", "bob"],
+    ["conversations", "list", "--limit", "0"], ["approvals", "--limit", "0"],
+    ["pair-link", "--port", "70000"], ["pair-link", "--remote", "http://x"],
+    ["audit", "--since", "yesterday"], ["audit", "--protocol", "foo"], ["audit", "--limit", "0"],
+    ["bench", "nosuch"], ["bench", "--rate", "0"],
+], ids=lambda args: " ".join(args))
+def test_a_bad_command_line_is_a_usage_error_in_every_subcommand(tmp_path, args):
+    """Exit 64 (EX_USAGE) with the usage line, before anything is read or started."""
+    data = [] if args[0] in ("chat", "bench") else ["--data-dir", str(tmp_path / "d")]
+    result = subprocess.run([str(relay_bin()), *args, *data], capture_output=True, text=True, timeout=15)
+    assert result.returncode == 64 and result.stderr.startswith("Error: ") and "Usage: clawrelay" in result.stderr, result
+    assert not (tmp_path / "d").exists()
 
 
 def test_the_systemd_unit_is_valid_and_its_command_line_runs(tmp_path):
@@ -320,6 +339,33 @@ def test_pair_link_needs_a_gateway_names_the_bound_port_and_warns_about_loopback
     assert f"port={relay.listeners['gateway'][1]}" in link.stdout, link.stdout
     assert "cannot reach" in link.stderr, link.stderr
     bad = relay.cli("pair-link", "--no-qr", "--remote", "https://x", check=False)
-    assert bad.returncode == 1 and "wss://" in bad.stderr, bad.stderr
+    assert bad.returncode == 64 and "wss://" in bad.stderr, bad.stderr
     remote = relay.cli("pair-link", "--no-qr", "--remote", "wss://relay.example.com")
     assert "remote=wss" in remote.stdout and "cannot reach" not in remote.stderr, remote.stderr
+
+
+def test_the_bash_completion_script_completes_subcommands_and_options(tmp_path):
+    """README's install step: the script goes where bash-completion loads it from; here it is sourced and
+    asked what `bash` would offer at a Tab."""
+    script = tmp_path / "clawrelay.bash"
+    generated = subprocess.run([str(relay_bin()), "--generate-completion-script", "bash"], capture_output=True, text=True, timeout=15)
+    assert generated.returncode == 0 and "complete -o filenames -F _clawrelay clawrelay" in generated.stdout, generated
+    script.write_text(generated.stdout)
+    ask = f"""
+source {script}
+offer() {{
+    COMP_LINE="$1"; COMP_POINT=${{#COMP_LINE}}
+    read -ra COMP_WORDS <<< "$COMP_LINE"
+    [[ "$COMP_LINE" == *" " ]] && COMP_WORDS+=("")
+    COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))
+    COMPREPLY=()
+    _clawrelay clawrelay "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
+    echo "$1|${{COMPREPLY[*]}}"
+}}
+offer "clawrelay ch"
+offer "clawrelay chat --se"
+offer "clawrelay devices ap"
+"""
+    env = dict(os.environ, PATH=f"{relay_bin().parent}:{os.environ['PATH']}")
+    offered = subprocess.run(["bash", "-c", ask], capture_output=True, text=True, timeout=30, env=env)
+    assert offered.stdout.splitlines() == ["clawrelay ch|chat", "clawrelay chat --se|--send", "clawrelay devices ap|approve"], offered

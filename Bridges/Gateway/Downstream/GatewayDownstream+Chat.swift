@@ -48,8 +48,21 @@ extension GatewayDownstream {
     /// gateway's user, whatever protocol made it), a key the gateway used before, a bare
     /// conversation id, or, when `creating`, a new conversation (`backend:<name>:…` keys bind it
     /// to that backend). Fails with `UnknownSession` when nothing matches (a `cv:` key never
-    /// creates; another user's conversation is unknown).
+    /// creates; another user's conversation is unknown), and with `UnknownBackend` when nothing
+    /// matches a `backend:<name>:…` key whose backend the relay does not have (no conversation
+    /// is made that no turn could answer).
     func conversation(named sessionKey: String, creating: Bool, completion: @escaping (Result<Conversation, any Error>) -> Void) {
+        guard let backend = Self.backendName(in: sessionKey), hub.router.backends[backend] == nil else {
+            return existingConversation(named: sessionKey, creating: creating, completion: completion)
+        }
+        let known = hub.router.backends.keys.sorted()
+        existingConversation(named: sessionKey, creating: false) { result in
+            guard case .failure(let error) = result, error is UnknownSession else { return completion(result) }
+            completion(.failure(UnknownBackend(name: backend, configured: known)))
+        }
+    }
+
+    private func existingConversation(named sessionKey: String, creating: Bool, completion: @escaping (Result<Conversation, any Error>) -> Void) {
         let user = settings.userID
         if let id = SessionListing.conversationID(inKey: sessionKey) {
             return hub.conversations.load(id: id) { result in

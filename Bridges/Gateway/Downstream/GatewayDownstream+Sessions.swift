@@ -5,6 +5,12 @@ import RelayCore
 /// gateway's user; answered like any unknown session.
 struct UnknownSession: Error {}
 
+/// A `backend:<name>:…` key for a new conversation, naming a backend the relay does not have.
+struct UnknownBackend: Error {
+    var name: String
+    var configured: [String]
+}
+
 /// What a terminal chat client needs besides chat: every conversation of the user with unread
 /// counts (`sessions.list`, `sessions.markRead`, `sessions.patch`, the `sessions.changed` event)
 /// and the backends with their link states (`backends.list`).
@@ -120,7 +126,10 @@ extension GatewayDownstream {
     }
 
     /// How a failed lookup of a session is answered.
-    static func sessionError(_ error: any Error) -> GatewayError { error is UnknownSession ? .unknownSession : .sessionUnavailable }
+    static func sessionError(_ error: any Error) -> GatewayError {
+        if let unknown = error as? UnknownBackend { return .unknownBackend(unknown.name, configured: unknown.configured) }
+        return error is UnknownSession ? .unknownSession : .sessionUnavailable
+    }
 
     // MARK: sessions.changed
 

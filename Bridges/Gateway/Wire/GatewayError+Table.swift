@@ -111,6 +111,10 @@ extension GatewayError {
     public static let onlyNodesReportResults = invalid("only nodes report invoke results")
     public static let onlyNodesSendEvents = invalid("only nodes send node.event")
     public static let unknownSession = invalid("unknown session", code: "UNKNOWN_SESSION")
+    /// A `backend:<name>:…` session key for a new conversation on a backend the relay does not have.
+    public static func unknownBackend(_ name: String, configured: [String]) -> GatewayError {
+        invalid("no backend named \(name.prefix(64)); configured: \(configured.joined(separator: ", "))", code: "UNKNOWN_BACKEND")
+    }
     public static let sessionUnavailable = unavailable("the session could not be opened")
 
     // Pairing and bots

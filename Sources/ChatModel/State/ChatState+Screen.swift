@@ -18,7 +18,7 @@ extension ChatState {
             title: TextWrap.fit(DisplayWidth.singleLine(titleText), width: layout.title.width),
             sidebar: sidebar,
             conversation: conversation,
-            status: statusSpans(conversation),
+            status: StyledSpan.fit(statusSpans(conversation), width: layout.status.width),
             input: input,
             cursorRow: layout.input.row + input.cursorRow,
             cursorColumn: input.cursorColumn

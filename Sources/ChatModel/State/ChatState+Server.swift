@@ -64,7 +64,8 @@ extension ChatState {
                 )
             )
         }
-        buffers.addNew(sessions)
+        // Unread at start (or in a conversation made while away): activity, like a message arriving.
+        for key in buffers.addNew(sessions) where buffers[key].map({ $0.unreadCount > 0 }) == true { hotlist.record(key, level: .message) }
         let first = !listedOnce
         listedOnce = true
         if activeKey == nil, let recent = buffers.buffers.max(by: { $0.updatedAt < $1.updatedAt }) { activate(recent.key) }

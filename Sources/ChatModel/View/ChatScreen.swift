@@ -7,7 +7,7 @@ public struct ChatScreen: Equatable, Sendable {
     /// The buffer list, at most the sidebar's height (kept round the active buffer); empty without a sidebar.
     public var sidebar: [SidebarRow]
     public var conversation: ConversationView
-    /// Link state, the active buffer, the hotlist and any notice; the screen cuts it at the width.
+    /// Link state, the active buffer, the hotlist and any notice, fitted to the width.
     public var status: [StyledSpan]
     public var input: InputView
     /// Where the terminal cursor goes, in screen coordinates.
@@ -48,6 +48,23 @@ public struct StyledSpan: Equatable, Sendable {
     public init(_ text: String, _ style: Style = .plain) {
         self.text = text
         self.style = style
+    }
+
+    /// `spans` cut to at most `width` columns, the cut one ending in "…" (a terminal would wrap
+    /// a longer status line onto the input line).
+    static func fit(_ spans: [StyledSpan], width: Int) -> [StyledSpan] {
+        var (out, left) = ([StyledSpan](), width)
+        for span in spans {
+            let columns = DisplayWidth.of(span.text)
+            guard columns > left else {
+                out.append(span)
+                left -= columns
+                continue
+            }
+            if left > 0 { out.append(StyledSpan(TextWrap.fit(span.text, width: left), span.style)) }
+            break
+        }
+        return out
     }
 }
 
