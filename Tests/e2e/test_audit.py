@@ -177,7 +177,7 @@ async def test_discoclaw_and_companion_rows_name_their_device_and_every_protocol
     for name in ("clawline", "gateway", "companion", "discoclaw", "admin", "client", "push", "audit"):
         assert relay.cli("audit", "--protocol", name, "--limit", "1").returncode == 0, name
     bad = relay.cli("audit", "--protocol", "smtp", check=False)
-    assert bad.returncode == 1 and "discoclaw" in bad.stderr and "push" in bad.stderr, bad.stderr
+    assert bad.returncode == 64 and "discoclaw" in bad.stderr and "push" in bad.stderr, bad.stderr
 
 
 async def test_limit_prints_the_newest_rows_oldest_first(relay):
@@ -195,4 +195,4 @@ async def test_limit_prints_the_newest_rows_oldest_first(relay):
     text = relay.cli("audit", "--limit", "1").stdout.splitlines()
     assert len(text) == 1 and " ws/closed " in text[0], text
     refused = relay.cli("audit", "--limit", "0", check=False)
-    assert refused.returncode == 1 and "--limit" in refused.stderr, refused.stderr
+    assert refused.returncode == 64 and "--limit" in refused.stderr, refused.stderr

@@ -362,10 +362,10 @@ offer() {{
     _clawrelay clawrelay "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
     echo "$1|${{COMPREPLY[*]}}"
 }}
-offer "clawrelay ch"
+offer "clawrelay che"
 offer "clawrelay chat --se"
 offer "clawrelay devices ap"
 """
     env = dict(os.environ, PATH=f"{relay_bin().parent}:{os.environ['PATH']}")
     offered = subprocess.run(["bash", "-c", ask], capture_output=True, text=True, timeout=30, env=env)
-    assert offered.stdout.splitlines() == ["clawrelay ch|chat", "clawrelay chat --se|--send", "clawrelay devices ap|approve"], offered
+    assert offered.stdout.splitlines() == ["clawrelay che|check-config", "clawrelay chat --se|--send", "clawrelay devices ap|approve"], offered
