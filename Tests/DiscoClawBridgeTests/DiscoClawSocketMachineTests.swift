@@ -134,20 +134,54 @@ import Testing
         #expect(machine.deliver(.assistantTyping(conversationID: "c1", active: true)).isEmpty, "the app has no typing event")
     }
 
-    @Test func anAnswersEventsWaitForItsPostReplyThenGoInOrder() {
+    @Test func anAnswersEventsWaitForItsPostReplyThenGoInOrderAndAFinishedOneIsAnnounced() {
         var machine = open()
-        machine.hold("a1")
+        machine.hold(AnswerSlot(id: "a1", seq: 11), conversationID: "c1")
         #expect(machine.deliver(progress("Hi")).isEmpty)
-        #expect(machine.deliver(progress("x", answer: "a2", seq: 20)) == [delta("x", answer: "a2", seq: 20)], "other answers do not wait")
+        #expect(machine.deliver(progress("x", answer: "a2", seq: 9)) == [delta("x", answer: "a2", seq: 9)], "other answers do not wait")
         #expect(machine.deliver(userMessage(from: "mac")) == [updated()], "nor do announcements")
         #expect(machine.deliver(final("Hi!")).isEmpty)
-        #expect(machine.release("a1") == [delta("Hi"), delta("!"), .send(.complete("a1", "Hi!", seq: 12, conversation: "c1"))])
+        #expect(
+            machine.release("a1") == [delta("Hi"), delta("!"), .send(.complete("a1", "Hi!", seq: 11, conversation: "c1")), updated()],
+            "it completes with its placeholder's seq, so the app's cursor stays short of the answer's own (12) for the /sync that follows"
+        )
         #expect(machine.release("a1").isEmpty, "released once")
+        #expect(machine.deliver(final("later", answer: "a2", seq: 30)) == [.send(.complete("a2", "later", seq: 30, conversation: "c1"))])
+    }
+
+    @Test func whileAnAnswerIsHeldNoEventMovesTheCursorPastItsPlaceholder() {
+        var machine = open()
+        machine.hold(AnswerSlot(id: "a1", seq: 11), conversationID: "c1")
+        machine.hold(AnswerSlot(id: "a3", seq: 15), conversationID: "c1")
+        #expect(machine.deliver(progress("other", answer: "a2", seq: 13)) == [delta("other", answer: "a2", seq: 11)])
+        #expect(
+            machine.deliver(final("other!", answer: "a2", seq: 14)) == [
+                delta("!", answer: "a2", seq: 11), .send(.complete("a2", "other!", seq: 11, conversation: "c1")),
+            ]
+        )
+        #expect(machine.deliver(progress("x", answer: "a3", seq: 15)).isEmpty && machine.deliver(final("x.", answer: "a3", seq: 16)).isEmpty)
+        #expect(
+            machine.release("a3") == [
+                delta("x", answer: "a3", seq: 11), delta(".", answer: "a3", seq: 11), .send(.complete("a3", "x.", seq: 11, conversation: "c1")),
+                updated(),
+            ],
+            "a1 is still held: nothing goes past its placeholder"
+        )
+        #expect(machine.release("a1") == [])
+        #expect(machine.deliver(progress("y", answer: "a4", seq: 20)) == [delta("y", answer: "a4", seq: 20)], "nothing held: seqs as they are")
+    }
+
+    @Test func anAnswerStillRunningWhenReleasedStreamsOnWithoutAnAnnouncement() {
+        var machine = open()
+        machine.hold(AnswerSlot(id: "a1", seq: 11), conversationID: "c1")
+        #expect(machine.deliver(progress("Hi")).isEmpty)
+        #expect(machine.release("a1") == [delta("Hi")])
+        #expect(machine.deliver(final("Hi!")) == [delta("!"), .send(.complete("a1", "Hi!", seq: 12, conversation: "c1"))])
     }
 
     @Test func aRevokedSocketClosesHearsNothingAndLeavesTheBusWhenGone() {
         var machine = open()
-        machine.hold("a1")
+        machine.hold(AnswerSlot(id: "a1", seq: 11), conversationID: "c1")
         _ = machine.deliver(progress("Hi"))
         #expect(machine.revoke() == [.close(.deviceRevoked)])
         #expect(machine.revoke().isEmpty)
