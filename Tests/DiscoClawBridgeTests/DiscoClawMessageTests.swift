@@ -32,9 +32,11 @@ import Testing
         #expect(frames.streamed(answerID) == "echo: the quick brown fox" && complete["content"] == .string("echo: the quick brown fox"))
         let placeholder = try #require(complete["seq"]?.intValue)
         #expect(frames.of("message.delta", answerID).allSatisfy { $0["conversationId"] == .string(id) && $0["seq"]?.intValue == placeholder })
+        #expect(frames.of("conversation.updated").isEmpty)
+        bed.afterAnnouncement()
         #expect(
-            frames.last == .object(["type": .string("conversation.updated"), "conversationId": .string(id)]),
-            "an answer that ended while held is announced, in case the app had no row yet"
+            socket.readJSON() == [.object(["type": .string("conversation.updated"), "conversationId": .string(id)])],
+            "an answer that ended while held is announced again, in case the app had no row yet"
         )
         let rows = try phone.messages(in: id)
         #expect(rows.map { $0["role"] } == [.string("user"), .string("assistant")])

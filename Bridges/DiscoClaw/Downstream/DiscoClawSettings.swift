@@ -34,6 +34,10 @@ public struct DiscoClawSettings: Sendable, Equatable {
     /// events: the app inserts the answer's row only after decoding the reply and two SQLite
     /// writes, and drops events about rows it lacks (`DiscoClawAnswerHolds`).
     public var answerHoldMillis = 250
+    /// How long after its `POST` reply an answer that ended while held is announced again with
+    /// `conversation.updated`, for an app slower than the hold (longer than the hold: the `/sync`
+    /// it starts must not find the message before the app has renamed its own copy).
+    public var answerAnnounceMillis = 2_000
 
     /// Another person: a setup token of their own and the user it joins (`[[discoclaw.users]]`).
     public struct User: Sendable, Equatable {

@@ -136,6 +136,14 @@ struct DiscoClawSocketMachine {
         return due.map(Effect.send)
     }
 
+    /// Even a slow app has renamed its copy of the message by now: an answer that ended while held
+    /// is announced again (`DiscoClawAnswerHolds`).
+    mutating func announce(_ answerID: String) -> [Effect] {
+        let due = holds.announce(answerID)
+        guard case .open = phase else { return [] }
+        return due.map(Effect.send)
+    }
+
     /// The device was revoked: the socket closes and hears nothing more.
     mutating func revoke() -> [Effect] {
         guard case .open(let deviceID, let userID) = phase else { return [] }
