@@ -25,7 +25,7 @@ import Testing
         #expect(me["device"] == .object(["id": registered["deviceId"]!, "name": .string("Tim's iPhone"), "platform": .string("ios")]))
         #expect(bed.bed.journal.devices[registered["deviceId"]?.stringValue ?? ""]?.tokenHash == Digest.sha256Hex(token), "only the hash is kept")
         let second = try bed.register()
-        #expect(second.userID != registered["userId"]?.stringValue, "without user_id every registration is its own user")
+        #expect(second.userID == registered["userId"]?.stringValue, "the app's second device joins the listener's one user")
         #expect(second.token != token && second.deviceID != registered["deviceId"]?.stringValue)
     }
 
@@ -38,7 +38,10 @@ import Testing
     }
 
     @Test func withoutASetupTokenRegistrationIsDisabled() throws {
-        let bed = DiscoClawTestbed { $0.setupToken = nil }
+        let bed = DiscoClawTestbed {
+            $0.setupToken = nil
+            $0.users = []
+        }
         let body = try bed.expect(bed.call("POST", "/auth/register", Self.registration()), 403)
         #expect(body.objectValue?.count == 1 && body["error"]?.stringValue?.hasPrefix("Registration is disabled.") == true, "\(body)")
     }
@@ -88,7 +91,7 @@ import Testing
         let mac = try phone.addDevice(name: "MacBook", platform: "macos")
         #expect(mac.deviceID != phone.deviceID && mac.token != phone.token)
         #expect(try mac.json("GET", "/auth/me")["user"]?["id"]?.stringValue == phone.userID)
-        _ = try bed.register()
+        _ = try bed.registerStranger()
         for device in [phone, mac] {
             let listed = try #require(device.json("GET", "/auth/devices")["devices"]?.arrayValue)
             #expect(Set(listed.compactMap { $0["id"]?.stringValue }) == [phone.deviceID, mac.deviceID], "not the stranger's")
@@ -125,7 +128,7 @@ import Testing
 
     @Test func anotherUsersDeviceCannotBeRevoked() throws {
         let bed = DiscoClawTestbed()
-        let (alice, bob) = (try bed.register(), try bed.register())
+        let (alice, bob) = (try bed.register(), try bed.registerStranger())
         #expect(try alice.json("DELETE", "/auth/devices/\(bob.deviceID)", status: 404) == DiscoClawTestbed.notFound)
         #expect(try alice.call("DELETE", "/auth/devices/no-such-device").status == 404)
         #expect(try bob.call("GET", "/auth/me").status == 200)
@@ -147,6 +150,72 @@ import Testing
         #expect(try phone.json("GET", "/auth/devices")["devices"]?.arrayValue?.count == 2)
         let shared = try phone.createConversation("shared")
         #expect(try mac.json("GET", "/conversations/\(shared)")["title"] == .string("shared"))
+        #expect(try bed.registerStranger().userID == "stranger")
+    }
+
+    @Test func everyRegistrationWithTheSetupTokenJoinsTheListenersOneUserAndSeesItsHistory() throws {
+        let bed = DiscoClawTestbed()
+        let stranger = try bed.registerStranger()
+        let phone = try bed.register()
+        #expect(phone.userID != stranger.userID, "a configured person's user is not the listener's")
+        let id = try phone.createConversation("from the phone")
+        _ = try phone.post("hello", in: id)
+        let mac = try bed.register(name: "Mac", platform: "macos")
+        #expect(mac.userID == phone.userID)
+        #expect(try mac.json("GET", "/conversations").arrayValue?.map { $0["id"] } == [.string(id)])
+        #expect(try mac.sync()["messages"]?.arrayValue?.count == 2, "the message and its answer")
+        #expect(try stranger.json("GET", "/conversations") == .array([]))
+    }
+
+    @Test func twoFirstRegistrationsAtOnceMakeOneUser() throws {
+        let bed = DiscoClawTestbed()
+        var users: [String] = []
+        for _ in 0..<2 { bed.downstream.registrar.user(for: .listenersUser) { users.append((try? $0.get()) ?? "failed") } }
+        #expect(users.isEmpty, "the stored devices are read first")
+        bed.bed.settle()
+        #expect(users.count == 2 && users[0] == users[1] && users[0] != "failed")
+        #expect(try bed.register().userID == users[0])
+    }
+
+    @Test func theListenersUserOutlivesItsDevicesAndSurvivesARestart() throws {
+        let bed = DiscoClawTestbed()
+        let phone = try bed.register()
+        #expect(try phone.call("DELETE", "/auth/devices/\(phone.deviceID)").status == 204)
+        let restarted = DiscoClawDownstream(settings: bed.downstream.settings, hub: bed.bed.hub, clock: bed.bed.clock, logger: bed.bed.logger)
+        let harness = bed.bed.harness(restarted, config: DiscoClawDownstream.listenerConfig(bed.downstream.settings))
+        let body = Self.registration()
+        let again = try #require(harness.request("POST", "/auth/register", json: body)?.json?["userId"]?.stringValue)
+        #expect(again == phone.userID, "a revoked device still names the user; a new listener finds it in the store")
+    }
+
+    @Test func theListenersUserIsTheOldestDeviceOfNoConfiguredPerson() {
+        func device(_ id: String, user: String) -> DeviceRecord {
+            DeviceRecord(
+                id: id,
+                userID: user,
+                protocolName: "discoclaw",
+                claimedName: nil,
+                deviceInfoJSON: nil,
+                isAdmin: false,
+                status: .revoked,
+                tokenHash: nil,
+                tokenDelivered: true,
+                createdAt: 1,
+                lastSeenAt: nil
+            )
+        }
+        let people = [DiscoClawSettings.User(setupToken: String(repeating: "b", count: 16), userID: "bob")]
+        #expect(DiscoClawRegistrar.listenersUser(among: [device("d1", user: "bob"), device("d2", user: "tim")], users: people) == "tim")
+        #expect(DiscoClawRegistrar.listenersUser(among: [device("d1", user: "bob")], users: people) == nil)
+        var settings = DiscoClawSettings()
+        settings.users = people
+        #expect(DiscoClawRegistrar.joins(presenting: String(repeating: "b", count: 16), settings) == .user("bob"))
+        #expect(DiscoClawRegistrar.joins(presenting: "nope", settings) == nil)
+        #expect(!DiscoClawRegistrar.isOpen(DiscoClawSettings()) && DiscoClawRegistrar.isOpen(settings), "a person's token alone opens registration")
+        settings.setupToken = String(repeating: "t", count: 16)
+        #expect(DiscoClawRegistrar.joins(presenting: String(repeating: "t", count: 16), settings) == .listenersUser)
+        settings.userID = "tim"
+        #expect(DiscoClawRegistrar.joins(presenting: String(repeating: "t", count: 16), settings) == .user("tim"))
     }
 
     @Test func unknownPathsAndBadBodiesAreRefusedAndChangeNothing() throws {

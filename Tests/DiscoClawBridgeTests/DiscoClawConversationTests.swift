@@ -39,7 +39,7 @@ import Testing
         let bed = DiscoClawTestbed()
         let phone = try bed.register()
         let mac = try phone.addDevice()
-        let stranger = try bed.register()
+        let stranger = try bed.registerStranger()
         let id = try phone.createConversation("Old")
         let sockets = [phone.socket(), phone.socket(), mac.socket()]
         let strangers = stranger.socket()
@@ -108,6 +108,7 @@ import Testing
         #expect(try phone.json("GET", "/conversations/\(id)")["backend"] == .string("cmd"))
         let sent = try phone.post("boom", in: id)
         let answerID = try #require(sent["assistantMessageId"]?.stringValue)
+        bed.afterHold()
         let error = try #require(socket.readJSON().of("message.error", answerID).first)
         #expect(error["conversationId"] == .string(id) && error["error"]?.stringValue?.isEmpty == false)
         #expect(try phone.json("PATCH", "/conversations/\(id)", .object(["backend": .string("nope")]), status: 400)["statusCode"] == .int(400))
@@ -115,12 +116,13 @@ import Testing
         _ = socket.readJSON()
         let again = try phone.post("works now", in: id)
         let answer = try #require(again["assistantMessageId"]?.stringValue)
+        bed.afterHold()
         #expect(socket.readJSON().of("message.complete", answer).first?["content"] == .string("echo: works now"))
     }
 
     @Test func anotherUsersConversationsAre404AndSilent() throws {
         let bed = DiscoClawTestbed()
-        let (alice, bob) = (try bed.register(), try bed.register())
+        let (alice, bob) = (try bed.register(), try bed.registerStranger())
         let bobSocket = bob.socket()
         let id = try alice.createConversation("private")
         _ = try alice.post("secret", in: id)

@@ -134,20 +134,53 @@ import Testing
         #expect(machine.deliver(.assistantTyping(conversationID: "c1", active: true)).isEmpty, "the app has no typing event")
     }
 
-    @Test func anAnswersEventsWaitForItsPostReplyThenGoInOrder() {
+    @Test func anAnswersEventsWaitForItsPostReplyThenGoInOrderAndAFinishedOneIsAnnouncedLater() {
         var machine = open()
-        machine.hold("a1")
+        machine.hold(AnswerSlot(id: "a1", seq: 11), conversationID: "c1")
         #expect(machine.deliver(progress("Hi")).isEmpty)
-        #expect(machine.deliver(progress("x", answer: "a2", seq: 20)) == [delta("x", answer: "a2", seq: 20)], "other answers do not wait")
+        #expect(machine.deliver(progress("x", answer: "a2", seq: 9)) == [delta("x", answer: "a2", seq: 9)], "other answers do not wait")
         #expect(machine.deliver(userMessage(from: "mac")) == [updated()], "nor do announcements")
         #expect(machine.deliver(final("Hi!")).isEmpty)
-        #expect(machine.release("a1") == [delta("Hi"), delta("!"), .send(.complete("a1", "Hi!", seq: 12, conversation: "c1"))])
+        #expect(
+            machine.release("a1") == [delta("Hi"), delta("!"), .send(.complete("a1", "Hi!", seq: 11, conversation: "c1"))],
+            "it completes with its placeholder's seq, so the app's cursor stays short of the answer's own (12)"
+        )
         #expect(machine.release("a1").isEmpty, "released once")
+        #expect(
+            machine.deliver(final("later", answer: "a2", seq: 30)) == [.send(.complete("a2", "later", seq: 11, conversation: "c1"))],
+            "until it is announced, nothing moves the cursor past it"
+        )
+        #expect(machine.announce("a1") == [updated()], "the /sync this starts returns the answer")
+        #expect(machine.announce("a1").isEmpty)
+        #expect(machine.deliver(final("again", answer: "a3", seq: 40)) == [.send(.complete("a3", "again", seq: 40, conversation: "c1"))])
+    }
+
+    @Test func anAnnouncementWaitsForTheDevicesNewerMessagesAndNothingPassesTheOldestPlaceholder() {
+        var machine = open()
+        machine.hold(AnswerSlot(id: "a1", seq: 11), conversationID: "c1")
+        #expect(machine.deliver(final("one", answer: "a1", seq: 12)).isEmpty)
+        machine.hold(AnswerSlot(id: "a3", seq: 15), conversationID: "c2")
+        #expect(machine.deliver(progress("other", answer: "a2", seq: 13)) == [delta("other", answer: "a2", seq: 11)])
+        #expect(machine.deliver(final("x.", answer: "a3", seq: 16)).isEmpty)
+        #expect(machine.release("a1") == [.send(.complete("a1", "one", seq: 11, conversation: "c1"))])
+        #expect(machine.announce("a1").isEmpty, "a3's message is newer: a /sync now could return it before the app renamed its copy")
+        #expect(machine.release("a3") == [.send(.complete("a3", "x.", seq: 11, conversation: "c1"))], "still capped by a1's placeholder")
+        #expect(machine.announce("a3") == [updated("c1"), updated("c2")], "every message is old enough: both are announced")
+        #expect(machine.deliver(progress("y", answer: "a4", seq: 20)) == [delta("y", answer: "a4", seq: 20)], "nothing pending: seqs as they are")
+    }
+
+    @Test func anAnswerStillRunningWhenReleasedStreamsOnAndIsNotAnnounced() {
+        var machine = open()
+        machine.hold(AnswerSlot(id: "a1", seq: 11), conversationID: "c1")
+        #expect(machine.deliver(progress("Hi")).isEmpty)
+        #expect(machine.release("a1") == [delta("Hi")])
+        #expect(machine.deliver(final("Hi!")) == [delta("!"), .send(.complete("a1", "Hi!", seq: 12, conversation: "c1"))])
+        #expect(machine.announce("a1").isEmpty)
     }
 
     @Test func aRevokedSocketClosesHearsNothingAndLeavesTheBusWhenGone() {
         var machine = open()
-        machine.hold("a1")
+        machine.hold(AnswerSlot(id: "a1", seq: 11), conversationID: "c1")
         _ = machine.deliver(progress("Hi"))
         #expect(machine.revoke() == [.close(.deviceRevoked)])
         #expect(machine.revoke().isEmpty)

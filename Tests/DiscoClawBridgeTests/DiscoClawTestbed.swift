@@ -11,15 +11,18 @@ import Testing
 /// called as the app calls it (REST with a bearer token, `/ws?token=`).
 final class DiscoClawTestbed {
     static let setupToken = "in-memory-setup-token"
+    /// Another person's setup token (`[[discoclaw.users]]`): their devices are the user "stranger".
+    static let strangerToken = "in-memory-stranger-token"
 
     let bed: RelayTestbed
     let downstream: DiscoClawDownstream
     let harness: ListenerHarness
 
-    /// `settings` gets the setup token unless it sets `setupToken = nil` through `configure`.
+    /// `settings` gets the setup token and a stranger's unless `configure` changes them.
     init(backends: [any Backend] = [ScriptedBackend.echo()], configure: (inout DiscoClawSettings) -> Void = { _ in }) {
         var settings = DiscoClawSettings()
         settings.setupToken = Self.setupToken
+        settings.users = [DiscoClawSettings.User(setupToken: Self.strangerToken, userID: "stranger")]
         configure(&settings)
         bed = RelayTestbed(backends: backends)
         downstream = DiscoClawDownstream(settings: settings, hub: bed.hub, clock: bed.clock, logger: bed.logger)
@@ -53,9 +56,9 @@ final class DiscoClawTestbed {
         return try #require(response.json, "not JSON: \(response.text)", sourceLocation: sourceLocation)
     }
 
-    /// Registers a device with the setup token.
-    func register(name: String? = "iPhone", platform: String = "ios") throws -> AppDevice {
-        var body: [String: JSONValue] = ["platform": .string(platform), "setupToken": .string(Self.setupToken)]
+    /// Registers a device with the listener's setup token (or another).
+    func register(name: String? = "iPhone", platform: String = "ios", setupToken: String = setupToken) throws -> AppDevice {
+        var body: [String: JSONValue] = ["platform": .string(platform), "setupToken": .string(setupToken)]
         if let name { body["name"] = .string(name) }
         let registered = try expect(call("POST", "/auth/register", .object(body)), 201)
         return AppDevice(
@@ -65,6 +68,9 @@ final class DiscoClawTestbed {
             token: try #require(registered["token"]?.stringValue)
         )
     }
+
+    /// Registers a device of another person (the user "stranger").
+    func registerStranger() throws -> AppDevice { try register(name: "stranger's phone", setupToken: Self.strangerToken) }
 
     /// A socket of the app: `/ws?token=` (or nil for none).
     func connect(token: String?) -> TestSocket {

@@ -38,6 +38,45 @@ import Testing
         expectRejection("[discoclaw]\nsetup = 1\n", .unknownKey, "relay.toml:2: [discoclaw] setup:")
     }
 
+    @Test func otherPeopleGetSetupTokensOfTheirOwn() throws {
+        let config = try RelayConfig.parse(
+            text: """
+                [discoclaw]
+                setup_token = "0123456789abcdef"
+
+                [[discoclaw.users]]
+                setup_token = "bob-0123456789abcdef"
+                user_id = "bob"
+
+                [[discoclaw.users]]
+                setup_token = "carol-0123456789abcdef"
+                user_id = "carol"
+                """,
+            fileName: "relay.toml"
+        )
+        #expect(config.discoClaw?.users.map(\.userID) == ["bob", "carol"])
+        #expect(config.discoClaw?.users.first?.setupToken == "bob-0123456789abcdef")
+        #expect(config.discoClaw?.userID == nil)
+        let person = "[discoclaw]\nsetup_token = \"0123456789abcdef\"\n\n[[discoclaw.users]]\n"
+        expectRejection(
+            person + "user_id = \"bob\"\n",
+            .missingKey,
+            "relay.toml:4: [[discoclaw.users]] setup_token: every [[discoclaw.users]] entry needs"
+        )
+        expectRejection(person + "setup_token = \"bob-0123456789abcdef\"\n", .missingKey, "relay.toml:4: [[discoclaw.users]] user_id:")
+        expectRejection(
+            person + "setup_token = \"short\"\nuser_id = \"bob\"\n",
+            .invalidValue,
+            "relay.toml:5: [[discoclaw.users]] setup_token: needs at least 16"
+        )
+        expectRejection(
+            person + "setup_token = \"0123456789abcdef\"\nuser_id = \"bob\"\n",
+            .invalidValue,
+            "relay.toml:5: [[discoclaw.users]] setup_token: is already another user's setup token"
+        )
+        expectRejection(person + "token = \"x\"\n", .unknownKey, "relay.toml:5: [[discoclaw.users]] token:")
+    }
+
     @Test func companionRoutesPickTheLongestPrefix() throws {
         let config = try RelayConfig.parse(
             text: """

@@ -28,6 +28,7 @@ import conftest
 from conftest import HttpResponse, make_config
 
 SETUP_TOKEN = "e2e-discoclaw-setup-0123456789"
+STRANGER_TOKEN = "e2e-discoclaw-stranger-0123456789"  # another person's ([[discoclaw.users]]): user "stranger"
 MISSING = object()
 ORDER = itertools.count(1)  # one clock for "which arrived first" across HTTP bodies and socket frames
 
@@ -142,9 +143,11 @@ def app_decodes_everything():
 
 
 def discoclaw_config(echo: dict | None = None, cmd: dict | None = None, **section: Any) -> dict:
-    """The default config plus `[discoclaw]` on port 0 (a None value removes a key, e.g. setup_token=None)."""
+    """The default config plus `[discoclaw]` on port 0 with a stranger's setup token besides the listener's
+    (a None value removes a key, e.g. setup_token=None)."""
     cfg = make_config(echo=echo, cmd=cmd)
-    body: dict[str, Any] = {"listen": "127.0.0.1:0", "setup_token": SETUP_TOKEN, "backend": "echo", **section}
+    stranger = [{"setup_token": STRANGER_TOKEN, "user_id": "stranger"}]
+    body: dict[str, Any] = {"listen": "127.0.0.1:0", "setup_token": SETUP_TOKEN, "backend": "echo", "users": stranger, **section}
     cfg["discoclaw"] = {k: v for k, v in body.items() if v is not None}
     return cfg
 
@@ -267,6 +270,11 @@ def register(relay, name: str | None = "iPhone", platform: str = "ios", setup: s
     return Device(relay, reg["userId"], reg["deviceId"], reg["token"])
 
 
+def register_stranger(relay, name: str = "stranger's phone") -> Device:
+    """A device of another person (the config's [[discoclaw.users]] entry): not the listener's user."""
+    return register(relay, name=name, setup=STRANGER_TOKEN)
+
+
 def add_device(dev: Device, name: str = "Mac", platform: str = "macos") -> Device:
     new = dev.call("POST", "/auth/devices", {"name": name, "platform": platform}, 201, "new_device")
     return Device(dev.relay, dev.user_id, new["deviceId"], new["token"])
@@ -373,9 +381,79 @@ class Turn:
 
 async def turn(dev: Device, sock: Socket, conv_id: str, content: str, client_id: str | None = None,
                timeout: float = 10.0) -> Turn:
-    """POST a message, then read `sock` to the answer's message.complete."""
+    """POST a message, then read `sock` to the answer's message.complete. (An answer that ended while the
+    sender's socket held it is announced again with conversation.updated ~2 s after the 201.)"""
     sent = await dev.post_message(conv_id, content, client_id)
     order = dev.last_order
     complete, before = await sock.recv_until(of("message.complete", sent["assistantMessageId"]), timeout)
     deltas = [f for f in before if of("message.delta", sent["assistantMessageId"])(f)]
     return Turn(sent, order, deltas, complete, before + [complete])
+
+
+# --------------------------------------------------------------------------------------------
+# the app's local store and how it applies what it hears
+
+
+class App:
+    """The DiscoClaw app as `ChatViewModel.send` and `SyncEngine.applyEvent` (871a5d7) behave: after the
+    201 it decodes the reply and writes two SQLite rows (`confirmOptimistic`, then `saveIfAbsent` of the
+    answer's placeholder), which take `insert_delay` seconds; `message.delta`/`message.complete` about a
+    row it does not have change nothing but still move the sync cursor to their seq; `message.error`
+    upserts; `conversation.updated` starts a `/sync?since=<cursor>` (read when the event is handled) whose
+    messages are upserted, while later events go on being handled. Events are handled in arrival order."""
+
+    def __init__(self, dev: Device, sock: Socket, insert_delay: float = 0.02):
+        self.dev, self.sock, self.insert_delay = dev, sock, insert_delay
+        self.rows: dict[str, dict] = {}
+        self.cursor = 0
+        self.syncs: set[asyncio.Task] = set()
+        self.dropped: list[dict] = []  # events about rows the app did not have yet
+        self.duplicates: list[str] = []  # optimistic user rows left beside their synced copy
+        self.handler = asyncio.create_task(self._handle_events())
+
+    async def send(self, conv_id: str, content: str) -> dict:
+        client_id = new_client_id()
+        self.rows[client_id] = {"status": "pending", "content": content}  # the optimistic row
+        sent = await self.dev.post_message(conv_id, content, client_id)
+        await asyncio.sleep(self.insert_delay)  # models the app's decode and SQLite writes, not a wait for the relay
+        if sent["id"] in self.rows:  # a /sync stored it first: renaming the optimistic row fails, a duplicate stays
+            self.duplicates.append(client_id)
+        else:
+            self.rows[sent["id"]] = self.rows.pop(client_id) | {"status": "streaming"}  # confirmOptimistic
+        self.rows.setdefault(sent["assistantMessageId"], {"status": "streaming", "content": ""})  # saveIfAbsent
+        return sent
+
+    def shown(self, answer_id: str) -> str | None:
+        """The answer's text once its row is complete."""
+        row = self.rows.get(answer_id)
+        return row["content"] if row and row["status"] == "complete" else None
+
+    def _advance(self, seq: int) -> None:
+        self.cursor = max(self.cursor, seq)
+
+    async def _handle_events(self) -> None:
+        while (frame := await self.sock.queue.get()) is not None:
+            kind, row = frame.get("type"), self.rows.get(frame.get("messageId", ""))
+            if kind in ("message.delta", "message.complete") and row is None:
+                self.dropped.append(frame)
+            if kind == "message.delta":
+                if row is not None:
+                    row["content"] += frame["delta"]
+                self._advance(frame["seq"])
+            elif kind == "message.complete":
+                if row is not None and row["status"] != "error":
+                    row.update(status="complete", content=frame["content"])
+                self._advance(frame["seq"])
+            elif kind == "message.error":
+                self.rows[frame["messageId"]] = {"status": "error", "content": (row or {}).get("content", "")}
+            elif kind == "conversation.updated":
+                task = asyncio.create_task(self._sync(self.cursor))
+                self.syncs.add(task)
+                task.add_done_callback(self.syncs.discard)
+        await self.sock.queue.put(None)
+
+    async def _sync(self, since: int) -> None:
+        body = await asyncio.to_thread(self.dev.sync, since)
+        for message in body["messages"]:
+            self.rows[message["id"]] = {"status": message["status"], "content": message["content"]}
+        self._advance(body["cursor"])

@@ -1,5 +1,6 @@
 """DiscoClaw listener end to end: /health, tokens in the query next to other arguments, the device list as
-the app decodes it, the socket's upgrade auth, tokens across a restart. The protocol logic of registration,
+the app decodes it, the app's second device joining the listener's one user (and another person's setup token
+its own user), the socket's upgrade auth, tokens across a restart. The protocol logic of registration,
 tokens, devices and HTTP errors is tested in memory (Tests/DiscoClawBridgeTests/DiscoClawAuthTests.swift)."""
 import threading
 import time
@@ -8,6 +9,7 @@ from http.client import HTTPConnection, RemoteDisconnected
 import pytest
 from websockets.exceptions import InvalidStatus
 
+import conftest
 from conftest import async_wait_for
 from discoclaw_client import (
     SETUP_TOKEN,
@@ -19,6 +21,7 @@ from discoclaw_client import (
     expect,
     http,
     register,
+    register_stranger,
     write_config,
 )
 
@@ -64,8 +67,30 @@ def test_a_second_device_joins_the_same_user_and_lists_with_one_current(drelay):
         assert [d["id"] for d in listing if d["isCurrent"]] == [dev.device_id], listing
         assert by_id[mac.device_id]["name"] == "MacBook" and by_id[mac.device_id]["platform"] == "macos", listing
         assert by_id[phone.device_id]["name"] == "iPhone" and by_id[phone.device_id]["platform"] == "ios", listing
-    stranger = register(drelay)
-    assert stranger.device_id not in {d["id"] for d in phone.call("GET", "/auth/devices", shape="devices")["devices"]}
+    stranger = register_stranger(drelay)
+    assert stranger.user_id == "stranger" and stranger.device_id not in {d["id"] for d in phone.call("GET", "/auth/devices", shape="devices")["devices"]}
+
+
+def test_the_apps_second_device_registers_into_the_same_user_and_sees_its_history(relay_factory):
+    """As README shows it: the Mac registers with the setup token after the iPhone and sees the iPhone's
+    conversation; Bob, with his own [[discoclaw.users]] token, gets his own user; a restart keeps both."""
+    cfg = discoclaw_config(users=None)
+    bob = '\n[[discoclaw.users]]\nsetup_token = "bobs-own-long-random-secret"\nuser_id = "bob"\n'
+    relay = relay_factory(conftest.render_toml(cfg) + bob)
+    phone = register(relay, name="iPhone")
+    conv = phone.create_conversation("from the phone")
+    phone.call("POST", f"/conversations/{conv['id']}/messages", {"content": "hello", "clientId": "C-1"}, 201, "sent")
+    mac = register(relay, name="Mac", platform="macos")
+    assert mac.user_id == phone.user_id, "the app's second device is not a new, empty account"
+    assert [c["id"] for c in mac.call("GET", "/conversations", shape="conversation_list")] == [conv["id"]]
+    assert "hello" in [m["content"] for m in mac.sync(0)["messages"]]
+    listed = mac.call("GET", "/auth/devices", shape="devices")["devices"]
+    assert {d["id"] for d in listed} == {phone.device_id, mac.device_id}, listed
+    stranger = register(relay, name="Bob's phone", setup="bobs-own-long-random-secret")
+    assert stranger.user_id == "bob" and stranger.call("GET", "/conversations", shape="conversation_list") == []
+    assert [d["id"] for d in stranger.call("GET", "/auth/devices", shape="devices")["devices"]] == [stranger.device_id]
+    relay.restart()
+    assert register(relay, name="iPad").user_id == phone.user_id, "the listener's user survives a restart"
 
 
 @pytest.mark.parametrize("case", ["missing", "wrong_query", "wrong_bearer"])

@@ -1,4 +1,5 @@
-"""DiscoClaw messages end to end: a turn over REST + WebSocket (no event before the POST 201 is written),
+"""DiscoClaw messages end to end: a turn over REST + WebSocket (the sender's socket holds the answer's events
+until after the POST 201; Tests/e2e/test_discoclaw_fast_answers.py has the app's view of that),
 the contract's 400, idempotency, paging and /sync of streaming and failed rows on the real store, another
 device's message in the /sync it triggers, Clawline as the same user, restart. The protocol logic of queues,
 reconnects mid-stream, inactivity and the receive-only socket is tested in memory
@@ -54,19 +55,25 @@ async def test_a_turn_answers_the_post_then_streams_to_the_senders_socket(drelay
         f"an event for assistantMessageId arrived before the POST 201 (the app drops it): {answer}"
     assert done.deltas, f"the answer streams as message.delta first: {done.frames}"
     assert "".join(d["delta"] for d in done.deltas) == done.complete["content"] == "echo: the quick brown fox", done.frames
-    assert all(d["conversationId"] == conv["id"] and d["seq"] < done.complete["seq"] for d in done.deltas), done.frames
-    assert not any(of("conversation.updated")(f) for f in done.frames), "the sender's own socket needs no conversation.updated"
+    placeholder = sent["seq"] + 1
+    assert all(d["conversationId"] == conv["id"] and d["seq"] == placeholder for d in done.deltas), done.frames
+    assert done.complete["seq"] == placeholder, f"an answer that ended while held completes with its placeholder's seq: {done.frames}"
+    assert not any(of("conversation.updated")(f) for f in done.frames), done.frames
+    announced, _ = await sock.recv_until(of("conversation.updated"), timeout=5)
+    assert announced == {"type": "conversation.updated", "conversationId": conv["id"]}, \
+        "announced again, for an app that had no row yet: its /sync from the placeholder finds the answer"
     listed = messages(dev, conv["id"])
     assert listed["hasMore"] is False and [m["role"] for m in listed["messages"]] == ["user", "assistant"], listed
     user, answer_row = listed["messages"]
     assert user == {**user, "id": sent["id"], "clientId": cid, "content": "the quick brown fox", "status": "complete",
                     "seq": sent["seq"], "conversationId": conv["id"]}, user
     assert answer_row == {**answer_row, "id": sent["assistantMessageId"], "content": "echo: the quick brown fox",
-                          "status": "complete", "seq": done.complete["seq"]}, answer_row
-    assert answer_row["seq"] > user["seq"] and isinstance(answer_row.get("completedAt"), int), answer_row
+                          "status": "complete"}, answer_row
+    assert answer_row["seq"] > placeholder and isinstance(answer_row.get("completedAt"), int), answer_row
+    assert [m["id"] for m in dev.sync(placeholder)["messages"]] == [sent["assistantMessageId"]]
     synced = dev.sync(0)
     assert [m["id"] for m in synced["messages"]] == [sent["id"], sent["assistantMessageId"]], synced
-    assert synced["cursor"] == done.complete["seq"], synced
+    assert synced["cursor"] == answer_row["seq"], synced
 
 
 @pytest.mark.parametrize("content", ["", "   \n\t ", None])

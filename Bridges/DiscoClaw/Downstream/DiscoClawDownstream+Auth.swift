@@ -4,15 +4,20 @@ import RelayCore
 import RelayTransport
 
 extension DiscoClawDownstream {
-    /// `POST /auth/register {name?, platform, setupToken}`: a new device (and user, unless
-    /// `user_id` is set) with its bearer token. Every error value is a string.
+    /// `POST /auth/register {name?, platform, setupToken}`: a new device of the user its setup
+    /// token joins (`DiscoClawRegistrar`), with its bearer token. Every error value is a string.
     func register(_ request: DiscoClawDeviceRequest, _ exchange: HTTPExchange) {
-        guard let expected = settings.setupToken else { return exchange.respond(DiscoClawReply.error(.registrationDisabled)) }
+        guard DiscoClawRegistrar.isOpen(settings) else { return exchange.respond(DiscoClawReply.error(.registrationDisabled)) }
         guard registrations.allow("register", now: clock.nowMillis()) else { return exchange.respond(DiscoClawReply.error(.tooManyRegistrations)) }
-        guard let presented = request.setupToken, Digest.sha256Hex(presented) == Digest.sha256Hex(expected) else {
+        guard let presented = request.setupToken, let joins = DiscoClawRegistrar.joins(presenting: presented, settings) else {
             return exchange.respond(DiscoClawReply.error(.invalidSetupToken))
         }
-        addDevice(request, userID: settings.userID ?? Identifiers.newUUID(), answersUser: true, exchange)
+        registrar.user(for: joins) { [self] result in
+            switch result {
+            case .failure(let error): storeFailed(exchange, error)
+            case .success(let userID): addDevice(request, userID: userID, answersUser: true, exchange)
+            }
+        }
     }
 
     /// `POST /auth/devices {name, platform}`: another device of the caller's user.

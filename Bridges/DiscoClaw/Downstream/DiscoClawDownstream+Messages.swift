@@ -96,13 +96,20 @@ extension DiscoClawDownstream {
         }
     }
 
-    /// Answers 201; the device's sockets hold the answer's events until the reply is written.
+    /// Answers 201. The device's sockets hold the answer's events until `answerHoldMillis` after
+    /// the reply is written (the app drops events about a row it has not inserted yet), and announce
+    /// an answer that ended meanwhile again after `answerAnnounceMillis`.
     private func accepted(_ event: ChatEvent, answer: AnswerSlot, clientID: String?, device: DiscoClawDevice, _ exchange: HTTPExchange) {
         let own = sockets.values.filter { $0.deviceID == device.id }
-        for socket in own { socket.machine.hold(answer.id) }
+        for socket in own { socket.machine.hold(answer, conversationID: event.conversationID) }
         let posted = DiscoClawPosted(id: event.id, seq: event.seq, clientId: clientID, assistantMessageId: answer.id)
         exchange.respond(DiscoClawReply.json(201, posted)) { [self] in
-            for socket in own { perform(socket.machine.release(answer.id), on: socket) }
+            hub.loop.schedule(afterMillis: settings.answerHoldMillis) { [self] in
+                for socket in own { perform(socket.machine.release(answer.id), on: socket) }
+            }
+            hub.loop.schedule(afterMillis: settings.answerAnnounceMillis) { [self] in
+                for socket in own { perform(socket.machine.announce(answer.id), on: socket) }
+            }
         }
     }
 

@@ -22,6 +22,7 @@ public final class DiscoClawDownstream: ListenerHandler {
     let startedAt: Int64
     var sockets: [UInt64: DiscoClawSocket] = [:]
     var registrations: RateLimiter
+    let registrar: DiscoClawRegistrar
 
     public init(settings: DiscoClawSettings, hub: RelayHub, clock: any Clock, logger: Logger) {
         self.settings = settings
@@ -30,6 +31,7 @@ public final class DiscoClawDownstream: ListenerHandler {
         self.logger = logger
         startedAt = clock.nowMillis()
         registrations = RateLimiter(limit: settings.registrationsPerMinute, windowMillis: 60_000)
+        registrar = DiscoClawRegistrar(settings: settings, devices: hub.devices)
         // A rename, archive or rebinding from any protocol (a PATCH here, a gateway
         // `sessions.patch`, `/backend`, the operator's `conversations bind`): every app re-syncs it.
         hub.changes.observe { [weak self] change in

@@ -8,7 +8,8 @@ import RelayCore
 /// each running answer it has sent. The app only updates rows it already has: a message from
 /// another device or protocol is announced with `conversation.updated` (the app then syncs and
 /// gets both the message and its answer's placeholder) instead of events for rows it lacks, and
-/// the events of an answer whose `POST` reply is not written yet wait for it (`hold`, `release`).
+/// the events of the sender's own answers wait until the app can have inserted their rows
+/// (`hold`, `release`: `DiscoClawAnswerHolds`).
 struct DiscoClawSocketMachine {
     enum Phase: Equatable {
         /// Upgraded; its token not looked at yet.
@@ -36,8 +37,7 @@ struct DiscoClawSocketMachine {
 
     private(set) var phase = Phase.opening
     private var streamed: [String: Streamed] = [:]
-    private var holding: Set<String> = []
-    private var held: [(answerID: String, event: DiscoClawEvent)] = []
+    private var holds = DiscoClawAnswerHolds()
 
     var deviceID: String? {
         switch phase {
@@ -126,16 +126,22 @@ struct DiscoClawSocketMachine {
         return [.send(.conversationUpdated(DiscoClawEvent.ConversationUpdated(conversationId: conversationID)))]
     }
 
-    /// The events of `answerID` wait until `release` (its `POST` reply is being written).
-    mutating func hold(_ answerID: String) { holding.insert(answerID) }
+    /// The events of `answer` (the reply to this device's `POST`) wait until `release`.
+    mutating func hold(_ answer: AnswerSlot, conversationID: String) { holds.hold(answer.id, conversationID: conversationID, seq: answer.seq) }
 
-    /// The reply is written: the answer's events held so far go, in order.
+    /// The app can have inserted the answer's row: its events held so far go, in order.
     mutating func release(_ answerID: String) -> [Effect] {
-        guard holding.remove(answerID) != nil else { return [] }
-        let due = held.filter { $0.answerID == answerID }
-        held.removeAll { $0.answerID == answerID }
+        let due = holds.release(answerID)
         guard case .open = phase else { return [] }
-        return due.map { .send($0.event) }
+        return due.map(Effect.send)
+    }
+
+    /// Even a slow app has renamed its copy of the message by now: an answer that ended while held
+    /// is announced again (`DiscoClawAnswerHolds`).
+    mutating func announce(_ answerID: String) -> [Effect] {
+        let due = holds.announce(answerID)
+        guard case .open = phase else { return [] }
+        return due.map(Effect.send)
     }
 
     /// The device was revoked: the socket closes and hears nothing more.
@@ -172,10 +178,6 @@ struct DiscoClawSocketMachine {
     }
 
     private mutating func send(_ event: DiscoClawEvent, answer: String) -> [Effect] {
-        guard !holding.contains(answer) else {
-            held.append((answer, event))
-            return []
-        }
-        return [.send(event)]
+        holds.keep(event, of: answer) ? [] : [.send(holds.capped(event))]
     }
 }

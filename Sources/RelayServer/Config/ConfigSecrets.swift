@@ -10,6 +10,7 @@ public enum ConfigSecrets {
         if config.gateway?.password != nil { keys.append("[gateway] password") }
         if config.companion?.authToken != nil { keys.append("[companion] auth_token") }
         if config.discoClaw?.setupToken != nil { keys.append("[discoclaw] setup_token") }
+        if config.discoClaw?.users.isEmpty == false { keys.append("[[discoclaw.users]] setup_token") }
         if config.push?.ntfyToken != nil { keys.append("[push] ntfy_token") }
         if config.push?.webhooks.isEmpty == false { keys.append("[[push.webhooks]] secret") }
         for backend in config.backends {

@@ -49,6 +49,7 @@ extension ConfigDiff {
     static var discoClawKeys: [SettingKey<DiscoClawSettings>] {
         SettingKey.listenerKeys + SettingKey.integerKeys(ConfigDecoder.discoClawIntegers, restart: ["ping_interval_seconds"]) + [
             .key("setup_token", \.setupToken, secret: true), .key("user_id", \.userID, restart: true), .key("backend", \.backend),
+            .key("users", \.users, restart: true, secret: true),
         ]
     }
 
