@@ -40,6 +40,9 @@ public final class ChatApp {
                         )
                     )
                 )
+            case .failed:  // refused for good (revoked): no more tries, and the reason where it is read
+                post(.connection(.disconnected(reason: "refused", retryInMillis: nil)))
+                post(.error(key: nil, message: detail))
             default: post(.connection(.disconnected(reason: detail, retryInMillis: OperatorClient.maxRetryMillis)))
             }
         }

@@ -21,6 +21,7 @@ extension CompanionDownstream {
         }
         if let refusal = CompanionAuth.refusal(exchange.headers, token: authToken) { return exchange.respond(CompanionREST.answer(refusal)) }
         let deviceID = CompanionAuth.deviceID(for: exchange.headers)
+        if refusedDevices.contains(deviceID) { return exchange.respond(CompanionREST.answer(.deviceRevoked(deviceID: deviceID))) }
         withBody(exchange) { [self] body in
             switch api {
             case .health:
