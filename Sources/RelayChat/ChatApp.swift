@@ -40,9 +40,7 @@ public final class ChatApp {
                         )
                     )
                 )
-            case .failed:  // refused for good (revoked): no more tries, and the reason where it is read
-                post(.connection(.disconnected(reason: "refused", retryInMillis: nil)))
-                post(.error(key: nil, message: detail))
+            case .failed: post(.connection(.refused(reason: detail)))  // revoked: the link tries no more
             default: post(.connection(.disconnected(reason: detail, retryInMillis: OperatorClient.maxRetryMillis)))
             }
         }

@@ -223,18 +223,19 @@ struct Devices: ParsableCommand {
 
         func run() throws {
             let store = Devices.openStore(options)
-            let was = try store.write { db -> DeviceRecord.Status? in
+            let was = try store.write { db -> DeviceRecord? in
                 guard let device = try DeviceQueries.fetch(db, id: deviceID), device.status.refusesPairing else { return nil }
                 _ = try DeviceQueries.setStatus(db, id: deviceID, device.status == .denied ? .approved : .unpaired)
-                return device.status
+                return device
             }
             guard let was else { fail("\(deviceID) is neither revoked nor denylisted (see clawrelay devices list)") }
             // A running relay's bridges follow the record (a Companion device may connect again).
             _ = Devices.ask(store, .refresh, deviceID: deviceID, userID: nil, timeout: 2)
-            if was == .denied {
-                print("\(deviceID): allowed again")
-            } else {
-                print("\(deviceID): may ask to pair again; approve its next request with: clawrelay devices approve \(deviceID)")
+            guard was.status == .revoked else { return print("\(deviceID): allowed again") }
+            switch was.protocolName {
+            case "companion": print("\(deviceID): may connect again")
+            case "discoclaw": print("\(deviceID): no longer revoked; its token stays void (the app registers again with the setup token)")
+            default: print("\(deviceID): may ask to pair again; approve its next request with: clawrelay devices approve \(deviceID)")
             }
         }
     }

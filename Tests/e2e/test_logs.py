@@ -3,6 +3,8 @@ and remote address, protocol errors at debug, and never a token."""
 
 from __future__ import annotations
 
+import subprocess
+
 from conftest import (
     Client,
     Device,
@@ -14,6 +16,8 @@ from conftest import (
     new_device_id,
     pair_first_admin,
     pair_request,
+    relay_bin,
+    wait_for,
 )
 
 
@@ -62,3 +66,24 @@ async def test_info_leaves_protocol_errors_out(relay):
     await client.send_json(message_frame("hello"))
     await client.expect("ack")
     assert "protocol error" not in relay.stderr_text()
+
+
+def test_a_client_waiting_for_approval_is_logged_once_not_at_every_retry(relay_factory, tmp_path):
+    """`clawrelay chat` asks again every 3 s while it waits: one info line, not one per try."""
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0"}
+    relay = relay_factory(cfg)
+    url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"
+    proc = subprocess.Popen([str(relay_bin()), "chat", "--url", url, "--identity", str(tmp_path / "id" / "chat.key"), "--wait", "30",
+                             "--send", "hi"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        connects = lambda: [r for r in relay.audit("--protocol", "gateway") if r.get("opcode") == "open"]
+        wait_for(lambda: len(connects()) >= 3, timeout=20, interval=0.5, what="three pairing attempts")
+        log = relay.stderr_text()
+        refusals = [line for line in log.splitlines() if "closing a gateway socket" in line and "NOT_PAIRED" in line]
+        assert len(refusals) == 1, refusals
+        assert len([line for line in log.splitlines() if "pairing request waiting for approval" in line]) == 1, log
+        assert "reason=not-paired" in log, log
+    finally:
+        proc.kill()
+        proc.wait()
