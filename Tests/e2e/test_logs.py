@@ -87,3 +87,16 @@ def test_a_client_waiting_for_approval_is_logged_once_not_at_every_retry(relay_f
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_oversized_request_headers_are_logged_with_the_remote_address(relay):
+    import socket
+
+    with socket.create_connection(("127.0.0.1", relay.port)) as sock:
+        sock.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20_000 + b"\r\n\r\n")
+        sock.settimeout(10)
+        assert sock.recv(1024) == b"", "dropped without an answer"
+    line = wait_for(lambda: next((l for l in relay.stderr_text().splitlines() if "request headers too large" in l), None),
+                    what="the oversized headers logged")
+    assert " warning " in line and "remote=127.0.0.1" in line and "listener=clawline" in line, line
+    assert "Ran out of header data space" not in relay.stderr_text(), "lws's own line, which names nobody, is replaced"
