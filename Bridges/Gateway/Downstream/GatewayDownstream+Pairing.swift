@@ -36,7 +36,9 @@ extension GatewayDownstream {
             )
             let refusal = GatewayError.pairingRateLimited(retryAfterMillis: Int64(settings.pendingTTLSeconds) * 1000)
             return perform(socket.machine.refusedConnect(requestID, refusal), on: socket)
-        case .added(let added): pending = added
+        case .added(let added):
+            pending = added
+            waitsLogged.removeValue(forKey: peer.deviceID)  // a new request (or one replacing another): a new window
         case .pending(let existing): pending = existing
         }
         let refusal = GatewayError.pairingRequired(
