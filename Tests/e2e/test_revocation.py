@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from companion_client import CompanionClient, rest, start_companion
+from discoclaw_client import discoclaw_config, http, register
 from conftest import Client, async_wait_for, auth, make_config, pair_and_approve, pair_first_admin, pair_request
 from gateway_client import GatewayClient, Identity, paired
 
@@ -89,3 +90,18 @@ async def test_a_revoked_companion_device_is_closed_and_refused_until_allowed(re
     back = await CompanionClient.connect(relay, device_id="phone-1", name="back")
     assert back.welcome["type"] == "welcome"
     await async_wait_for(lambda: [r["status"] for r in rows_of(relay, device_id)] == ["approved"], what="approved again")
+
+
+def test_a_denylisted_discoclaw_device_is_refused_and_allowed_back_at_once(relay_factory):
+    """DiscoClaw devices authenticate every request from an index in memory: `devices allow` must reach it."""
+    relay = relay_factory(discoclaw_config())
+    phone = register(relay)
+    assert http(relay, "GET", "/auth/me", token=phone.token).status == 200
+    relay.cli("devices", "deny", phone.device_id)
+    assert http(relay, "GET", "/auth/me", token=phone.token).status == 401
+    relay.cli("devices", "allow", phone.device_id)
+    assert http(relay, "GET", "/auth/me", token=phone.token).status == 200, "allowed again without a restart"
+    relay.cli("devices", "revoke", phone.device_id)
+    assert http(relay, "GET", "/auth/me", token=phone.token).status == 401
+    allowed = relay.cli("devices", "allow", phone.device_id)
+    assert "registers again" in allowed.stdout and http(relay, "GET", "/auth/me", token=phone.token).status == 401, allowed.stdout
