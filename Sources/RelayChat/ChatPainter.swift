@@ -54,7 +54,6 @@ enum ChatPainter {
         case .unreadMarker: .marker
         case .searchMatch: .active
         case .approval: .unread
-        default: .normal
         }
     }
 

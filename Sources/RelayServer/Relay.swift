@@ -180,6 +180,8 @@ public final class Relay {
         )
         // The core starts with the stored devices, so bearer tokens work from the first request.
         hub.devices.preload(try store.read { try DeviceQueries.all($0) })
+        let operatorPrefix = OperatorHint.prefix(dataDirectory: config.dataDirectory)
+        hub.devices.pairing.operatorCommand = { OperatorHint.command($0, prefix: operatorPrefix) }
         ports = try loop.start()
         components.started("service loop") { [loop, logger] in
             // Turns still running end first, so their askers get an error frame before the 1001 close.
@@ -202,6 +204,7 @@ public final class Relay {
         self.desk = desk
         loop.execute(with: desk) { $0.start() }
         try writeListenersFile()
+        try ServedConfig.record(config)
         if let settings = config.gateway, settings.mdns, let port = ports["gateway"] {
             advertise(settings, port: port, fingerprint: fingerprint, bots: backends.count)
         }

@@ -120,27 +120,30 @@ public enum PushTargetQueries {
         )
     }
 
-    /// Attempts in id order, for `clawrelay audit --protocol push`.
+    /// Attempts in id order, for `clawrelay audit --protocol push`: the first `limit` after
+    /// `afterID`, or with `newest` the last `limit`.
     public static func attempts(
         _ db: Database,
         since: Int64?,
         deviceID: String?,
         afterID: Int64,
-        limit: Int
+        limit: Int,
+        newest: Bool = false
     ) throws -> [(id: Int64, userID: String?, attempt: PushAttempt)] {
         var sql = "SELECT * FROM push_attempts WHERE id > ?"
-        var arguments: [any DatabaseValueConvertible] = [afterID]
+        var arguments: StatementArguments = [afterID]
         if let since {
             sql += " AND at >= ?"
-            arguments.append(since)
+            _ = arguments.append(contentsOf: [since])
         }
         if let deviceID {
-            sql += " AND (device_id = ? OR substr(device_id, 1, 8) = ?)"
-            arguments += [deviceID, deviceID]
+            let filter = IDLookup.filter(column: "device_id", deviceID)
+            sql += " AND " + filter.sql
+            _ = arguments.append(contentsOf: filter.arguments)
         }
-        sql += " ORDER BY id LIMIT ?"
-        arguments.append(limit)
-        return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { row in
+        sql += newest ? " ORDER BY id DESC LIMIT ?" : " ORDER BY id LIMIT ?"
+        _ = arguments.append(contentsOf: [limit])
+        let rows = try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
             let attempt = PushAttempt(
                 timeMillis: row["at"],
                 deviceID: row["device_id"],
@@ -151,7 +154,8 @@ public enum PushTargetQueries {
                 outcome: PushAttempt.Outcome(rawValue: row["outcome"]) ?? .failed,
                 reason: row["reason"]
             )
-            return (row["id"], row["user_id"], attempt)
+            return (id: row["id"] as Int64, userID: row["user_id"] as String?, attempt: attempt)
         }
+        return newest ? rows.reversed() : rows
     }
 }

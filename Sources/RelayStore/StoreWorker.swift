@@ -75,7 +75,7 @@ final class StoreWorker: Sendable {
             execute(batch)
         }
         // Finalized on the writer's connection, before the pool can close it.
-        try? pool.writeWithoutTransaction { _ in statements.release() }
+        pool.writeWithoutTransaction { _ in statements.release() }
         done.signal()
     }
 

@@ -62,6 +62,10 @@ public final class HTTPExchange {
     public let isWebSocketUpgradePath: Bool
     /// The query and the headers handlers read (user agent, the listener's custom headers).
     public internal(set) var headers = RequestHeaders()
+    /// The device the request authenticated as, and its user: the listener sets them as soon as it
+    /// knows (before it answers), so the audit names them on the request's rows.
+    public var deviceID: String?
+    public var userID: String?
 
     /// The libwebsockets handle; nil for an exchange in memory.
     let wsi: OpaquePointer?
@@ -80,6 +84,9 @@ public final class HTTPExchange {
     var done: (() -> Void)?
     /// The request said `Connection: close`.
     var clientAskedToClose = false
+    /// The request's audit row, held until the handler had its chance to authenticate it (see
+    /// `ServiceLoop.observeHTTPRequest`).
+    var unobservedRequest: (line: [UInt8], size: Int, millis: Int64)?
 
     init(
         connectionID: UInt64,

@@ -121,7 +121,7 @@ extension ServiceLoop {
         var buffer = [CChar](repeating: 0, count: length + 1)
         let copied = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token)
         guard copied >= 0 else { return nil }
-        return String(cString: buffer)
+        return String(cBuffer: buffer)
     }
 
     /// Writes a whole HTTP/1.1 response with `connection: close` straight to the socket (the
@@ -146,7 +146,7 @@ extension ServiceLoop {
             guard length > 0 else { break }
             var buffer = [CChar](repeating: 0, count: length + 1)
             guard lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, Int32(index)) >= 0 else { break }
-            arguments.append(String(cString: buffer))
+            arguments.append(String(cBuffer: buffer))
         }
         return arguments.joined(separator: "&")
     }
@@ -160,7 +160,7 @@ extension ServiceLoop {
             guard length >= 0, length < 4096 else { continue }
             var buffer = [CChar](repeating: 0, count: length + 1)
             guard lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), key, Int32(key.utf8.count)) >= 0 else { continue }
-            custom[name] = String(cString: buffer)
+            custom[name] = String(cBuffer: buffer)
         }
         return RequestHeaders(
             query: queryString(wsi),
@@ -173,7 +173,7 @@ extension ServiceLoop {
     func peerAddress(_ wsi: OpaquePointer) -> String {
         var buffer = [CChar](repeating: 0, count: 128)
         guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "" }
-        return String(cString: buffer)
+        return String(cBuffer: buffer)
     }
 
     /// Hands one frame or HTTP message to the observer (the audit), if there is one.
@@ -235,8 +235,19 @@ extension ServiceLoop {
         connection.maxBufferedBytes = entry.config.maxBufferedBytes
         connection.headers = requestHeaders(wsi, custom: entry.config.customHeaders)
         webSockets[wsi] = connection
-        observe(id, connection.listener, .inbound, .webSocket, "open", Array(connection.path.utf8))
         entry.handler.webSocketOpened(connection)
+        // Observed after the handler, so a socket that authenticated at the upgrade (a token in
+        // its headers) names its device from its first row.
+        observe(
+            id,
+            connection.listener,
+            .inbound,
+            .webSocket,
+            "open",
+            Array(connection.path.utf8),
+            device: connection.deviceID,
+            user: connection.userID
+        )
         return 0
     }
 

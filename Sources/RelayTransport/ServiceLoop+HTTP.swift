@@ -40,8 +40,9 @@ extension ServiceLoop {
         exchanges[wsi] = exchange
         if frameObserver != nil {
             let line = "\(method) \(path)" + (exchange.authorization.map { "\nauthorization: \($0)" } ?? "")
-            observe(exchange.connectionID, exchange.listener, .inbound, .http, method, Array(line.utf8), size: max(0, lengthHeader ?? 0))
+            exchange.unobservedRequest = (Array(line.utf8), max(0, lengthHeader ?? 0), Int64(Date().timeIntervalSince1970 * 1000))
         }
+        defer { observeHTTPRequest(exchange) }
         // Bodies are read by their declared length only: a chunked body (which would never end
         // for a handler) gets 411, a length that is not a non-negative integer 400.
         if header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil {
@@ -54,8 +55,28 @@ extension ServiceLoop {
         return 0
     }
 
+    /// The request's row, once: after its handler returned (a listener that authenticates a request
+    /// at once has named its device by then) or just before its response, whichever comes first.
+    func observeHTTPRequest(_ exchange: HTTPExchange) {
+        guard let (line, size, millis) = exchange.unobservedRequest else { return }
+        exchange.unobservedRequest = nil
+        observe(
+            exchange.connectionID,
+            exchange.listener,
+            .inbound,
+            .http,
+            exchange.method,
+            line,
+            size: size,
+            device: exchange.deviceID,
+            user: exchange.userID,
+            millis: millis
+        )
+    }
+
     func observeHTTPResponse(_ exchange: HTTPExchange, _ response: HTTPResponse) {
         guard frameObserver != nil else { return }
+        observeHTTPRequest(exchange)
         let body: [UInt8]
         let size: Int
         switch response.body {
@@ -66,7 +87,17 @@ extension ServiceLoop {
             body = Array("<file \((path as NSString).lastPathComponent)>".utf8)
             size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         }
-        observe(exchange.connectionID, exchange.listener, .outbound, .http, "\(response.status)", body, size: size)
+        observe(
+            exchange.connectionID,
+            exchange.listener,
+            .outbound,
+            .http,
+            "\(response.status)",
+            body,
+            size: size,
+            device: exchange.deviceID,
+            user: exchange.userID
+        )
     }
 
     func httpWritable(_ wsi: OpaquePointer) -> Int32 {

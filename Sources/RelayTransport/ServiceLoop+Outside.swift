@@ -10,8 +10,16 @@ extension ServiceLoop {
     /// Hands an HTTP request or response made outside libwebsockets to the frame observer, so the
     /// audit records upstream REST calls as it records frames (and redacts them the same way).
     /// `opcode` is the method or the status; `body` may be cut, `size` is the whole. Loop thread only.
-    public func observeOutsideHTTP(connectionID: UInt64, listener: String, direction: FrameDirection, opcode: String, body: [UInt8], size: Int) {
+    public func observeOutsideHTTP(
+        connectionID: UInt64,
+        listener: String,
+        direction: FrameDirection,
+        opcode: String,
+        body: [UInt8],
+        size: Int,
+        deviceID: String? = nil
+    ) {
         precondition(isOnLoop)
-        observe(connectionID, listener, direction, .http, opcode, body, size: size)
+        observe(connectionID, listener, direction, .http, opcode, body, size: size, device: deviceID)
     }
 }

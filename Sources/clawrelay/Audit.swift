@@ -10,17 +10,20 @@ struct Audit: ParsableCommand {
     @OptionGroup var options: DataOptions
     @Option(parsing: .unconditional, help: "Only entries newer than this: 30s, 10m, 2h, 7d (a leading - is allowed), or an RFC 3339 time.")
     var since: String?
-    @Option(name: .customLong("device"), help: "Only this device id, or the 8-character prefix the text output prints.") var deviceID: String?
+    @Option(name: .customLong("device"), help: "Only this device: its id, or a prefix of 8 or more characters (the text output prints 8).")
+    var deviceID: String?
     @Option(
         name: .customLong("protocol"),
-        help: "Only this listener: clawline, gateway, companion, admin (or client for the relay's own upstream links, push for push attempts)."
+        help:
+            "Only this protocol: a listener (clawline, gateway, companion, discoclaw, admin), client (the relay's own upstream accounts, every kind), push (push attempts) or audit (its own notes)."
     )
     var protocolName: String?
 
-    static let protocols = ["clawline", "gateway", "companion", "admin", "client", "push"]
+    /// Every protocol a row can be stored under.
+    static let protocols = RelayConfig.listenerKinds + ["client", "push", "audit"]
     @Flag(help: "One JSON object per line.") var json = false
     @Flag(help: "Keep printing new entries until interrupted.") var follow = false
-    @Option(help: "At most this many entries (without --follow).") var limit = 10_000
+    @Option(help: "The newest this many entries, oldest first (with --follow: before following).") var limit = 10_000
 
     /// The time `--since` names, in epoch milliseconds: a duration ago, or an RFC 3339 time.
     static func parseSince(_ text: String, now: Int64) -> Int64? {
@@ -53,8 +56,9 @@ struct Audit: ParsableCommand {
             sinceMillis = time
         }
         if let protocolName, !Self.protocols.contains(protocolName) {
-            fail("--protocol \(protocolName) is not a listener; use one of \(Self.protocols.joined(separator: ", "))")
+            fail("--protocol \(protocolName) is not a protocol the audit records; use one of \(Self.protocols.joined(separator: ", "))")
         }
+        guard limit > 0 else { fail("--limit must be at least 1") }
         let config = options.loadExisting()
         if protocolName == "push" { return try pushAttempts(config, since: sinceMillis) }
         let log: AuditLog
@@ -64,15 +68,19 @@ struct Audit: ParsableCommand {
             fail("\(error)")
         }
         var lastID: Int64 = 0
+        var first = true
         repeat {
+            // The newest `limit` first (like `journalctl -n`), then whatever follows them.
             let entries = try AuditQueries.fetch(
                 log,
                 since: sinceMillis,
                 deviceID: deviceID,
                 protocolName: protocolName,
                 afterID: lastID,
-                limit: follow ? 1000 : limit
+                limit: first ? limit : 1000,
+                newest: first
             )
+            first = false
             for entry in entries {
                 print(json ? Self.json(entry) : Self.line(entry))
                 lastID = entry.id
@@ -91,9 +99,12 @@ struct Audit: ParsableCommand {
             fail("\(error)")
         }
         var lastID: Int64 = 0
+        var first = true
         repeat {
+            let (limit, newest) = (first ? self.limit : 1000, first)
+            first = false
             let rows = try store.read { db in
-                try PushTargetQueries.attempts(db, since: since, deviceID: deviceID, afterID: lastID, limit: follow ? 1000 : limit)
+                try PushTargetQueries.attempts(db, since: since, deviceID: deviceID, afterID: lastID, limit: limit, newest: newest)
             }
             for (id, userID, attempt) in rows {
                 print(json ? Self.json(id: id, userID: userID, attempt) : Self.line(attempt))

@@ -11,7 +11,7 @@ struct ClawRelay: ParsableCommand {
         version: "clawrelay \(RelayVersion.current)",
         subcommands: [
             Serve.self, Chat.self, Devices.self, Accounts.self, Conversations.self, Approvals.self, PairLink.self, Companion.self, Audit.self,
-            Bench.self,
+            Backup.self, Bench.self,
         ],
         defaultSubcommand: Serve.self
     )
@@ -34,6 +34,22 @@ struct DataOptions: ParsableArguments {
         }
         if let dataDirectory { loaded.dataDirectory = dataDirectory }
         return loaded
+    }
+
+    /// The configuration the relay serving the data directory started from (`relay.json`), for
+    /// tools that say what it does; `--config` wins. `recorded` is false when neither tells.
+    func loadServed() -> (config: RelayConfig, recorded: Bool) {
+        let existing = loadExisting()
+        guard config == nil else { return (existing, true) }
+        guard let record = ServedConfig.record(inDataDirectory: existing.dataDirectory) else { return (existing, false) }
+        guard let recorded = record.file else { return (existing, true) }
+        do {
+            var served = try RelayConfig.load(path: recorded)
+            served.dataDirectory = existing.dataDirectory
+            return (served, true)
+        } catch {
+            fail("cannot read \(recorded), the configuration the relay started from (\(error)); pass --config")
+        }
     }
 
     /// The configuration for a tool that reads what a relay wrote: its data directory must exist.

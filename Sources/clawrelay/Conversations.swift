@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RelayCore
+import RelayServer
 import RelayStore
 
 struct Conversations: ParsableCommand {
@@ -9,10 +10,23 @@ struct Conversations: ParsableCommand {
         subcommands: [List.self, Show.self, Bind.self]
     )
 
-    static func json(_ conversation: Conversation, events: Int? = nil) -> JSONValue {
+    /// The backend that answers the conversation's next turn (`Router.backendName`, as the turn
+    /// runner picks it from the listener the conversation belongs to), and where that comes from.
+    static func nextBackend(_ conversation: Conversation, _ config: RelayConfig) -> (name: String, shown: String) {
+        let owner = config.owner(of: conversation)
+        let name = config.namesRouter.backendName(for: conversation, policy: owner?.policy ?? TurnPolicy())
+        if conversation.backend != nil { return (name, name) }
+        if let owner, owner.policy.backend != nil { return (name, "\(name) ([\(owner.listener)] backend)") }
+        return (name, "\(name) (the first backend)")
+    }
+
+    /// `backend` is the one the conversation is bound to (null: its protocol's default);
+    /// `answeredBy` the one its next turn goes to.
+    static func json(_ conversation: Conversation, config: RelayConfig, events: Int? = nil) -> JSONValue {
         var fields: [String: JSONValue] = [
             "id": .string(conversation.id), "user": .string(conversation.userID), "title": conversation.title.map(JSONValue.string) ?? .null,
-            "backend": conversation.backend.map(JSONValue.string) ?? .null, "keys": .array(conversation.keys.map { .string($0.description) }),
+            "backend": conversation.backend.map(JSONValue.string) ?? .null, "answeredBy": .string(nextBackend(conversation, config).name),
+            "keys": .array(conversation.keys.map { .string($0.description) }),
             "createdAt": .int(conversation.createdAt), "updatedAt": .int(conversation.updatedAt), "archived": .bool(conversation.archived),
         ]
         if let events { fields["events"] = .int(Int64(events)) }
@@ -37,30 +51,31 @@ struct Conversations: ParsableCommand {
                 try (user.map { try ConversationQueries.list(db, userID: $0, limit: limit) } ?? ConversationQueries.all(db, limit: limit))
                     .map { ($0, try EventQueries.count(db, conversationID: $0.id)) }
             }
-            if json { return print(JSONValue.array(rows.map { Conversations.json($0.0, events: $0.1) }).encoded()) }
+            let config = options.loadServed().config
+            if json { return print(JSONValue.array(rows.map { Conversations.json($0.0, config: config, events: $0.1) }).encoded()) }
             if rows.isEmpty { return print("no conversations") }
-            let default_ = options.loadExisting().backends.first?.name ?? "echo"
-            print("ID  USER  BACKEND  EVENTS  UPDATED  TITLE  KEYS")
-            for (conversation, events) in rows {
-                let updated = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(conversation.updatedAt) / 1000))
-                print(
-                    "\(conversation.id)  \(conversation.userID)  \(conversation.backend ?? "(\(default_))")  \(events)  \(updated)  \(conversation.title ?? "-")  \(conversation.keys.map(\.description).joined(separator: ","))"
-                )
+            let table = rows.map { conversation, events in
+                [
+                    conversation.id, conversation.userID, Conversations.nextBackend(conversation, config).shown, "\(events)",
+                    ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(conversation.updatedAt) / 1000)),
+                    conversation.title ?? "-", conversation.keys.map(\.description).joined(separator: ","),
+                ]
             }
+            TextTable.print(header: ["ID", "USER", "BACKEND", "EVENTS", "UPDATED", "TITLE", "KEYS"], rows: table)
         }
     }
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show one conversation and its last messages.")
         @OptionGroup var options: DataOptions
-        @Argument(help: "The conversation id (cv_…).") var id: String
+        @Argument(help: "The conversation id (cv_…), or a unique prefix of 8 or more characters.") var id: String
         @Option(help: "Messages to show (1-1000).") var limit = 20
         @Flag(help: "JSON instead of text.") var json = false
 
         func run() throws {
             guard (1...1_000).contains(limit) else { throw ValidationError("--limit must be 1 to 1000") }
             let store = Devices.openStore(options)
-            let (id, limit) = (self.id, self.limit)
+            let (id, limit) = (TypedID.conversation(self.id, in: store), self.limit)
             guard
                 let (conversation, events, usage) = try store.read({ db -> (Conversation, [ChatEvent], UsageTotals)? in
                     guard let conversation = try ConversationQueries.fetch(db, id: id) else { return nil }
@@ -68,8 +83,9 @@ struct Conversations: ParsableCommand {
                     return (conversation, events, try UsageQueries.totals(db, conversationID: id))
                 })
             else { fail("no conversation \(id) (clawrelay conversations list shows them)") }
+            let config = options.loadServed().config
             if json {
-                guard case .object(var fields) = Conversations.json(conversation) else { return }
+                guard case .object(var fields) = Conversations.json(conversation, config: config) else { return }
                 fields["messages"] = .array(
                     events.map {
                         .object([
@@ -86,7 +102,7 @@ struct Conversations: ParsableCommand {
                 return print(JSONValue.object(fields).encoded())
             }
             print(
-                "\(conversation.id)  user \(conversation.userID)  backend \(conversation.backend ?? "(default)")  title \(conversation.title ?? "-")"
+                "\(conversation.id)  user \(conversation.userID)  backend \(Conversations.nextBackend(conversation, config).shown)  title \(conversation.title ?? "-")"
             )
             print("keys: \(conversation.keys.map(\.description).joined(separator: ", "))")
             if usage.runs > 0 {
@@ -102,22 +118,24 @@ struct Conversations: ParsableCommand {
     struct Bind: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Bind a conversation to a backend (its next turns go there).")
         @OptionGroup var options: DataOptions
-        @Argument(help: "The conversation id (cv_…).") var id: String
+        @Argument(help: "The conversation id (cv_…), or a unique prefix of 8 or more characters.") var id: String
         @Argument(help: "A [[backends]] name from the configuration.") var backend: String
 
         func run() throws {
             let store = Devices.openStore(options)
+            let id = TypedID.conversation(self.id, in: store)
             // A running relay checks the name against its own backends and applies it at once.
             if let answer = Devices.ask(store, .bindConversation, deviceID: id, userID: backend, timeout: 3) {
                 guard answer == "bound" else { fail(answer) }
                 return print("\(id) is bound to \(backend)")
             }
-            guard options.config != nil else {
+            let (config, recorded) = options.loadServed()
+            guard recorded else {
                 fail("the relay is not running; pass --config with its configuration so the backend name can be checked")
             }
-            let names = options.loadExisting().backends.map(\.name)
+            let names = config.backends.map(\.name)
             guard names.contains(backend) else { fail("no backend named \(backend); configured: \(names.joined(separator: ", "))") }
-            let (id, backend) = (self.id, self.backend)
+            let backend = self.backend
             guard try store.write({ db in try ConversationQueries.update(db, id: id, at: SystemClock().nowMillis()) { $0.backend = backend } }) != nil
             else {
                 fail("no conversation \(id) (clawrelay conversations list shows them)")

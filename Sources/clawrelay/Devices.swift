@@ -130,13 +130,7 @@ struct Devices: ParsableCommand {
                     row["claimedName"]?.stringValue ?? "",
                 ]
             }
-            let widths = header.indices.map { column in ([header] + table).map { $0[column].count }.max() ?? 0 }
-            for line in [header] + table {
-                print(
-                    line.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
-                        .trimmingCharacters(in: .whitespaces)
-                )
-            }
+            TextTable.print(header: header, rows: table)
         }
     }
 
@@ -145,7 +139,7 @@ struct Devices: ParsableCommand {
             abstract: "Give a device a push target (APNs token or ntfy topic), or take one away (works while the relay runs)."
         )
         @OptionGroup var options: DataOptions
-        @Argument(help: "The device id.") var deviceID: String
+        @Argument(help: "The device id, or a unique prefix of 8 or more characters.") var deviceID: String
         @Option(help: "The device's APNs token, in hex.") var apns: String?
         @Option(help: "An ntfy topic URL (https://ntfy.sh/my-topic), or a topic on [push] ntfy_url.") var ntfy: String?
         @Option(help: "Remove the device's target of this kind: apns or ntfy.") var remove: String?
@@ -163,6 +157,7 @@ struct Devices: ParsableCommand {
             }
             if let remove, PushTarget.Kind(rawValue: remove) == nil { fail("--remove takes apns or ntfy") }
             let store = Devices.openStore(options)
+            let deviceID = TypedID.device(self.deviceID, in: store)
             let now = SystemClock().nowMillis()
             let done = try store.write { db -> Bool in
                 guard let device = try DeviceQueries.fetch(db, id: deviceID), device.status == .approved else { return false }
@@ -183,12 +178,13 @@ struct Devices: ParsableCommand {
     struct Approve: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Approve a pending pairing request on the running relay.")
         @OptionGroup var options: DataOptions
-        @Argument(help: "The pending device id.") var deviceID: String
+        @Argument(help: "The pending device id, or a unique prefix of 8 or more characters.") var deviceID: String
         @Option(name: .customLong("user"), help: "Attach the device to this user id (default: a new user).") var userID: String?
 
         func run() throws {
             if let userID, !Identifiers.isUUIDv4(userID) { fail("--user must be a UUIDv4") }
             let store = Devices.openStore(options)
+            let deviceID = TypedID.device(self.deviceID, in: store)
             guard let result = Devices.ask(store, .approve, deviceID: deviceID, userID: userID) else {
                 fail("no running relay answered; pending requests exist only inside a running relay")
             }
@@ -200,10 +196,11 @@ struct Devices: ParsableCommand {
     struct Deny: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Deny a pending request, or denylist a paired device.")
         @OptionGroup var options: DataOptions
-        @Argument(help: "The device id.") var deviceID: String
+        @Argument(help: "The device id, or a unique prefix of 8 or more characters.") var deviceID: String
 
         func run() throws {
             let store = Devices.openStore(options)
+            let deviceID = TypedID.device(self.deviceID, in: store)
             let known = try store.write { try DeviceQueries.setStatus($0, id: deviceID, .denied) }
             let result = Devices.ask(store, .deny, deviceID: deviceID, userID: nil, timeout: known ? 2 : 5)
             // Unknown ids are refused: a denial only means something for a paired device or a pending request.
@@ -219,10 +216,11 @@ struct Devices: ParsableCommand {
             abstract: "Undo a denial (the device connects again with its token) or a revocation (it may ask to pair again)."
         )
         @OptionGroup var options: DataOptions
-        @Argument(help: "The device id.") var deviceID: String
+        @Argument(help: "The device id, or a unique prefix of 8 or more characters.") var deviceID: String
 
         func run() throws {
             let store = Devices.openStore(options)
+            let deviceID = TypedID.device(self.deviceID, in: store)
             let was = try store.write { db -> DeviceRecord? in
                 guard let device = try DeviceQueries.fetch(db, id: deviceID), device.status.refusesPairing else { return nil }
                 _ = try DeviceQueries.setStatus(db, id: deviceID, device.status == .denied ? .approved : .unpaired)
@@ -245,11 +243,12 @@ struct Devices: ParsableCommand {
             abstract: "Make a paired device an admin (it approves pairings and shares the Clawline admin channel), or not."
         )
         @OptionGroup var options: DataOptions
-        @Argument(help: "The device id.") var deviceID: String
+        @Argument(help: "The device id, or a unique prefix of 8 or more characters.") var deviceID: String
         @Flag(name: .customLong("remove"), help: "Take admin away instead.") var remove = false
 
         func run() throws {
             let store = Devices.openStore(options)
+            let deviceID = TypedID.device(self.deviceID, in: store)
             guard try store.write({ try DeviceQueries.setAdmin($0, id: deviceID, !remove) }) else {
                 fail("no approved device \(deviceID); see `clawrelay devices list`")
             }
@@ -264,10 +263,11 @@ struct Devices: ParsableCommand {
             abstract: "Revoke a device (paired, or waiting for approval): its sockets close and it may not pair again until `devices allow`."
         )
         @OptionGroup var options: DataOptions
-        @Argument(help: "The device id.") var deviceID: String
+        @Argument(help: "The device id, or a unique prefix of 8 or more characters.") var deviceID: String
 
         func run() throws {
             let store = Devices.openStore(options)
+            let deviceID = TypedID.device(self.deviceID, in: store)
             // Stored first, so the revocation holds without a running relay; the relay revokes a
             // pending request too, and closes the device's sockets.
             let known = try store.write { try DeviceQueries.setStatus($0, id: deviceID, .revoked) }

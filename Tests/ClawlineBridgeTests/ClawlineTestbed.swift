@@ -176,7 +176,7 @@ final class ClawlineTestbed {
     func storeAsset(of userID: String, bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47]) -> String {
         let id = Identifiers.newAssetID()
         let path = assetsDirectory + "/" + id
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        precondition(FileManager.default.createFile(atPath: path, contents: Data(bytes)), "could not write \(path)")
         hub.assets.save(AssetRecord(id: id, userID: userID, mimeType: "image/png", size: Int64(bytes.count), path: path, createdAt: 0)) { _ in }
         bed.settle()
         return id

@@ -31,7 +31,8 @@ import Testing
         try await withCheckedThrowingContinuation { continuation in journal.device(id: id) { continuation.resume(with: $0) } }
     }
 
-    private static func record(_ id: String, admin: Bool = false) -> DeviceRecord {
+    /// An approved device (also for other suites of the store).
+    static func record(_ id: String, admin: Bool = false) -> DeviceRecord {
         DeviceRecord(
             id: id,
             userID: "u",

@@ -1,5 +1,6 @@
 """Audit trail: frames in and out are recorded, secrets are redacted, nothing secret lands on disk."""
 
+import asyncio
 import json
 import re
 
@@ -132,3 +133,66 @@ async def test_pairing_frames_carry_the_device_id(relay):
     await requester.send_json(pair_request(device_id, "Tablet"))
     rows = await async_wait_for(lambda: relay.audit("--device", device_id), timeout=10, what="rows for the pairing device")
     assert any(r["direction"] == "in" and "pair_request" in text_of(r) for r in rows), rows
+
+
+async def test_discoclaw_and_companion_rows_name_their_device_and_every_protocol_filters(relay_factory, tmp_path):
+    """Issue 25 item 3: `--protocol discoclaw` was refused, and DiscoClaw rows named no device."""
+    from companion_client import CompanionClient, companion_config, make_projects, rest_json, same_device
+    from discoclaw_client import SETUP_TOKEN, Socket, register, turn
+
+    cfg = companion_config(projects_root=make_projects(tmp_path / "projects"))
+    cfg["discoclaw"] = {"listen": "127.0.0.1:0", "setup_token": SETUP_TOKEN, "backend": "echo"}
+    relay = relay_factory(cfg)
+    dev = register(relay)
+    sock = await Socket.connect(relay, dev.token)
+    conversation = dev.create_conversation("audited")
+    await turn(dev, sock, conversation["id"], "disco audit")
+    phone = await CompanionClient.connect(relay, device_id="phone-12345678")
+    await asyncio.to_thread(rest_json, relay, "GET", "/api/projects", headers={"x-device-id": "phone-12345678"})
+
+    def discoclaw_rows():
+        rows = relay.audit("--protocol", "discoclaw")
+        return rows if any("disco audit" in text_of(r) for r in rows) and any(r["opcode"] == "open" for r in rows) else None
+
+    rows = await async_wait_for(discoclaw_rows, timeout=10, what="DiscoClaw rows, the socket's open among them")
+    assert {r["protocol"] for r in rows} == {"discoclaw"}, rows
+    # Every row of an authenticated request or socket names the device; only the registration's
+    # request (made before the device existed) does not.
+    unnamed = [r for r in rows if r["deviceId"] is None]
+    assert [r["body"] for r in unnamed] == ["POST /auth/register"], unnamed
+    assert all(r["deviceId"] == dev.device_id and r["userId"] == dev.user_id for r in rows if r not in unnamed), rows
+    by_prefix = relay.audit("--device", dev.device_id[:8])
+    assert by_prefix and {r["protocol"] for r in by_prefix} == {"discoclaw"}, by_prefix
+    assert len(by_prefix) == len(rows) - 1
+
+    companion = await async_wait_for(
+        lambda: [r for r in relay.audit("--protocol", "companion") if r["kind"] == "http"] or None, timeout=10,
+        what="Companion REST rows")
+    assert all(same_device(r["deviceId"], "phone-12345678") for r in companion), companion
+    socket_rows = [r for r in relay.audit("--protocol", "companion") if r["kind"] == "ws"]
+    assert socket_rows and all(same_device(r["deviceId"], "phone-12345678") for r in socket_rows), socket_rows
+    await phone.close()
+    await sock.close()
+
+    for name in ("clawline", "gateway", "companion", "discoclaw", "admin", "client", "push", "audit"):
+        assert relay.cli("audit", "--protocol", name, "--limit", "1").returncode == 0, name
+    bad = relay.cli("audit", "--protocol", "smtp", check=False)
+    assert bad.returncode == 1 and "discoclaw" in bad.stderr and "push" in bad.stderr, bad.stderr
+
+
+async def test_limit_prints_the_newest_rows_oldest_first(relay):
+    """Issue 25 item 6: `--limit N` printed the oldest N; like `journalctl -n` it is the newest N."""
+    admin, client = await setup_admin(relay)
+    for index in range(3):
+        await send_and_complete(client, f"numbered {index}")
+    await client.close()  # its last row is the socket's close; nothing is audited after it
+    everything = await async_wait_for(
+        lambda: (lambda rows: rows if rows and rows[-1]["opcode"] == "closed" else None)(relay.audit()), timeout=10,
+        what="the closed socket's row last")
+    newest = relay.audit("--limit", "4")
+    assert [r["id"] for r in newest] == [r["id"] for r in everything[-4:]], (newest, everything[-6:])
+    assert [r["id"] for r in newest] == sorted(r["id"] for r in newest), "oldest first"
+    text = relay.cli("audit", "--limit", "1").stdout.splitlines()
+    assert len(text) == 1 and " ws/closed " in text[0], text
+    refused = relay.cli("audit", "--limit", "0", check=False)
+    assert refused.returncode == 1 and "--limit" in refused.stderr, refused.stderr

@@ -3,6 +3,8 @@ and remote address, protocol errors at debug, and never a token."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 
 from conftest import (
@@ -35,7 +37,7 @@ async def test_pairing_auth_and_revocation_are_logged_without_secrets(relay_fact
     await async_wait_for(lambda: "pairing request waiting for approval" in relay.stderr_text(), what="pending logged")
     log = relay.stderr_text()
     line = next(l for l in log.splitlines() if "pairing request waiting" in l)
-    assert device_id in line and "clawline" in line and "127.0.0.1" in line and f"clawrelay devices approve {device_id}" in line, line
+    assert device_id in line and "clawline" in line and "127.0.0.1" in line and f"devices approve {device_id}" in line, line
 
     relay.cli("devices", "approve", device_id)
     result = await requester.expect("pair_result")
@@ -100,3 +102,22 @@ def test_oversized_request_headers_are_logged_with_the_remote_address(relay):
                     what="the oversized headers logged")
     assert " warning " in line and "remote=127.0.0.1" in line and "listener=clawline" in line, line
     assert "Ran out of header data space" not in relay.stderr_text(), "lws's own line, which names nobody, is replaced"
+
+
+async def test_the_approve_command_in_the_log_runs_as_printed(relay_factory, tmp_path):
+    """The hint names this binary (by path unless `clawrelay` on PATH is it) and the relay's data dir."""
+    cfg = make_config()
+    cfg["server"] = {"log_format": "json"}
+    relay = relay_factory(cfg)
+    await pair_first_admin(relay)
+    device_id = new_device_id()
+    requester = await Client.connect(relay, "requester")
+    await requester.send_json(pair_request(device_id, "Phone"))
+    await async_wait_for(lambda: "pairing request waiting for approval" in relay.stderr_text(), what="pending logged")
+    line = next(json.loads(l) for l in relay.stderr_text().splitlines() if "pairing request waiting" in l)
+    command = line["approve_with"]
+    assert command == f"{os.path.realpath(relay_bin())} devices approve {device_id} --data-dir {relay.data_dir}", command
+    ran = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    assert ran.returncode == 0, ran.stderr
+    result = await requester.expect("pair_result")
+    assert result["success"], result

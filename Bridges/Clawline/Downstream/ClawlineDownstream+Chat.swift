@@ -10,8 +10,7 @@ extension ClawlineDownstream {
         case .personal:
             submit(message, to: socket.machine.conversationID, owner: userID, policy: settings.turnPolicy, on: socket, receivedAt: receivedAt)
         case .admin:
-            var policy = settings.turnPolicy
-            policy.backend = settings.adminBackend ?? settings.backend
+            let policy = settings.adminTurnPolicy
             resolveAdminChannel { [self] result in
                 guard socket.machine.isAuthenticated else { return }
                 switch result {

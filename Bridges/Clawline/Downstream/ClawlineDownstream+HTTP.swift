@@ -14,11 +14,14 @@ extension ClawlineDownstream {
         }
     }
 
-    /// The verified claims of the exchange's bearer token and the token's hash, or nil.
+    /// The verified claims of the exchange's bearer token and the token's hash, or nil. The
+    /// exchange's audit rows name the device the token was signed for.
     private func bearerClaims(_ exchange: HTTPExchange) -> (claims: DeviceClaims, tokenHash: String)? {
         guard let token = ClawlineHTTP.bearerToken(exchange.authorization),
             case .success(let claims) = signer.verify(token, nowSeconds: clock.nowMillis() / 1000)
         else { return nil }
+        exchange.deviceID = claims.deviceId
+        exchange.userID = claims.sub
         return (claims, Digest.sha256Hex(token.utf8))
     }
 

@@ -1,3 +1,4 @@
+import ClawlineWire
 import RelayCore
 
 /// The `[clawline]` section, already validated.
@@ -34,6 +35,19 @@ public struct ClawlineSettings: Sendable, Equatable {
     /// How the core runs this protocol's turns.
     public var turnPolicy: TurnPolicy {
         TurnPolicy(maxQueuedPerDevice: maxQueuedMessages, inactivityMillis: streamInactivitySeconds * 1000, backend: backend)
+    }
+
+    /// How the core runs the admin channel's turns: answered by `adminBackend`, else `backend`.
+    var adminTurnPolicy: TurnPolicy {
+        var policy = turnPolicy
+        policy.backend = adminBackend ?? backend
+        return policy
+    }
+
+    /// The policy of Clawline's own conversations (the timeline, the admin channel); nil for the others.
+    public func turnPolicy(for conversation: Conversation) -> TurnPolicy? {
+        if conversation.keys.contains(ClawlineChannel.adminKey) && conversation.userID == ClawlineChannel.adminAudience { return adminTurnPolicy }
+        return conversation.keys.contains(.main) ? turnPolicy : nil
     }
 
     public init() {}

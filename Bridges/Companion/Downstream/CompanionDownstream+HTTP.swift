@@ -21,6 +21,8 @@ extension CompanionDownstream {
         }
         if let refusal = CompanionAuth.refusal(exchange.headers, token: authToken) { return exchange.respond(CompanionREST.answer(refusal)) }
         let deviceID = CompanionAuth.deviceID(for: exchange.headers)
+        exchange.deviceID = deviceID
+        exchange.userID = settings.userID
         if refusedDevices.contains(deviceID) { return exchange.respond(CompanionREST.answer(.deviceRevoked(deviceID: deviceID))) }
         withBody(exchange) { [self] body in
             switch api {

@@ -64,6 +64,12 @@ public struct CompanionSettings: Sendable, Equatable {
         TurnPolicy(maxQueuedPerDevice: maxQueuedCommands, inactivityMillis: streamInactivitySeconds * 1000, backend: backend)
     }
 
+    /// `turnPolicy` for a Companion session's conversation; nil for the others. (A route binds a
+    /// session to its backend when the session is made.)
+    public func turnPolicy(for conversation: Conversation) -> TurnPolicy? {
+        conversation.key(in: CompanionKeys.session) == nil && conversation.key(in: CompanionKeys.directory) == nil ? nil : turnPolicy
+    }
+
     /// How Companion devices get what they missed: a queue of the Companion sessions' events.
     public var delivery: MissedDelivery {
         .queue(ttlMillis: Int64(queueTTLSeconds) * 1000, capacity: maxQueuedEvents, scheme: CompanionKeys.session)

@@ -44,6 +44,11 @@ extension DiscoClawDownstream {
             case .success(true):
                 registerPresence(record)
                 logger.info("DiscoClaw device registered", metadata: ["device": "\(record.id)", "user": "\(userID)"])
+                if answersUser {
+                    // A registration's answer names the device it made (`POST /auth/devices` keeps the caller's).
+                    exchange.deviceID = record.id
+                    exchange.userID = userID
+                }
                 let registration = DiscoClawRegistration(userId: answersUser ? userID : nil, deviceId: record.id, token: token)
                 exchange.respond(DiscoClawReply.json(201, registration))
             }

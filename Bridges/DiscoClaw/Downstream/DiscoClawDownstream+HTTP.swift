@@ -20,6 +20,8 @@ extension DiscoClawDownstream {
         let presented = exchange.headers.bearerToken ?? exchange.headers.queryValue("token")
         guard let presented, !presented.isEmpty else { return exchange.respond(DiscoClawReply.error(.missingToken)) }
         guard let device = device(presenting: presented) else { return exchange.respond(DiscoClawReply.error(.invalidToken)) }
+        exchange.deviceID = device.id
+        exchange.userID = device.userID
         touch(device)
         withBody(exchange) { [self] body in
             switch route {

@@ -31,6 +31,11 @@ public struct DiscoClawSettings: Sendable, Equatable {
     public var turnPolicy: TurnPolicy {
         TurnPolicy(maxQueuedPerDevice: maxQueuedTurns, inactivityMillis: turnInactivitySeconds * 1000, backend: backend)
     }
+
+    /// `turnPolicy` for a conversation a DiscoClaw client created; nil for the others.
+    public func turnPolicy(for conversation: Conversation) -> TurnPolicy? {
+        conversation.key(in: DiscoClawKeys.conversation) == nil ? nil : turnPolicy
+    }
 }
 
 /// The conversation key scheme of conversations DiscoClaw clients created.

@@ -57,6 +57,11 @@ public final class DiscoClawAccount: Backend {
             }
         rest.token = token
         let link = DiscoClawLink(name: name, target: target, token: token, connector: loop, logger: logger, onState: onState)
+        if case .setupToken = credential {
+            // The stored token is the stored device's (a configured token names no device).
+            rest.deviceID = stored.deviceId
+            link.deviceID = stored.deviceId
+        }
         let poster = DiscoClawAccountTurns(
             name: name,
             link: link,

@@ -27,6 +27,8 @@ extension DiscoClawAccountTurns {
                 stored.userId = registration.userId ?? ""
                 writer.save(stored)
                 rest.token = registration.token
+                rest.deviceID = registration.deviceId
+                link.deviceID = registration.deviceId
                 logger.notice("registered with the DiscoClaw server", metadata: ["account": "\(name)", "device": "\(registration.deviceId)"])
                 link.registered(token: registration.token)
             case .answered(let status, let body) where status == 401 || status == 403:

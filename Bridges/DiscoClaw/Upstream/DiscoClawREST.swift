@@ -33,6 +33,8 @@ final class DiscoClawREST {
     private let loop: ServiceLoop
     /// The device token; nil until registered.
     var token: String?
+    /// The device the token belongs to, when known: the audit names it on every call.
+    var deviceID: String?
 
     init(baseURL: String, allowSelfSigned: Bool, client: HTTPClient, loop: ServiceLoop) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
@@ -85,7 +87,8 @@ final class DiscoClawREST {
             direction: direction,
             opcode: opcode,
             body: body,
-            size: size
+            size: size,
+            deviceID: deviceID
         )
     }
 

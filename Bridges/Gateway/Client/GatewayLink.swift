@@ -39,6 +39,7 @@ public final class GatewayLink {
             backoff: Backoff(maxMillis: maxBackoffMillis)
         )
         driver = LinkDriver(name: name, target: target, machine: machine, connector: connector, clock: clock, logger: logger, onState: onState)
+        driver.deviceID = identity.deviceID
         driver.onOwn = { [weak self] own in self?.perform(own) }
     }
 

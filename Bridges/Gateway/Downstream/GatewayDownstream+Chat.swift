@@ -5,8 +5,6 @@ import RelayTransport
 /// `chat.send`, `chat.history` and `chat.abort`: a session key names a conversation of the
 /// gateway's user, and the core's turns run it.
 extension GatewayDownstream {
-    static let maxQueuedRunsPerDevice = 20
-
     /// A chat method's params, read once.
     private enum ChatCall {
         case send(ChatSendParams?)
@@ -94,7 +92,7 @@ extension GatewayDownstream {
             let aborted = hub.turns.abort(conversationID: conversation.id)
             return socket.reply(requestID, ChatSendResult(runId: runID, status: "aborted", runIds: aborted))
         }
-        var policy = TurnPolicy(maxQueuedPerDevice: Self.maxQueuedRunsPerDevice, backend: settings.backend)
+        var policy = settings.turnPolicy
         if let timeout = params?.timeoutMs, timeout > 0 { policy.inactivityMillis = Int(min(timeout, 3_600_000)) }
         let submitted = UserMessage(
             conversationID: conversation.id,

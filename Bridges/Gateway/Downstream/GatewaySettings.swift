@@ -1,3 +1,5 @@
+import RelayCore
+
 /// The `[gateway]` section, already validated.
 public struct GatewaySettings: Sendable, Equatable {
     public var host = "127.0.0.1"
@@ -33,6 +35,16 @@ public struct GatewaySettings: Sendable, Equatable {
     public var backend: String?
     /// Every backend by name with its kind: the model catalog `models.list` shows.
     public var backendKinds: [String: String] = [:]
+    /// Runs an operator may have waiting behind a session's running one.
+    static let maxQueuedRunsPerDevice = 20
 
     public init() {}
+
+    /// How the core runs a `chat.send` (its `timeoutMs` may shorten the inactivity).
+    public var turnPolicy: TurnPolicy { TurnPolicy(maxQueuedPerDevice: Self.maxQueuedRunsPerDevice, backend: backend) }
+
+    /// `turnPolicy` for a conversation a gateway session key names; nil for the others.
+    public func turnPolicy(for conversation: Conversation) -> TurnPolicy? {
+        conversation.key(in: ConversationKey.sessionScheme) == nil ? nil : turnPolicy
+    }
 }

@@ -119,10 +119,17 @@ public struct Router: Sendable {
     public func backend(named name: String?) -> (any Backend)? {
         backends[name ?? defaultBackend]
     }
+
+    /// The name of the backend that answers `conversation`'s next turn under its protocol's
+    /// `policy`: the one it is bound to, else the protocol's default, else the first configured.
+    /// The turn runner, `/backend` and `clawrelay conversations` all ask this, so they agree.
+    public func backendName(for conversation: Conversation?, policy: TurnPolicy) -> String {
+        conversation?.backend ?? policy.backend ?? defaultBackend
+    }
 }
 
 /// An upstream account's turns, owned by its loop and known by an id of the backend's making.
-public protocol UpstreamTurns: AnyObject {
+public protocol UpstreamTurns: AnyObject, SendableMetatype {
     func start(_ turn: TurnRequest, id: String, events: @escaping @Sendable (TurnEvent) -> Void)
     func cancel(_ id: String)
 }

@@ -92,7 +92,10 @@ public struct ConversationKey: Hashable, Sendable, Codable, CustomStringConverti
         self.value = value
     }
 
-    public static func session(_ key: String) -> ConversationKey { ConversationKey("session", key) }
+    /// The scheme of gateway session keys (and Clawline's timeline and admin channel).
+    public static let sessionScheme = "session"
+
+    public static func session(_ key: String) -> ConversationKey { ConversationKey(sessionScheme, key) }
 
     /// Clawline's single timeline.
     public static let main = ConversationKey.session("main")

@@ -36,7 +36,7 @@ public enum RelayCommand: Equatable, Sendable {
 extension Turns {
     /// Runs a relay command in its turn's place (in order with the conversation's other turns).
     func run(_ command: RelayCommand, _ turn: Turn, in conversation: Conversation?) {
-        let current = conversation?.backend ?? turn.policy.backend ?? router.defaultBackend
+        let current = router.backendName(for: conversation, policy: turn.policy)
         let choices = router.backends.keys.sorted().joined(separator: ", ")
         switch command {
         case .backend(nil):

@@ -22,9 +22,8 @@ extension Turns {
     private func start(_ turn: Turn, in conversation: Conversation?) {
         let conversationID = turn.conversationID
         if let command = RelayCommand(turn.text) { return run(command, turn, in: conversation) }
-        guard let backend = router.backend(named: conversation?.backend ?? turn.policy.backend) else {
-            return end(turn, .failed, reason: "no backend named \(conversation?.backend ?? turn.policy.backend ?? router.defaultBackend)")
-        }
+        let backendName = router.backendName(for: conversation, policy: turn.policy)
+        guard let backend = router.backends[backendName] else { return end(turn, .failed, reason: "no backend named \(backendName)") }
         turn.backendName = backend.name
         armInactivityTimer(turn)
         turn.stamps.started = MonotonicClock.nanos()

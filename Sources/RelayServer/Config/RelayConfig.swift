@@ -37,6 +37,8 @@ public struct RelayConfig: Sendable {
     public static let defaultDataDirectory = "./.clawrelay"
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error"]
     public static let logFormats = ["text", "json"]
+    /// Every kind of listener, as the audit and `/metrics` name their protocol.
+    public static let listenerKinds = ["clawline", "gateway", "companion", "discoclaw", "admin"]
     public static let defaultAdminEndpoint = ListenEndpoint(host: "127.0.0.1", port: 8787)
     public static let defaultClawlineEndpoint = ListenEndpoint(host: "127.0.0.1", port: 18800)
     public static let defaultGatewayEndpoint = ListenEndpoint(host: "127.0.0.1", port: 18789)

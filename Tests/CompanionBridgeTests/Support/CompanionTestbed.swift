@@ -29,7 +29,7 @@ final class CompanionTestbed {
         for name in projects + [".hidden"] {
             try? FileManager.default.createDirectory(atPath: folder + "/" + name, withIntermediateDirectories: true)
         }
-        FileManager.default.createFile(atPath: folder + "/notes.txt", contents: Data("a file, not a project\n".utf8))
+        precondition(FileManager.default.createFile(atPath: folder + "/notes.txt", contents: Data("a file, not a project\n".utf8)))
         root = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
         self.settings = settings
         bed = RelayTestbed(backends: backends)

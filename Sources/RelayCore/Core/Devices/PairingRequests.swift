@@ -87,6 +87,9 @@ public final class PairingRequests {
     private let loop: any LoopScheduler
     private let clock: any Clock
     private let logger: Logger
+    /// How the operator runs a `clawrelay` subcommand against this relay, e.g. "devices approve
+    /// ID" → "clawrelay devices approve ID" (the server sets the binary's own path and data dir).
+    public var operatorCommand: @Sendable (String) -> String = { "clawrelay \($0)" }
     private var entries: [String: Entry] = [:]
     private var deciders: [String: Decider] = [:]
     private var observers: [(Event) -> Void] = []
@@ -140,7 +143,7 @@ public final class PairingRequests {
         )
         var metadata: Logger.Metadata = [
             "protocol": "\(request.protocolName)", "device": "\(request.deviceID)", "name": "\(request.claimedName ?? "")",
-            "remote": "\(request.remoteAddress)", "approve_with": "clawrelay devices approve \(request.deviceID)",
+            "remote": "\(request.remoteAddress)", "approve_with": "\(operatorCommand("devices approve \(request.deviceID)"))",
         ]
         if let reason = request.reason { metadata["reason"] = "\(reason)" }
         logger.info("pairing request waiting for approval", metadata: metadata)
