@@ -44,6 +44,7 @@ public final class ChatApp {
                         )
                     )
                 )
+            case .failed: post(.connection(.refused(reason: detail)))  // revoked: the link tries no more
             default:
                 // The link's detail ends with when it tries next.
                 explainer.explain(linkState, detail) { post(.connection(.disconnected(reason: $0.detail, retryInMillis: nil))) }

@@ -58,9 +58,10 @@ final class OperatorDesk {
                 finish("denylisted")
             }
         case .revoke:
-            cutOff(command.deviceID)
-            hub.pushes.reload(deviceID: command.deviceID)
-            finish("revoked")
+            hub.devices.revoke(command.deviceID) { [hub] outcome in
+                hub.pushes.reload(deviceID: command.deviceID)
+                finish(outcome)
+            }
         case .refresh:
             hub.devices.refresh(command.deviceID)
             hub.pushes.reload(deviceID: command.deviceID)

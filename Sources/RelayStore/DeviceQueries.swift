@@ -43,7 +43,10 @@ public enum DeviceQueries {
     }
 
     public static func insert(_ db: Database, _ device: DeviceRecord) throws {
-        try db.run("INSERT OR IGNORE INTO users (id, created_at) VALUES (?, ?)", [device.userID, device.createdAt])
+        // A device revoked before it was approved belongs to no user ("").
+        if !device.userID.isEmpty {
+            try db.run("INSERT OR IGNORE INTO users (id, created_at) VALUES (?, ?)", [device.userID, device.createdAt])
+        }
         try db.run(
             """
             INSERT INTO devices (id, user_id, protocol, claimed_name, device_info, is_admin, status, token_hash,

@@ -178,6 +178,10 @@ enum Migrations {
         migrator.registerMigration("v10-read-cursors", migrate: readCursorTables)
         migrator.registerMigration("v11-lean-writes", migrate: leanWrites)
         migrator.registerMigration("v12-usage", migrate: usageTables)
+        migrator.registerMigration("v13-pairing-reason") { db in
+            // Why a pending device must be approved (the gateway's not-paired, scope-upgrade, …), for `devices list`.
+            try db.execute(sql: "ALTER TABLE pending_pairings ADD COLUMN reason TEXT")
+        }
         return migrator
     }
 

@@ -66,10 +66,13 @@ public enum OperatorQueries {
     public static func upsertPending(_ db: Database, _ entry: PendingPairing) throws {
         try db.run(
             """
-            INSERT OR REPLACE INTO pending_pairings (device_id, claimed_name, device_info, created_at, expires_at, protocol, request_id)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO pending_pairings (device_id, claimed_name, device_info, created_at, expires_at, protocol, request_id, reason)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """,
-            [entry.deviceID, entry.claimedName, entry.deviceInfoJSON, entry.createdAt, entry.expiresAt, entry.protocolName, entry.requestID]
+            [
+                entry.deviceID, entry.claimedName, entry.deviceInfoJSON, entry.createdAt, entry.expiresAt, entry.protocolName, entry.requestID,
+                entry.reason,
+            ]
         )
     }
 
@@ -88,6 +91,7 @@ public enum OperatorQueries {
             )
             entry.protocolName = row["protocol"]
             entry.requestID = row["request_id"]
+            entry.reason = row["reason"]
             return entry
         }
     }

@@ -25,16 +25,14 @@ extension ServiceLoop {
             // A connection must finish its request headers within `headerTimeoutSeconds`, or it
             // is dropped (a slowloris).
             lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_KEEPALIVE_IDLE, Self.headerTimeoutSeconds)
+            // Kept while it may still send request headers, to name it if lws drops them as too large.
+            acceptedPeers[wsi] = peerAddress(wsi)
         case LWS_CALLBACK_RAW_ADOPT:
-            // lws turns a `CONNECT` request into a raw tunnel; the relay proxies nothing: 405, close.
-            lws_callback_on_writable(wsi)
+            rawAdopted(wsi)
+        case LWS_CALLBACK_RAW_RX:
+            rawReceived(wsi, input: input, length: length)
         case LWS_CALLBACK_RAW_WRITEABLE:
-            var answer = Array(repeating: UInt8(0), count: Int(relay_lws_pre())) + Array(Self.methodNotAllowed.utf8)
-            answer.withUnsafeMutableBufferPointer { buffer in
-                let start = buffer.baseAddress!.advanced(by: Int(relay_lws_pre()))
-                _ = lws_write(wsi, start, Self.methodNotAllowed.utf8.count, LWS_WRITE_HTTP)  // LWS_WRITE_RAW is this macro
-            }
-            return -1
+            return rawWritable(wsi)
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             guard let entry = listenerEntry(for: wsi) else { return 1 }
             guard entry.config.acceptsAnyWebSocketPath || entry.config.webSocketPaths.contains(header(wsi, WSI_TOKEN_GET_URI) ?? "") else { return 1 }
@@ -44,6 +42,7 @@ extension ServiceLoop {
             }
             return 0
         case LWS_CALLBACK_ESTABLISHED:
+            acceptedPeers.removeValue(forKey: wsi)
             return webSocketEstablished(wsi)
         case LWS_CALLBACK_RECEIVE:
             return webSocketReceive(wsi, input: input, length: length)
@@ -94,6 +93,7 @@ extension ServiceLoop {
         case LWS_CALLBACK_CLOSED_HTTP:
             exchanges.removeValue(forKey: wsi)?.connectionClosed()
         case LWS_CALLBACK_WSI_DESTROY:
+            serverConnectionDestroyed(wsi)
             exchanges.removeValue(forKey: wsi)?.connectionClosed()
             if webSockets[wsi] != nil { webSocketClosed(wsi) } else { clientVanished(wsi) }
             connectionIDs.removeValue(forKey: wsi)
@@ -104,8 +104,6 @@ extension ServiceLoop {
     }
 
     static let headerTimeoutSeconds: Int32 = 10
-    static let methodNotAllowed =
-        "HTTP/1.1 405 Method Not Allowed\r\nallow: GET, POST, PUT, PATCH, DELETE, OPTIONS, HEAD\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 
     /// Close codes a peer may send (RFC 6455 §7.4): 1000–1003, 1007–1014, and 3000–4999.
     static func isValidPeerCloseCode(_ code: UInt16) -> Bool {
@@ -130,9 +128,8 @@ extension ServiceLoop {
     /// connection closes right after; lws's own status page would be HTTP/1.0 HTML).
     private func writeRefusal(_ response: HTTPResponse, to wsi: OpaquePointer) {
         guard case .bytes(let body) = response.body else { return }
-        let reason = response.status == 401 ? "Unauthorized" : response.status == 403 ? "Forbidden" : "Refused"
         let head =
-            "HTTP/1.1 \(response.status) \(reason)\r\ncontent-type: \(response.contentType)\r\ncontent-length: \(body.count)\r\nconnection: close\r\n\r\n"
+            "\(HTTPStatus.line(response.status))\r\ncontent-type: \(response.contentType)\r\ncontent-length: \(body.count)\r\nconnection: close\r\n\r\n"
         var bytes = [UInt8](repeating: 0, count: Int(relay_lws_pre())) + Array(head.utf8) + body
         let count = bytes.count - Int(relay_lws_pre())
         bytes.withUnsafeMutableBufferPointer { buffer in

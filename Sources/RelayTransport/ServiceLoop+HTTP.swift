@@ -117,7 +117,14 @@ extension ServiceLoop {
             let start = scratch.baseAddress!.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
             var cursor: UnsafeMutablePointer<UInt8>? = start
             let end = scratch.baseAddress!.advanced(by: scratch.count - 1).assumingMemoryBound(to: UInt8.self)
-            if lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType, lws_filepos_t(body.count), &cursor, end) != 0 {
+            // The status line is the relay's own (lws's lacks most reason phrases), then the
+            // common headers; the content length also tells lws where the response ends.
+            let statusLine = Array(HTTPStatus.line(response.status).utf8)
+            let contentType = Array(response.contentType.utf8)
+            if lws_add_http_header_by_name(wsi, nil, statusLine, Int32(statusLine.count), &cursor, end) != 0
+                || lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, contentType, Int32(contentType.count), &cursor, end) != 0
+                || lws_add_http_header_content_length(wsi, lws_filepos_t(body.count), &cursor, end) != 0
+            {
                 return -1
             }
             var headers = response.headers
@@ -128,7 +135,8 @@ extension ServiceLoop {
                 if lws_add_http_header_by_name(wsi, nameBytes, valueBytes, Int32(valueBytes.count), &cursor, end) != 0 { return -1 }
             }
             if lws_finalize_write_http_header(wsi, start, &cursor, end) != 0 { return -1 }
-            if body.isEmpty { return finishExchange(wsi) }
+            // A HEAD answer is the GET answer's headers alone (its length included).
+            if body.isEmpty || exchange.method == "HEAD" { return finishExchange(wsi) }
             lws_callback_on_writable(wsi)
             return 0
         }

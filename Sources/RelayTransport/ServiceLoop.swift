@@ -34,6 +34,10 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
     var webSockets: [OpaquePointer: WebSocketConnection] = [:]
     var exchanges: [OpaquePointer: HTTPExchange] = [:]
     var connectionIDs: [OpaquePointer: UInt64] = [:]
+    /// Server connections that may still send request headers, with their remote address.
+    var acceptedPeers: [OpaquePointer: String] = [:]
+    /// What a connection lws handed over raw is answered (see `ServiceLoop+Refusals`).
+    var rawAnswers: [OpaquePointer: String] = [:]
     var nextConnectionID: UInt64 = 1
     private var timers = TimerQueue()
     /// True while `drainMailbox` runs jobs (loop thread only).
@@ -243,6 +247,9 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
                 vinfo.ssl_cert_filepath = cString(cert)
                 vinfo.ssl_private_key_filepath = cString(key)
                 vinfo.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            } else {
+                // A request line that is not HTTP (a TLS hello, garbage) goes raw: a plain 400.
+                vinfo.options |= UInt64(LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG)
             }
             let tls =
                 entry.config.tlsCertificatePath.map { cert in

@@ -52,7 +52,9 @@ struct Audit: ParsableCommand {
             throw ValidationError("--since takes a duration such as 30s, 10m, 2h or 7d (or -5m), or an RFC 3339 time such as 2026-11-22T10:00:00Z")
         }
         if let protocolName, !Self.protocols.contains(protocolName) {
-            throw ValidationError("--protocol \(protocolName) is not a protocol the audit records; use one of \(Self.protocols.joined(separator: ", "))")
+            throw ValidationError(
+                "--protocol \(protocolName) is not a protocol the audit records; use one of \(Self.protocols.joined(separator: ", "))"
+            )
         }
         guard limit >= 1 else { throw ValidationError("--limit must be at least 1") }
     }

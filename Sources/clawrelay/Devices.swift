@@ -75,7 +75,8 @@ struct Devices: ParsableCommand {
             }
             var rows: [JSONValue] = devices.map { device in
                 .object([
-                    "deviceId": .string(device.id), "userId": .string(device.userID), "protocol": .string(device.protocolName),
+                    "deviceId": .string(device.id), "userId": device.userID.isEmpty ? .null : .string(device.userID),
+                    "protocol": .string(device.protocolName),
                     "claimedName": device.claimedName.map(JSONValue.string) ?? .null, "isAdmin": .bool(device.isAdmin),
                     "status": .string(device.status.rawValue), "tokenDelivered": .bool(device.tokenDelivered),
                     "createdAt": .int(device.createdAt), "lastSeenAt": device.lastSeenAt.map(JSONValue.int) ?? .null,
@@ -90,12 +91,25 @@ struct Devices: ParsableCommand {
                     ),
                 ])
             }
-            rows += pending.map { entry in
-                .object([
-                    "deviceId": .string(entry.deviceID), "userId": .null, "protocol": .string(entry.protocolName),
-                    "claimedName": entry.claimedName.map(JSONValue.string) ?? .null, "isAdmin": .bool(false), "status": .string("pending"),
-                    "tokenDelivered": .bool(false), "createdAt": .int(entry.createdAt), "lastSeenAt": .null, "expiresAt": .int(entry.expiresAt),
-                ])
+            // One row per device: a known device that asks to pair again shows as pending.
+            for entry in pending {
+                let waiting: [String: JSONValue] = [
+                    "status": .string("pending"), "expiresAt": .int(entry.expiresAt), "reason": entry.reason.map(JSONValue.string) ?? .null,
+                ]
+                if let index = rows.firstIndex(where: { $0["deviceId"]?.stringValue == entry.deviceID }), case .object(var row) = rows[index] {
+                    row.merge(waiting) { $1 }
+                    rows[index] = .object(row)
+                    continue
+                }
+                rows.append(
+                    .object(
+                        waiting.merging([
+                            "deviceId": .string(entry.deviceID), "userId": .null, "protocol": .string(entry.protocolName),
+                            "claimedName": entry.claimedName.map(JSONValue.string) ?? .null, "isAdmin": .bool(false),
+                            "tokenDelivered": .bool(false), "createdAt": .int(entry.createdAt), "lastSeenAt": .null,
+                        ]) { $1 }
+                    )
+                )
             }
             if json {
                 print(JSONValue.array(rows).encoded())
@@ -107,7 +121,8 @@ struct Devices: ParsableCommand {
             }
             let header = ["DEVICE", "PROTOCOL", "STATUS", "PRESENCE", "LAST SEEN", "QUEUED", "PUSH", "USER", "NAME"]
             let table = rows.map { row -> [String] in
-                let status = (row["status"]?.stringValue ?? "") + (row["isAdmin"]?.boolValue == true ? " admin" : "")
+                let reason = row["reason"]?.stringValue.map { " (\($0))" } ?? ""
+                let status = (row["status"]?.stringValue ?? "") + reason + (row["isAdmin"]?.boolValue == true ? " admin" : "")
                 let lastSeen = row["lastSeenAt"]?.intValue.map { Self.age(now - $0) } ?? "-"
                 return [
                     row["deviceId"]?.stringValue ?? "", row["protocol"]?.stringValue ?? "", status, row["presence"]?.stringValue ?? "-", lastSeen,
@@ -203,19 +218,29 @@ struct Devices: ParsableCommand {
     }
 
     struct Allow: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Undo a denial: a denylisted device may connect again with its token.")
+        static let configuration = CommandConfiguration(
+            abstract: "Undo a denial (the device connects again with its token) or a revocation (it may ask to pair again)."
+        )
         @OptionGroup var options: DataOptions
         @Argument(help: "The device id, or a unique prefix of 8 or more characters.") var deviceID: String
 
         func run() throws {
             let store = Devices.openStore(options)
             let deviceID = TypedID.device(self.deviceID, in: store)
-            let allowed = try store.write { db -> Bool in
-                guard let device = try DeviceQueries.fetch(db, id: deviceID), device.status == .denied else { return false }
-                return try DeviceQueries.setStatus(db, id: deviceID, .approved)
+            let was = try store.write { db -> DeviceRecord? in
+                guard let device = try DeviceQueries.fetch(db, id: deviceID), device.status.refusesPairing else { return nil }
+                _ = try DeviceQueries.setStatus(db, id: deviceID, device.status == .denied ? .approved : .unpaired)
+                return device
             }
-            guard allowed else { fail("\(deviceID) is not a denylisted device (see clawrelay devices list)") }
-            print("\(deviceID): allowed again")
+            guard let was else { fail("\(deviceID) is neither revoked nor denylisted (see clawrelay devices list)") }
+            // A running relay's bridges follow the record (a Companion device may connect again).
+            _ = Devices.ask(store, .refresh, deviceID: deviceID, userID: nil, timeout: 2)
+            guard was.status == .revoked else { return print("\(deviceID): allowed again") }
+            switch was.protocolName {
+            case "companion": print("\(deviceID): may connect again")
+            case "discoclaw": print("\(deviceID): no longer revoked; its token stays void (the app registers again with the setup token)")
+            default: print("\(deviceID): may ask to pair again; approve its next request with: clawrelay devices approve \(deviceID)")
+            }
         }
     }
 
@@ -240,16 +265,23 @@ struct Devices: ParsableCommand {
     }
 
     struct Revoke: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke a device's token and close its live sockets.")
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke a device (paired, or waiting for approval): its sockets close and it may not pair again until `devices allow`."
+        )
         @OptionGroup var options: DataOptions
         @Argument(help: "The device id, or a unique prefix of 8 or more characters.") var deviceID: String
 
         func run() throws {
             let store = Devices.openStore(options)
             let deviceID = TypedID.device(self.deviceID, in: store)
-            guard try store.write({ try DeviceQueries.setStatus($0, id: deviceID, .revoked) }) else { fail("no such device: \(deviceID)") }
-            _ = Devices.ask(store, .revoke, deviceID: deviceID, userID: nil, timeout: 2)
-            print("\(deviceID): revoked")
+            // Stored first, so the revocation holds without a running relay; the relay revokes a
+            // pending request too, and closes the device's sockets.
+            let known = try store.write { try DeviceQueries.setStatus($0, id: deviceID, .revoked) }
+            let result = Devices.ask(store, .revoke, deviceID: deviceID, userID: nil, timeout: known ? 2 : 5)
+            guard known || result == "revoked" else {
+                fail("no device and no pending request with id \(deviceID); nothing was revoked (see clawrelay devices list)")
+            }
+            print("\(deviceID): revoked (undo with: clawrelay devices allow \(deviceID))")
         }
     }
 }

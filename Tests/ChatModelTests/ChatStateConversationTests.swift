@@ -36,6 +36,16 @@ import Testing
         #expect(fixture.key(.control("n")).fetches == [.fetchHistory(key: "b", limit: 200)])
     }
 
+    @Test func aRefusalForGoodStopsTheAnswerAndSaysWhyInTheBuffer() {
+        var fixture = ChatFixture.connected([session("a")])
+        fixture.history("a", 1...1)
+        fixture.server(.streaming(key: "a", id: "r1", text: "half"))
+        fixture.server(.connection(.refused(reason: "this device was revoked: run clawrelay devices allow d1 on the relay")))
+        #expect(texts(fixture) == ["line 1", "half", "this device was revoked: run clawrelay devices allow d1 on the relay"])
+        #expect(fixture.state.activeBuffer?.lines.map(\.state).dropLast() == [.final, .interrupted])
+        #expect(fixture.state.screen().status.first == StyledSpan("[refused]", .disconnected), "no retry is promised")
+    }
+
     @Test func anErrorStopsTheAnswerAndIsShown() {
         var fixture = ChatFixture.connected([session("a")])
         fixture.server(.streaming(key: "a", id: "r", text: "partial"))

@@ -305,6 +305,34 @@ import Testing
         #expect(bed.device(deviceID)?.status == .approved)
     }
 
+    @Test func aRevokedDeviceIsRejectedUntilAllowedThenWaitsForAnAdminAgain() throws {
+        let bed = Bed()
+        let (_, adminSocket) = try bed.setupAdmin()
+        let member = try bed.pairAndApprove(via: adminSocket)
+        bed.revoke(member.deviceID)
+        let again = bed.requestPairing(member.deviceID)
+        #expect(again.readJSON().first?["reason"]?.stringValue == "pair_rejected")
+        again.expectClosed(1000)
+        #expect(!bed.isPending(member.deviceID))
+        bed.operatorChanges(member.deviceID) { $0.status = .unpaired }
+        _ = adminSocket.readJSON()
+        let allowed = bed.requestPairing(member.deviceID)
+        #expect(allowed.readJSON().isEmpty && bed.isPending(member.deviceID), "it waits for an admin")
+        #expect(adminSocket.readJSON().ofType("pair_approval_request").count == 1)
+    }
+
+    @Test func aDeviceRevokedWhileItWaitsHearsPairRejected() throws {
+        let bed = Bed()
+        _ = try bed.setupAdmin()
+        let deviceID = Bed.newDeviceID()
+        let waiting = bed.requestPairing(deviceID)
+        bed.hub.devices.revoke(deviceID) { _ in }
+        bed.bed.settle()
+        #expect(waiting.readJSON().first?["reason"]?.stringValue == "pair_rejected")
+        waiting.expectClosed(1000)
+        #expect(bed.device(deviceID)?.status == .revoked && !bed.isPending(deviceID))
+    }
+
     @Test func aDenylistedDeviceIsRejected() throws {
         let bed = Bed()
         let (_, adminSocket) = try bed.setupAdmin()

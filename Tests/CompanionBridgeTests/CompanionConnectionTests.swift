@@ -65,6 +65,34 @@ import Testing
         }
     }
 
+    @Test func aRevokedDeviceIsClosedAndRefusedUntilAllowedThenComesBack() throws {
+        let bed = CompanionTestbed()
+        let live = bed.connect(device: "phone")
+        #expect(live.welcome != nil)
+        let deviceID = CompanionTestbed.deviceID("phone")
+        var outcome: String?
+        bed.bed.hub.devices.revoke(deviceID) { outcome = $0 }
+        bed.bed.settle()
+        #expect(outcome == "revoked" && live.socket.closeFrame?.code == 1008 && live.socket.closeFrame?.reason == "Device revoked")
+        let refused = bed.connect(device: "phone")
+        #expect(refused.welcome == nil && refused.socket.closeFrame?.reason == "Device revoked")
+        let rest = try bed.rest("GET", "/api/projects", device: "phone")
+        #expect(rest.status == 403 && rest.json?["error"] == .string("Device revoked"))
+        #expect(rest.json?["message"] == .string("this device was revoked: run clawrelay devices allow \(deviceID) on the relay"))
+        #expect(bed.connect(device: "tablet").welcome != nil, "other devices are not touched")
+
+        // `clawrelay devices allow`: the record becomes unpaired and the relay re-reads it.
+        bed.bed.hub.devices.update(DeviceSnapshot.Request(deviceID: deviceID)) {
+            $0.device?.status = .unpaired
+        } completion: { _ in
+        }
+        bed.bed.settle()
+        bed.bed.hub.devices.refresh(deviceID)
+        bed.bed.settle()
+        #expect(bed.connect(device: "phone").welcome != nil && bed.bed.journal.devices[deviceID]?.status == .approved)
+        #expect(try bed.rest("GET", "/api/projects", device: "phone").status == 200)
+    }
+
     @Test func restTakesTheTokenAsBearerOrInTheQueryAndHealthNeedsNone() throws {
         let bed = CompanionTestbed()
         #expect(try bed.rest("GET", "/api/projects").status == 200)

@@ -298,7 +298,8 @@ import Testing
         let (memberClient, _) = try bed.paired(member, .scopes(["operator.read"]))
         let removed = try #require(admin.request("device.pair.remove", .object(["deviceId": .string(member.deviceID)])))
         #expect(removed["payload"] == .object(["deviceId": .string(member.deviceID), "removed": .bool(true)]))
-        #expect(memberClient.closeCode == 1008 && memberClient.socket.closeFrame?.reason == "device token changed")
+        #expect(memberClient.closeCode == 1008 && memberClient.socket.closeFrame?.reason == "device removed")
+        #expect(bed.bed.journal.devices[member.deviceID]?.status == .unpaired, "removed, it may ask to pair again")
     }
 }
 

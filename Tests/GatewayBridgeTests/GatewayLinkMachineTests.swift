@@ -148,6 +148,17 @@ import Testing
         #expect(link.credentials.token == "tok-9")
     }
 
+    @Test func aRevokedDeviceStopsAskingKeepsItsTokenAndSaysWhy() throws {
+        var link = machine(token: "kept")
+        let connect = try handshake(&link)
+        let refused = link.received(refusal(connect["id"]?.stringValue ?? "", .pairingRejected(deviceID: Self.device, revoked: true)), now: 0)
+        #expect(
+            reports(refused) == [.failed] && detail(refused) == "this device was revoked: run clawrelay devices allow \(Self.device) on the relay"
+        )
+        #expect(refused.last == .close(code: 1000, reason: "") && link.state == .failed && link.credentials.token == "kept")
+        #expect(link.closed(code: 1008, error: nil).isEmpty && link.connect().isEmpty, "no retry until a person acts")
+    }
+
     @Test func aRotatedDeviceTokenIsDroppedAndTheLinkPairsAgain() throws {
         var link = machine(token: "stale")
         let connect = try handshake(&link)

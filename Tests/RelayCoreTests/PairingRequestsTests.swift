@@ -59,10 +59,10 @@ import Testing
     }
 
     @Test func aDecisionGoesToItsProtocolsDeciderByRequestOrDeviceID() {
-        var decided: [(String, Bool, String?)] = []
-        pairing.decide(for: "clawline") { request, approve, user, completion in
-            decided.append((request.deviceID, approve, user))
-            completion(approve ? "approved" : "denied")
+        var decided: [(String, PairingRequests.Decision)] = []
+        pairing.decide(for: "clawline") { request, decision, completion in
+            decided.append((request.deviceID, decision))
+            completion(decision.approves ? "approved" : "denied")
         }
         guard case .added(let request) = pairing.admit(draft("d1"), ttlMillis: 1_000, capacity: 10) else {
             Issue.record("not added")
@@ -74,7 +74,7 @@ import Testing
         #expect(pairing.decide("d2", approve: false, userID: nil) { outcomes.append($0) })
         #expect(!pairing.decide("d2", approve: true, userID: nil) { outcomes.append($0) }, "decided already")
         #expect(outcomes == ["approved", "denied"])
-        #expect(decided.map(\.0) == ["d1", "d2"] && decided[0].2 == "u1")
+        #expect(decided.map(\.0) == ["d1", "d2"] && decided.map(\.1) == [.approve(userID: "u1"), .deny])
         #expect(core.journal.pendingPairings.isEmpty && core.loop.pendingTimers == 0, "no expiry left behind")
     }
 }

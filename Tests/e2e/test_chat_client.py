@@ -5,7 +5,7 @@ import os
 import subprocess
 import time
 
-from conftest import make_config, relay_bin
+from conftest import make_config, relay_bin, wait_for
 
 
 def chat_relay(relay_factory, delay_ms: int = 0, **gateway):
@@ -149,3 +149,41 @@ def test_bad_arguments_and_an_unreachable_relay_fail_clearly(relay_factory, tmp_
     unnamed = subprocess.run([str(relay_bin()), "chat", "--url", "ws://nosuch.invalid:1", "--identity", str(tmp_path / "id" / "chat.key"),
                               "--list", "--wait", "1"], capture_output=True, text=True, timeout=20)
     assert unnamed.returncode == 1 and "could not connect to ws://nosuch.invalid:1: no address for nosuch.invalid" in unnamed.stderr, unnamed
+
+
+def device_when_asked(proc: subprocess.Popen) -> str:
+    """Reads the client's stderr until it prints the approve command; returns the device id."""
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if line.strip().startswith("clawrelay devices approve "):
+            return line.split()[-1]
+    raise AssertionError("the client never printed the approve command")
+
+
+def test_revoking_a_waiting_terminal_stops_it_and_allow_lets_it_ask_again(relay_factory, tmp_path):
+    relay = chat_relay(relay_factory)
+    proc = start_chat(relay, tmp_path, "--send", "hello")
+    device = device_when_asked(proc)
+    relay.cli("devices", "revoke", device)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1 and out == "", (out, err)
+    assert f"this device was revoked: run clawrelay devices allow {device} on the relay" in err, err
+    rows = [d for d in relay.devices() if d["deviceId"] == device]
+    assert [(r["status"], r["protocol"]) for r in rows] == [("revoked", "gateway")], rows
+
+    # Still revoked: the next run is refused at once instead of asking to be approved.
+    refused = chat(relay, tmp_path, "--send", "again")
+    assert refused.returncode == 1 and "this device was revoked" in refused.stderr and "devices approve" not in refused.stderr, refused
+
+    relay.cli("devices", "allow", device)
+    proc = start_chat(relay, tmp_path, "--send", "after allow")
+    assert device_when_asked(proc) == device
+    pending = wait_for(lambda: [d for d in relay.devices() if d["deviceId"] == device and d["status"] == "pending"], what="pending row")
+    assert [(r["status"], r["reason"]) for r in relay.devices() if r["deviceId"] == device] == [("pending", "not-paired")], pending
+    listed = relay.cli("devices", "list").stdout
+    assert [line for line in listed.splitlines() if line.startswith(device)][0].split()[2:4] == ["pending", "(not-paired)"], listed
+    relay.cli("devices", "approve", device)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and out == "echo: after allow\n", (out, err)
+    assert [d["status"] for d in relay.devices() if d["deviceId"] == device] == ["approved"]

@@ -274,3 +274,31 @@ async def test_unread_conversations_at_start_are_in_the_activity_list(relay_fact
         assert tmux.bell() == "0", "what was there before is not news"
     finally:
         tmux.close()
+
+
+def test_a_revoked_terminal_says_so_and_stops_retrying(relay_factory, tmp_path):
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0", "auto_approve_loopback": True}
+    relay = relay_factory(cfg)
+    tmux = chat_screen(relay, tmp_path)
+    try:
+        tmux.wait_for("[1:echo]")
+        device = next(d["deviceId"] for d in relay.devices() if d["protocol"] == "gateway")
+        relay.cli("devices", "revoke", device)
+        screen = tmux.wait_for("[refused]")
+        # The reason is a line of the conversation, wrapped at the pane's width (the id is long).
+        said = "".join(line.split("│", 1)[1] for line in screen.splitlines() if "│" in line).replace(" ", "")
+        assert f"thisdevicewasrevoked:runclawrelaydevicesallow{device}ontherelay" in said, screen
+        assert "retry in" not in screen, screen
+        # It asks no more: the refused connect stays its last one over more than the longest retry step (3 s).
+        connects = lambda: len([r for r in relay.audit("--protocol", "gateway") if r.get("opcode") == "open"])
+        seen = connects()
+        assert seen >= 2, relay.audit("--protocol", "gateway")  # the first connect and the refused one
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline:
+            assert connects() == seen, "the terminal connected again after it was refused"
+            time.sleep(0.5)
+        assert [d["status"] for d in relay.devices() if d["deviceId"] == device] == ["revoked"]
+        assert tmux.alive(), "the client stays open to be read and quit"
+    finally:
+        tmux.close()

@@ -221,3 +221,20 @@ async def test_a_stalled_upload_body_is_dropped_with_its_file(relay):
     assert await asyncio.wait_for(reader.read(), 30) == b""  # lws gives up on the body after 5 s
     await async_wait_for(lambda: not upload_leftovers(relay), what="its temporary file removed")
     writer.close()
+
+
+TLS_CLIENT_HELLO = bytes.fromhex("16030100a5010000a10303") + os.urandom(32) + b"\x00\x00\x02\x13\x01\x01\x00"
+NOT_HTTP = (b"HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 55\r\nconnection: close\r\n\r\n"
+            b"400 Bad Request: this port speaks plain HTTP/WebSocket\n")
+
+
+@pytest.mark.parametrize("listener", ["clawline", "gateway", "admin"])
+@pytest.mark.parametrize("sent", [TLS_CLIENT_HELLO, b"garbage garbage\r\n\r\n", b"\x00\xff\x13\x37 binary"], ids=["tls-hello", "words", "binary"])
+async def test_a_tls_hello_or_garbage_on_a_plain_port_gets_a_short_plain_400_and_a_close(gateway_relay, listener, sent):
+    reader, writer = await asyncio.open_connection("127.0.0.1", gateway_relay.listeners[listener][1])
+    writer.write(sent)
+    await writer.drain()
+    answer = await asyncio.wait_for(reader.read(), 10)  # to the end: the relay closes after it
+    writer.close()
+    assert answer == NOT_HTTP, answer[:300]
+    assert gateway_relay.running

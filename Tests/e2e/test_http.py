@@ -223,3 +223,52 @@ async def test_metrics_count_messages_connections_and_pairings_for_every_protoco
     assert connections['protocol="clawline"'] >= 1 and connections['protocol="gateway"'] >= 1, connections
     pending = metric_samples(relay, "clawrelay_pending_pairings")
     assert pending['protocol="gateway"'] == 1 and pending['protocol="clawline"'] == 0, pending
+
+
+def _answer(port: int, request: bytes) -> bytes:
+    """Everything the relay sends back until it closes the socket."""
+    data, closed = _exchange(port, request)
+    assert closed, f"the relay kept the socket open after {data[:200]!r}"
+    return data
+
+
+def test_head_answers_healthz_and_metrics_like_get_without_the_body(relay):
+    for path in ("/healthz", "/metrics"):
+        get = relay.http("GET", path, admin=True)
+        head = _answer(relay.admin_port, f"HEAD {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        status, _, rest = head.partition(b"\r\n")
+        headers, _, body = rest.partition(b"\r\n\r\n")
+        fields = dict(line.decode().split(": ", 1) for line in headers.split(b"\r\n"))
+        assert status == b"HTTP/1.1 200 OK" and body == b"", head
+        assert fields["content-type"] == get.headers["content-type"] and int(fields["content-length"]) > 0, fields
+    refused = _answer(relay.admin_port, b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    assert refused.startswith(b"HTTP/1.1 405 Method Not Allowed\r\n") and b"allow: GET, HEAD\r\n" in refused, refused
+
+
+def test_every_status_line_has_its_reason_phrase(relay_factory):
+    from discoclaw_client import SETUP_TOKEN, discoclaw_config
+
+    cfg = discoclaw_config(max_devices_per_user=1)
+    cfg["gateway"] = {"listen": "127.0.0.1:0"}
+    relay = relay_factory(cfg)
+    disco, gateway = relay.listeners["discoclaw"][1], relay.listeners["gateway"][1]
+
+    def post(path: str, fields: dict, bearer: str = "") -> bytes:
+        body = json.dumps(fields).encode()
+        auth = f"Authorization: Bearer {bearer}\r\n" if bearer else ""
+        head = f"POST {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        return _answer(disco, head.encode() + body)
+
+    created = post("/auth/register", {"name": "phone", "platform": "ios", "setupToken": SETUP_TOKEN})
+    token = json.loads(created.split(b"\r\n\r\n", 1)[1])["token"]
+    answers = {
+        "200 OK": _answer(relay.port, b"GET /version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+        "201 Created": created,
+        "401 Unauthorized": post("/auth/register", {"name": "phone", "platform": "ios", "setupToken": "not-the-setup-token"}),
+        "404 Not Found": _answer(relay.port, b"GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+        "409 Conflict": post("/auth/devices", {"name": "tablet", "platform": "ios"}, bearer=token),  # max_devices_per_user = 1
+        "411 Length Required": _answer(relay.port, b"POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+        "426 Upgrade Required": _answer(gateway, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+    }
+    for expected, answer in answers.items():
+        assert answer.split(b"\r\n", 1)[0] == f"HTTP/1.1 {expected}".encode(), (expected, answer[:200])

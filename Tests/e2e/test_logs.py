@@ -19,6 +19,7 @@ from conftest import (
     pair_first_admin,
     pair_request,
     relay_bin,
+    wait_for,
 )
 
 
@@ -67,6 +68,40 @@ async def test_info_leaves_protocol_errors_out(relay):
     await client.send_json(message_frame("hello"))
     await client.expect("ack")
     assert "protocol error" not in relay.stderr_text()
+
+
+def test_a_client_waiting_for_approval_is_logged_once_not_at_every_retry(relay_factory, tmp_path):
+    """`clawrelay chat` asks again every 3 s while it waits: one info line, not one per try."""
+    cfg = make_config()
+    cfg["gateway"] = {"listen": "127.0.0.1:0"}
+    relay = relay_factory(cfg)
+    url = f"ws://127.0.0.1:{relay.listeners['gateway'][1]}"
+    proc = subprocess.Popen([str(relay_bin()), "chat", "--url", url, "--identity", str(tmp_path / "id" / "chat.key"), "--wait", "30",
+                             "--send", "hi"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        connects = lambda: [r for r in relay.audit("--protocol", "gateway") if r.get("opcode") == "open"]
+        wait_for(lambda: len(connects()) >= 3, timeout=20, interval=0.5, what="three pairing attempts")
+        log = relay.stderr_text()
+        refusals = [line for line in log.splitlines() if "closing a gateway socket" in line and "NOT_PAIRED" in line]
+        assert len(refusals) == 1, refusals
+        assert len([line for line in log.splitlines() if "pairing request waiting for approval" in line]) == 1, log
+        assert "reason=not-paired" in log, log
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_oversized_request_headers_are_logged_with_the_remote_address(relay):
+    import socket
+
+    with socket.create_connection(("127.0.0.1", relay.port)) as sock:
+        sock.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20_000 + b"\r\n\r\n")
+        sock.settimeout(10)
+        assert sock.recv(1024) == b"", "dropped without an answer"
+    line = wait_for(lambda: next((l for l in relay.stderr_text().splitlines() if "request headers too large" in l), None),
+                    what="the oversized headers logged")
+    assert " warning " in line and "remote=127.0.0.1" in line and "listener=clawline" in line, line
+    assert "Ran out of header data space" not in relay.stderr_text(), "lws's own line, which names nobody, is replaced"
 
 
 async def test_the_approve_command_in_the_log_runs_as_printed(relay_factory, tmp_path):

@@ -116,6 +116,10 @@ async def test_every_push_reaches_each_webhook_signed_and_5xx_is_retried(fake_ap
                                         (f"webhook:127.0.0.1:{dead}", 0, "retrying"),
                                         (f"webhook:127.0.0.1:{dead}", 0, "retrying"),
                                         (f"webhook:127.0.0.1:{dead}", 0, "failed")]), rows
+    # Only the final failure is a warning, naming the device, the sink and why.
+    warned = [line for line in relay.stderr_text().splitlines() if "push failed" in line]
+    assert len(warned) == 1 and " warning " in warned[0], warned
+    assert f"device={device}" in warned[0] and f"sink=webhook:127.0.0.1:{dead}" in warned[0] and "reason=" in warned[0], warned
 
 
 async def test_a_webhook_answering_410_is_disabled_until_restart(fake_apns, fake_http, relay_factory, tmp_path):

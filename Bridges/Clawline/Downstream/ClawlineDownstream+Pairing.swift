@@ -72,12 +72,19 @@ extension ClawlineDownstream {
     }
 
     /// Carries out a decision on a pending request (an admin's `pair_decision`, an operator client, the CLI).
-    func carryOut(_ request: PairingRequests.Request, approve: Bool, userID: String?, completion: @escaping (String) -> Void) {
+    func carryOut(_ request: PairingRequests.Request, _ decision: PairingRequests.Decision, completion: @escaping (String) -> Void) {
         let deviceID = request.deviceID
         let waiter = pairingWaiters.removeValue(forKey: deviceID).flatMap { $0.machine.phase == .closed ? nil : $0 }
-        guard approve else {
+        let userID: String?
+        switch decision {
+        case .approve(let chosen): userID = chosen
+        case .deny:
             if let waiter { perform(waiter.machine.paired(.refused(.pairDenied)), on: waiter) } else { deniedWhileAway.insert(deviceID) }
             return completion("denied")
+        case .revoke:
+            // Revoked while it waited: its record refuses every later request too.
+            if let waiter { perform(waiter.machine.paired(.refused(.pairRejected)), on: waiter) }
+            return completion("revoked")
         }
         let (signer, ttl, now) = (self.signer, Int64(settings.tokenTTLSeconds), clock.nowMillis())
         let owner = userID ?? Identifiers.newUUID()

@@ -89,8 +89,8 @@ public final class ClawlineDownstream: ListenerHandler {
     public func start() {
         scheduleLimiterPruning()
         resolveAdminChannel { _ in }
-        hub.devices.pairing.decide(for: Self.protocolName) { [weak self] request, approve, userID, completion in
-            self?.carryOut(request, approve: approve, userID: userID, completion: completion)
+        hub.devices.pairing.decide(for: Self.protocolName) { [weak self] request, decision, completion in
+            self?.carryOut(request, decision, completion: completion)
         }
         hub.devices.pairing.observe { [weak self] event in self?.pairingChanged(event) }
         hub.devices.observe { [weak self] event in

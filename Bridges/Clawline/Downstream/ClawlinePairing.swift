@@ -14,7 +14,8 @@ enum ClawlinePairing {
 
     /// The re-pairing decision tree: the first device ever becomes the admin at once; a token
     /// not delivered yet is issued again, and once more after a crash (never seen, within 600 s);
-    /// a denylisted device is rejected; a revoked or unknown one waits for an admin.
+    /// a denylisted or revoked device is rejected (until `clawrelay devices allow`); an unpaired
+    /// or unknown one waits for an admin.
     static func decide(
         _ snapshot: inout DeviceSnapshot,
         request: ClientFrame.PairRequest,
@@ -32,9 +33,9 @@ enum ClawlinePairing {
         }
         if let device = snapshot.device {
             switch device.status {
-            case .denied:
+            case .denied, .revoked:
                 return .rejected
-            case .revoked:
+            case .unpaired:
                 return .needsApproval
             case .approved:
                 if !device.tokenDelivered { return issue(userID: device.userID, isAdmin: device.isAdmin) }

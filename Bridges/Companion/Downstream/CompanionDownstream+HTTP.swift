@@ -23,6 +23,7 @@ extension CompanionDownstream {
         let deviceID = CompanionAuth.deviceID(for: exchange.headers)
         exchange.deviceID = deviceID
         exchange.userID = settings.userID
+        if refusedDevices.contains(deviceID) { return exchange.respond(CompanionREST.answer(.deviceRevoked(deviceID: deviceID))) }
         withBody(exchange) { [self] body in
             switch api {
             case .health:

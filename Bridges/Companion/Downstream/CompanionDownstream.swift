@@ -26,6 +26,8 @@ public final class CompanionDownstream: ListenerHandler {
     var sockets: [UInt64: CompanionSocket] = [:]
     var recentlyHeld: [String: (held: Set<String>, at: Int64)] = [:]
     var knownDevices: Set<String> = []
+    /// Devices revoked or denylisted (`clawrelay devices revoke|deny`): refused until allowed.
+    var refusedDevices: Set<String> = []
     /// HTTP requests waiting for an answer.
     var waitingRequests = 0
 
@@ -79,12 +81,29 @@ public final class CompanionDownstream: ListenerHandler {
         hub.pushes.formatters["companion"] = CompanionPush.content
         hub.devices.list(protocolName: "companion") { [self] result in
             guard case .success(let devices) = result else { return }
+            for device in devices where device.status.refusesPairing { refusedDevices.insert(device.id) }
             for device in devices where device.userID == user && device.status == .approved {
                 knownDevices.insert(device.id)
                 hub.presence.register(deviceID: device.id, userID: user, protocolName: "companion", delivery: settings.delivery)
             }
         }
+        hub.devices.observe { [weak self] event in self?.deviceChanged(event) }
         scheduleSweep()
+    }
+
+    /// A revoked device's sockets close and it is refused until `clawrelay devices allow`, after
+    /// which it is recorded again the next time it shows up (the shared token is its pairing).
+    private func deviceChanged(_ event: DeviceEvent) {
+        switch event {
+        case .cutOff(let deviceID):
+            guard deviceID.hasPrefix("companion:") else { return }
+            refusedDevices.insert(deviceID)
+            for socket in sockets.values where socket.deviceID == deviceID { perform(socket.machine.revoked(), on: socket) }
+        case .changed(let device):
+            guard device.protocolName == "companion", !device.status.refusesPairing else { return }
+            refusedDevices.remove(device.id)
+            if device.status != .approved { knownDevices.remove(device.id) }
+        }
     }
 
     /// Sessions are looked at every minute, or more often when they may idle less than two minutes.
@@ -133,7 +152,7 @@ public final class CompanionDownstream: ListenerHandler {
         )
         let socket = CompanionSocket(connection: connection, machine: machine)
         let authorized = CompanionAuth.refusal(connection.headers, token: authToken) == nil
-        perform(socket.machine.opened(authorized: authorized, now: now), on: socket)
+        perform(socket.machine.opened(authorized: authorized, revoked: refusedDevices.contains(deviceID), now: now), on: socket)
     }
 
     public func webSocket(_ connection: WebSocketConnection, received message: WebSocketMessage) {
@@ -156,8 +175,10 @@ public final class CompanionDownstream: ListenerHandler {
     func rememberDevice(_ deviceID: String, name: String?) {
         guard knownDevices.insert(deviceID).inserted else { return }
         let (user, now, claimed) = (settings.userID, clock.nowMillis(), name.map { String($0.prefix(64)) })
-        // Companion clients share one token: a device is recorded the first time it shows up.
+        // Companion clients share one token: a device is recorded the first time it shows up (or
+        // again, once allowed after a revocation).
         hub.devices.update(DeviceSnapshot.Request(deviceID: deviceID)) { snapshot in
+            if snapshot.device?.status == .unpaired { snapshot.device?.status = .approved }
             guard snapshot.device == nil else { return }
             snapshot.device = DeviceRecord(
                 id: deviceID,

@@ -76,11 +76,11 @@ struct CompanionSocketMachine {
     // MARK: Inputs
 
     /// The upgrade finished; `authorized` says whether it presented the listener's token.
-    mutating func opened(authorized: Bool, now: Int64) -> [Effect] {
+    mutating func opened(authorized: Bool, revoked: Bool = false, now: Int64) -> [Effect] {
         guard phase == .opening else { return [] }
-        guard authorized else {
+        guard authorized, !revoked else {
             phase = .closed
-            return [.close(.authenticationRequired)]
+            return [.close(authorized ? .deviceRevoked : .authenticationRequired)]
         }
         phase = .open
         let welcome = Welcome(clientId: clientID, maxSessions: maxSessions, claudeCodeVersion: agentVersion)
@@ -112,6 +112,9 @@ struct CompanionSocketMachine {
     }
 
     /// The socket closed, from either side.
+    /// The device was revoked while connected: the socket closes (and is detached when it has).
+    func revoked() -> [Effect] { phase == .open ? [.close(.deviceRevoked)] : [] }
+
     mutating func closed() -> [Effect] {
         guard phase == .open else {
             phase = .closed

@@ -42,6 +42,8 @@ public struct CompanionClose: Sendable, Equatable {
 
     /// A bad or missing token: the app (and the relay's own upstream account) reads 1008 as refused.
     public static let authenticationRequired = CompanionClose(code: 1008, reason: "Authentication required")
+    /// The device was revoked (or denylisted) on the relay: refused like a bad token, saying so.
+    public static let deviceRevoked = CompanionClose(code: 1008, reason: "Device revoked")
 }
 
 /// A protocol error: a code from the table, a message for people (never empty: the app drops an

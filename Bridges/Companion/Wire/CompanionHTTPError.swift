@@ -23,10 +23,13 @@ public enum CompanionHTTPError: Error, Sendable, Equatable {
     case sessionsUnreadable
     case tooManyWaiting
     case turnFailed(reason: String)
+    /// The device was revoked or denylisted on the relay.
+    case deviceRevoked(deviceID: String)
 
     public var status: Int {
         switch self {
         case .missingToken, .invalidToken: 401
+        case .deviceRevoked: 403
         case .upgradeRequired: 426
         case .notFound, .sessionNotFound, .continueNotFound: 404
         case .bodyTooLarge, .promptTooLarge, .streamPromptTooLarge: 413
@@ -55,6 +58,8 @@ public enum CompanionHTTPError: Error, Sendable, Equatable {
         case .sessionsUnreadable: ErrorBody("the sessions could not be read")
         case .tooManyWaiting: ErrorBody("too many requests are waiting for answers; try again later")
         case .turnFailed(let reason): ErrorBody("Failed to execute command: \(reason)")
+        case .deviceRevoked(let deviceID):
+            ErrorBody("Device revoked", message: "this device was revoked: run clawrelay devices allow \(deviceID.prefix(160)) on the relay")
         }
     }
 }

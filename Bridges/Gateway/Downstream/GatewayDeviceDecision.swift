@@ -8,6 +8,8 @@ enum ConnectVerdict: Sendable, Equatable {
     case accepted(token: String?, issuedAt: Int64?)
     /// Why pairing is needed: `not-paired`, `role-upgrade`, `scope-upgrade` or `metadata-upgrade`.
     case pairingRequired(reason: String)
+    /// Revoked (or denylisted, `revoked` false): refused until the operator allows it again.
+    case refused(revoked: Bool)
     /// `auth.token` was neither the shared gateway token nor this device's token.
     case tokenMismatch(canRetryWithDeviceToken: Bool)
     /// The device token presented is not the device's current token for the role.
@@ -32,7 +34,8 @@ enum GatewayDeviceDecision {
     /// Whether the device may connect for `role` with `scopes`, and with which token, as a pure
     /// function of its stored record and tokens (the core applies what it changes atomically).
     ///
-    /// A presented device token must be the role's current one, checked before anything else (a
+    /// A revoked or denylisted device is refused before anything else, whatever it presents. A
+    /// presented device token must be the role's current one, checked next (a
     /// wrong token is refused even where unknown devices are approved silently). A token from
     /// `device.pair` pairs an unknown device on the spot (read/write scopes at most). A paired
     /// device connecting without its token gets `freshToken` only if the role never had one.
@@ -48,6 +51,7 @@ enum GatewayDeviceDecision {
     ) -> ConnectVerdict {
         let deviceID = snapshot.deviceID
         var device = snapshot.device
+        if let status = device?.status, status.refusesPairing { return .refused(revoked: status == .revoked) }
         let sameKey = device.map { $0.protocolName == "gateway" && $0.status == .approved && $0.publicKey == publicKey } ?? false
         var paired = sameKey && device?.roles.contains(role) == true
         let stored = snapshot.tokens[role]
@@ -78,7 +82,8 @@ enum GatewayDeviceDecision {
             paired = true
         }
         guard let device, paired else {
-            return .pairingRequired(reason: sameKey ? "role-upgrade" : device == nil ? "not-paired" : "metadata-upgrade")
+            // Only an approved device's other key is an identity change; an unpaired one starts over.
+            return .pairingRequired(reason: sameKey ? "role-upgrade" : device?.status == .approved ? "metadata-upgrade" : "not-paired")
         }
         guard Set(scopes).isSubset(of: Set(device.scopes)) else { return .pairingRequired(reason: "scope-upgrade") }
         guard stored == nil else { return .accepted(token: nil, issuedAt: nil) }

@@ -15,7 +15,8 @@ extension GatewayDownstream {
             protocolName: Self.protocolName,
             claimedName: peer.displayName,
             info: info,
-            remoteAddress: address
+            remoteAddress: address,
+            reason: reason
         )
         // Unauthenticated clients create these: capped in total and per address. The device's
         // request stands while it asks for the same key, role and scopes.
@@ -24,7 +25,7 @@ extension GatewayDownstream {
             ttlMillis: settings.pendingTTLSeconds * 1000,
             capacity: settings.maxPendingRequests,
             perAddress: max(1, settings.maxPendingRequests / 10),
-            isSame: { $0.info == info }
+            isSame: { $0.info == info && $0.reason == reason }
         )
         let pending: PairingRequests.Request
         switch admission {
@@ -35,7 +36,9 @@ extension GatewayDownstream {
             )
             let refusal = GatewayError.pairingRateLimited(retryAfterMillis: Int64(settings.pendingTTLSeconds) * 1000)
             return perform(socket.machine.refusedConnect(requestID, refusal), on: socket)
-        case .added(let added): pending = added
+        case .added(let added):
+            pending = added
+            waitsLogged.removeValue(forKey: peer.deviceID)  // a new request (or one replacing another): a new window
         case .pending(let existing): pending = existing
         }
         let refusal = GatewayError.pairingRequired(
@@ -45,7 +48,26 @@ extension GatewayDownstream {
             role: peer.role,
             scopes: peer.sortedScopes
         )
-        perform(socket.machine.refusedConnect(requestID, refusal), on: socket)
+        let effects = socket.machine.refusedConnect(requestID, refusal)
+        perform(announcesWait(of: peer.deviceID) ? effects : effects.map(Self.quieted), on: socket)
+    }
+
+    /// A client waiting for approval asks again every few seconds: its refused connect is logged
+    /// at info once per approval window (until the request is decided or expires, or every
+    /// `waitLogMillis`), at debug the other times.
+    func announcesWait(of deviceID: String) -> Bool {
+        let now = clock.nowMillis()
+        if let last = waitsLogged[deviceID], now - last < Self.waitLogMillis { return false }
+        waitsLogged[deviceID] = now
+        return true
+    }
+
+    static let waitLogMillis: Int64 = 600_000
+
+    /// The effect logged at debug instead of info.
+    static func quieted(_ effect: GatewaySocketMachine.Effect) -> GatewaySocketMachine.Effect {
+        guard case .logRefusal(let error, _) = effect else { return effect }
+        return .logRefusal(error, closing: nil)
     }
 
     /// A pending request as `device.pair.list` and `device.pair.requested` show it.
@@ -56,10 +78,18 @@ extension GatewayDownstream {
         return entry
     }
 
-    /// Pairing operators hear of new requests.
+    /// Pairing operators hear of new requests; a decided or expired one ends its approval window.
     func pairingChanged(_ event: PairingRequests.Event) {
-        guard case .added(let request) = event, request.protocolName == Self.protocolName, let entry = Self.pendingEntry(request) else { return }
-        broadcast("device.pair.requested", entry) { $0.has("operator.pairing") }
+        switch event {
+        case .added(let request) where request.protocolName == Self.protocolName:
+            guard let entry = Self.pendingEntry(request) else { return }
+            broadcast("device.pair.requested", entry) { $0.has("operator.pairing") }
+        case .decided(let request, _) where request.protocolName == Self.protocolName,
+            .expired(let request) where request.protocolName == Self.protocolName:
+            waitsLogged.removeValue(forKey: request.deviceID)
+        default:
+            break
+        }
     }
 
     func handlePairing(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
@@ -100,16 +130,18 @@ extension GatewayDownstream {
         }
     }
 
-    /// Revokes a gateway device (other protocols' devices are the operator's: `clawrelay devices revoke`).
+    /// Unpairs a gateway device (other protocols' devices are the operator's): its tokens go and
+    /// its sockets close; like a new device, it may ask to pair again (`clawrelay devices revoke`
+    /// refuses that too).
     private func remove(_ deviceID: String, _ requestID: String, on socket: GatewaySocket) {
         hub.devices.update(DeviceSnapshot.Request(deviceID: deviceID)) { snapshot -> Bool in
             guard let device = snapshot.device, device.protocolName == Self.protocolName else { return false }
             snapshot.tokens = [:]
-            snapshot.device?.status = .revoked
+            if device.status == .approved { snapshot.device?.status = .unpaired }
             return true
         } completion: { [self] result in
             guard case .success(true) = result else { return socket.fail(requestID, .unknownGatewayDevice) }
-            cutOff(deviceID: deviceID, role: nil)
+            cutOff(deviceID: deviceID, role: nil, reason: "device removed")
             socket.reply(requestID, DeviceRemoved(deviceId: deviceID))
         }
     }
@@ -133,7 +165,7 @@ extension GatewayDownstream {
             guard case .success(let scopes?) = result else { return socket.fail(requestID, .tokenChangeDenied) }
             let shown = socket.deviceID == deviceID && socket.peer?.usedDeviceToken == true ? token : nil
             socket.reply(requestID, TokenRotated(deviceId: deviceID, role: role, scopes: scopes, rotatedAtMs: now, token: shown))
-            cutOff(deviceID: deviceID, role: role)
+            cutOff(deviceID: deviceID, role: role, reason: "device token changed")
         }
     }
 
@@ -147,18 +179,18 @@ extension GatewayDownstream {
         } completion: { [self] result in
             guard case .success(true) = result else { return socket.fail(requestID, .tokenChangeDenied) }
             socket.reply(requestID, TokenRevoked(deviceId: deviceID, role: role, revokedAtMs: now))
-            cutOff(deviceID: deviceID, role: role)
+            cutOff(deviceID: deviceID, role: role, reason: "device token changed")
         }
     }
 
-    /// Closes the device's sockets (of one role, when given).
-    func cutOff(deviceID: String, role: String?) {
+    /// Closes the device's sockets (of one role, when given), saying why in the close frame.
+    func cutOff(deviceID: String, role: String?, reason: String) {
         logger.info(
             "device cut off; closing its sockets",
             metadata: ["protocol": "gateway", "device": "\(deviceID)", "role": "\(role ?? "every role")"]
         )
         for socket in sockets.values where socket.deviceID == deviceID && socket.isConnected && (role == nil || socket.peer?.role == role) {
-            socket.connection.close(code: GatewayCloseCode.policyViolation.rawValue, reason: "device token changed")
+            socket.connection.close(code: GatewayCloseCode.policyViolation.rawValue, reason: reason)
         }
     }
 }

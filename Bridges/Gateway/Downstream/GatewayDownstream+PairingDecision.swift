@@ -41,8 +41,12 @@ extension GatewayDownstream {
                 approved.scopes = Array(Set(existing.scopes).union(stored.scopes)).sorted()
                 snapshot.device = approved
             } else {
+                // A new device, a new key, or a device paired again after it was unpaired (the
+                // same device: it keeps when the relay first saw it).
+                var fresh = stored
+                fresh.createdAt = snapshot.device?.createdAt ?? stored.createdAt
                 snapshot.tokens = [:]
-                snapshot.device = stored
+                snapshot.device = fresh
             }
         } completion: { [self] result in
             if case .failure(let error) = result { logger.error("gateway approval not stored", metadata: ["error": "\(error)"]) }

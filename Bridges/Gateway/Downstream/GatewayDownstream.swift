@@ -28,6 +28,8 @@ public final class GatewayDownstream: ListenerHandler {
     let chatRuns = GatewayChatRuns()
     /// Conversations whose `sessions.changed` entry is being read; true = read it again after.
     var summaryReads: [String: Bool] = [:]
+    /// When each waiting device's refused connect was last logged at info (see `announcesWait`).
+    var waitsLogged: [String: Int64] = [:]
     /// Mirrors downstream nodes onto upstream gateways; set before `start`.
     public var passthrough: NodePassthrough? {
         didSet { passthrough?.downstream = self }
@@ -80,13 +82,13 @@ public final class GatewayDownstream: ListenerHandler {
     /// Starts the tick and listens to conversation changes. Loop thread.
     public func start() {
         hub.changes.observe { [weak self] change in self?.conversationChanged(change) }
-        hub.devices.pairing.decide(for: Self.protocolName) { [weak self] request, approve, _, completion in
-            self?.carryOut(request, approve: approve, completion: completion)
+        hub.devices.pairing.decide(for: Self.protocolName) { [weak self] request, decision, completion in
+            self?.carryOut(request, approve: decision.approves, completion: completion)
         }
         hub.devices.pairing.observe { [weak self] event in self?.pairingChanged(event) }
         hub.approvals.observe { [weak self] update in self?.approvalChanged(update) }
         hub.devices.observe { [weak self] event in
-            if case .cutOff(let deviceID) = event { self?.cutOff(deviceID: deviceID, role: nil) }
+            if case .cutOff(let deviceID) = event { self?.cutOff(deviceID: deviceID, role: nil, reason: "device revoked") }
         }
         hub.pushes.formatters[Self.protocolName] = GatewayPush.content(gatewayDeviceID: gatewayIdentity?.deviceID)
         scheduleTick()

@@ -118,6 +118,7 @@ struct GatewaySocketMachine {
         case .tokenMismatch(let canRetry): return refusedConnect(requestID, .tokenMismatch(canRetryWithDeviceToken: canRetry))
         case .deviceTokenMismatch: return refusedConnect(requestID, .deviceTokenMismatch)
         case .pairingRequired(let reason): return [.requirePairing(requestID: requestID, reason: reason)]
+        case .refused(let revoked): return refusedConnect(requestID, .pairingRejected(deviceID: peer?.deviceID ?? "", revoked: revoked))
         }
     }
 

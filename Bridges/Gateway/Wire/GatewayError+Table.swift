@@ -88,6 +88,18 @@ extension GatewayError {
         return GatewayError(.notPaired, message, details: details)
     }
 
+    /// The device was revoked or denylisted on the relay: OpenClaw's `PAIRING_REJECTED` (its
+    /// clients stop reconnecting and say the pairing was declined), with the command that lifts it.
+    public static func pairingRejected(deviceID: String, revoked: Bool) -> GatewayError {
+        var details = Details(code: "PAIRING_REJECTED")
+        details.deviceId = deviceID
+        details.reason = revoked ? "revoked" : "denied"
+        details.pauseReconnect = true
+        details.remediationHint = "run `clawrelay devices allow \(deviceID)` on the relay"
+        let message = "this device was \(revoked ? "revoked" : "denylisted"): run clawrelay devices allow \(deviceID) on the relay"
+        return GatewayError(.notPaired, message, details: details)
+    }
+
     public static func pairingRateLimited(retryAfterMillis: Int64) -> GatewayError {
         var details = Details(code: "PAIRING_RATE_LIMITED")
         details.retryAfterMs = retryAfterMillis

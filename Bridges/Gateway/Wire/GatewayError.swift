@@ -45,6 +45,8 @@ public struct GatewayError: Error, Codable, Equatable, Sendable {
         public var requestedRole: String?
         public var requestedScopes: [String]?
         public var remediationHint: String?
+        /// The client should stop reconnecting until a person acts (OpenClaw's refused pairing).
+        public var pauseReconnect: Bool?
         /// What a client can do about it (an approval that is gone: ask again).
         public var remediation: String?
         /// `MISSING_SCOPE`: the scope the method needs, and every scope that would do.

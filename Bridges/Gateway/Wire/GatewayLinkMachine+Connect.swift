@@ -46,6 +46,11 @@ extension GatewayLinkMachine {
 
     private mutating func refused(_ error: GatewayError?) -> [Action] {
         let detailCode = error?.detailCode ?? ""
+        if detailCode == "PAIRING_REJECTED" || error?.details?.pauseReconnect == true {
+            // Revoked or declined there: asking again changes nothing until a person acts.
+            let message = error?.message ?? ""
+            return lifecycle.stop(message.isEmpty ? "the gateway refused device \(credentials.deviceID) (\(detailCode))" : message)
+        }
         if error?.code == .notPaired {
             let requestID = error?.details?.requestId ?? "?"
             return closeAfter(.awaitingApproval, "awaiting approval (requestId \(requestID), device \(credentials.deviceID))")

@@ -46,11 +46,14 @@ public enum ConnectionState: Equatable, Sendable, CustomStringConvertible {
     case connected
     /// Waiting to reconnect; `retryInMillis` if known.
     case disconnected(reason: String?, retryInMillis: Int?)
+    /// Refused for good (the device was revoked): no more tries; `reason` is said in the active buffer.
+    case refused(reason: String)
 
     public var description: String {
         switch self {
         case .connecting: return "connecting"
         case .connected: return "connected"
+        case .refused: return "refused"
         case .disconnected(let reason, let retry):
             let retryText = retry.map { ", retry in \(($0 + 999) / 1000) s" } ?? ""
             return "disconnected" + (reason.map { ": \($0)" } ?? "") + retryText

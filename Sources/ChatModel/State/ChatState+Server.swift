@@ -38,6 +38,9 @@ extension ChatState {
             wasConnected = true
         case .disconnected:
             for key in buffers.keys { buffers.update(key) { $0.transcript.interruptStreams() } }
+        case .refused(let reason):
+            for key in buffers.keys { buffers.update(key) { $0.transcript.interruptStreams() } }
+            say(reason, role: .error)
         case .connecting:
             break
         }

@@ -4,7 +4,7 @@ import Logging
 public enum DeviceEvent: Sendable, Equatable {
     /// Revoked or denylisted: close its sockets and stop its work.
     case cutOff(deviceID: String)
-    /// Its record changed (e.g. its admin flag): live sockets follow it.
+    /// Its record changed (its admin flag, or its status: allowed again): live sockets follow it.
     case changed(DeviceRecord)
 }
 
@@ -18,7 +18,7 @@ public final class Devices {
     public let pairing: PairingRequests
     private let journal: DeviceJournal
     private let loop: any LoopScheduler
-    private let clock: any Clock
+    let clock: any Clock
     private let logger: Logger
     private let seenFlushMillis: Int
     /// Last-seen times not written yet, newest per device.

@@ -15,6 +15,8 @@ public final class PairingRequests {
         /// What the protocol knows of the device (shown to whoever approves it, kept for the decision).
         public var info: JSONValue
         public var remoteAddress: String
+        /// Why the device must be approved, in the protocol's words (`not-paired`, `scope-upgrade`), if it says.
+        public var reason: String?
         public var createdAt: Int64
         public var expiresAt: Int64
 
@@ -25,6 +27,7 @@ public final class PairingRequests {
             claimedName: String?,
             info: JSONValue,
             remoteAddress: String,
+            reason: String? = nil,
             createdAt: Int64 = 0,
             expiresAt: Int64 = 0
         ) {
@@ -34,6 +37,7 @@ public final class PairingRequests {
             self.claimedName = claimedName
             self.info = info
             self.remoteAddress = remoteAddress
+            self.reason = reason
             self.createdAt = createdAt
             self.expiresAt = expiresAt
         }
@@ -58,9 +62,21 @@ public final class PairingRequests {
         case decided(Request, approved: Bool)
     }
 
+    /// What was decided about a request.
+    public enum Decision: Sendable, Equatable {
+        /// The device joins `userID` (nil: the protocol's choice).
+        case approve(userID: String?)
+        case deny
+        /// The device was revoked while it waited (`Devices.revoke` stored it so): the client
+        /// still waiting hears it is refused for good.
+        case revoke
+
+        public var approves: Bool { if case .approve = self { true } else { false } }
+    }
+
     /// Carries out a decision: stores the device (and answers the client still waiting, if any);
     /// `completion` gets what the operator reads.
-    public typealias Decider = (_ request: Request, _ approve: Bool, _ userID: String?, _ completion: @escaping (String) -> Void) -> Void
+    public typealias Decider = (_ request: Request, _ decision: Decision, _ completion: @escaping (String) -> Void) -> Void
 
     private struct Entry {
         var request: Request
@@ -120,17 +136,17 @@ public final class PairingRequests {
                 deviceID: request.deviceID,
                 claimedName: request.claimedName,
                 deviceInfoJSON: request.info.encoded(),
+                reason: request.reason,
                 createdAt: request.createdAt,
                 expiresAt: request.expiresAt
             )
         )
-        logger.info(
-            "pairing request waiting for approval",
-            metadata: [
-                "protocol": "\(request.protocolName)", "device": "\(request.deviceID)", "name": "\(request.claimedName ?? "")",
-                "remote": "\(request.remoteAddress)", "approve_with": "\(operatorCommand("devices approve \(request.deviceID)"))",
-            ]
-        )
+        var metadata: Logger.Metadata = [
+            "protocol": "\(request.protocolName)", "device": "\(request.deviceID)", "name": "\(request.claimedName ?? "")",
+            "remote": "\(request.remoteAddress)", "approve_with": "\(operatorCommand("devices approve \(request.deviceID)"))",
+        ]
+        if let reason = request.reason { metadata["reason"] = "\(reason)" }
+        logger.info("pairing request waiting for approval", metadata: metadata)
         publish(.added(request))
         return .added(request)
     }
@@ -153,15 +169,24 @@ public final class PairingRequests {
     /// protocol's decider; false when there is none.
     @discardableResult
     public func decide(_ idOrDeviceID: String, approve: Bool, userID: String?, completion: @escaping (String) -> Void) -> Bool {
+        decide(idOrDeviceID, approve ? .approve(userID: userID) : .deny, completion: completion)
+    }
+
+    /// Decides the request with this request id, or the oldest of this device; false when there is none.
+    @discardableResult
+    public func decide(_ idOrDeviceID: String, _ decision: Decision, completion: @escaping (String) -> Void) -> Bool {
         guard let request = entries[idOrDeviceID]?.request ?? requests().first(where: { $0.deviceID == idOrDeviceID }) else { return false }
         remove(request.requestID)
-        logger.info(
-            approve ? "pairing approved" : "pairing denied",
-            metadata: ["protocol": "\(request.protocolName)", "device": "\(request.deviceID)"]
-        )
-        publish(.decided(request, approved: approve))
+        let verb =
+            switch decision {
+            case .approve: "pairing approved"
+            case .deny: "pairing denied"
+            case .revoke: "pairing refused: the device was revoked"
+            }
+        logger.info("\(verb)", metadata: ["protocol": "\(request.protocolName)", "device": "\(request.deviceID)"])
+        publish(.decided(request, approved: decision.approves))
         if let decider = deciders[request.protocolName] {
-            decider(request, approve, userID, completion)
+            decider(request, decision, completion)
         } else {
             completion("no listener decides \(request.protocolName) pairings")
         }

@@ -275,6 +275,15 @@ public final class Pushes {
         for attempt in report.attempts {
             let sink = attempt.sink.hasPrefix("webhook") ? "webhook" : attempt.sink
             counts[sink, default: [:]][attempt.outcome, default: 0] += 1
+            // Given up after its retries: the device misses this push.
+            guard attempt.outcome == .failed else { continue }
+            logger.warning(
+                "push failed",
+                metadata: [
+                    "device": "\(attempt.deviceID)", "sink": "\(attempt.sink)", "target": "\(attempt.target)", "status": "\(attempt.status)",
+                    "reason": "\(attempt.reason)",
+                ]
+            )
         }
         let now = clock.nowMillis()
         for (target, reason) in report.retired {

@@ -2,9 +2,17 @@
 public struct DeviceRecord: Sendable, Equatable {
     public enum Status: String, Sendable {
         case approved
+        /// Revoked (`clawrelay devices revoke`): its tokens stop working and its pairing requests
+        /// are refused until `clawrelay devices allow` makes it `unpaired`.
         case revoked
         /// On the denylist: pairing answers `pair_rejected`.
         case denied
+        /// No longer paired (revoked and then allowed again, or removed by a gateway operator): it
+        /// may ask to pair again, and its request waits for approval like a new device's.
+        case unpaired
+
+        /// Revoked or denylisted: the device's pairing requests are refused.
+        public var refusesPairing: Bool { self == .revoked || self == .denied }
     }
 
     public var id: String

@@ -5,6 +5,8 @@ public struct PendingPairing: Sendable, Equatable {
     public var deviceID: String
     public var claimedName: String?
     public var deviceInfoJSON: String?
+    /// Why the device must be approved, in its protocol's words, if it says.
+    public var reason: String?
     public var createdAt: Int64
     public var expiresAt: Int64
 
@@ -14,6 +16,7 @@ public struct PendingPairing: Sendable, Equatable {
         deviceID: String,
         claimedName: String?,
         deviceInfoJSON: String?,
+        reason: String? = nil,
         createdAt: Int64,
         expiresAt: Int64
     ) {
@@ -22,6 +25,7 @@ public struct PendingPairing: Sendable, Equatable {
         self.deviceID = deviceID
         self.claimedName = claimedName
         self.deviceInfoJSON = deviceInfoJSON
+        self.reason = reason
         self.createdAt = createdAt
         self.expiresAt = expiresAt
     }
