@@ -46,12 +46,15 @@ extension BenchRunner {
     }
 
     /// The store writer over the load window: transactions per message, operations per
-    /// transaction, and the share of the window it spent inside transactions.
+    /// transaction, the share of the window it spent inside transactions, and the pages its
+    /// commits wrote to the write-ahead log.
     func recordStore(_ scenario: String, _ window: StoreCounters, wall: Double, messages: Int) {
         guard window.transactions > 0, messages > 0, wall > 0 else { return }
         report.add(scenario, "store_transactions_per_message", window.transactions / Double(messages), "transactions")
         report.add(scenario, "store_operations_per_transaction", window.operations / window.transactions, "operations")
         report.add(scenario, "store_busy", window.busySeconds / wall * 100, "% of the window in transactions")
+        report.add(scenario, "store_pages_per_message", window.walPages / Double(messages), "WAL pages (one fsync per transaction)")
+        report.add(scenario, "store_pages_per_transaction", window.walPages / window.transactions, "WAL pages")
     }
 
     /// CPU per relay thread name over the load window: share of a core and µs per message.

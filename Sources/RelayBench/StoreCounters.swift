@@ -6,6 +6,7 @@ struct StoreCounters: Equatable, Sendable {
     var transactions = 0.0
     var operations = 0.0
     var busySeconds = 0.0
+    var walPages = 0.0
 
     static func parse(_ text: String) -> StoreCounters {
         var counters = StoreCounters()
@@ -16,6 +17,7 @@ struct StoreCounters: Equatable, Sendable {
             case "clawrelay_store_batches_total": counters.transactions = value
             case "clawrelay_store_operations_total": counters.operations = value
             case "clawrelay_store_busy_seconds_total": counters.busySeconds = value
+            case "clawrelay_store_wal_pages_total": counters.walPages = value
             default: break
             }
         }
@@ -27,7 +29,8 @@ struct StoreCounters: Equatable, Sendable {
         StoreCounters(
             transactions: transactions - earlier.transactions,
             operations: operations - earlier.operations,
-            busySeconds: busySeconds - earlier.busySeconds
+            busySeconds: busySeconds - earlier.busySeconds,
+            walPages: walPages - earlier.walPages
         )
     }
 }

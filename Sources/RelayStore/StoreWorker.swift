@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import RelayCore
 import Synchronization
 
@@ -75,7 +76,10 @@ final class StoreWorker: Sendable {
             execute(batch)
         }
         // Finalized on the writer's connection, before the pool can close it.
-        pool.writeWithoutTransaction { _ in statements.release() }
+        pool.writeWithoutTransaction { db in
+            statements.release()
+            StoreStats.stopCounting(db)  // the hook points at this worker's stats
+        }
         done.signal()
     }
 
@@ -99,7 +103,7 @@ final class StoreWorker: Sendable {
         reports.reserveCapacity(batch.count)
         do {
             try pool.writeWithoutTransaction { db in
-                let statements = statements.statements(for: db)
+                let statements = statements.statements(for: db) { [stats] db in stats.countWALPages(of: db) }
                 try db.inTransaction {
                     for operation in batch {
                         let (report, failed) = operation(db, statements, isolated)
@@ -132,8 +136,10 @@ final class StoreWorker: Sendable {
 final class WriterStatementsSlot: @unchecked Sendable {
     private var value: WriterStatements?
 
-    func statements(for db: Database) -> WriterStatements {
+    /// The statements of `db`, made (and `fresh` called) the first time the writer uses it.
+    func statements(for db: Database, fresh: (Database) -> Void) -> WriterStatements {
         if let value, value.connection == db.sqliteConnection { return value }
+        fresh(db)
         let made = WriterStatements(db)
         value = made
         return made
@@ -155,6 +161,9 @@ public final class StoreStats: Sendable {
     private let operationCount = Atomic<Int>(0)
     private let busyMicros = Atomic<Int>(0)
     private let lastBatchMicros = Atomic<Int>(0)
+    private let walPageCount = Atomic<Int>(0)
+    /// Frames in the log after the writer's last commit (written only by the writer's WAL hook).
+    private let walFrames = Atomic<Int>(0)
 
     func record(operations: Int, nanoseconds: UInt64) {
         batchCount.add(1, ordering: .relaxed)
@@ -167,4 +176,32 @@ public final class StoreStats: Sendable {
     public var operations: Int { operationCount.load(ordering: .relaxed) }
     public var busySeconds: Double { Double(busyMicros.load(ordering: .relaxed)) / 1e6 }
     public var lastBatchSeconds: Double { Double(lastBatchMicros.load(ordering: .relaxed)) / 1e6 }
+    /// Pages the writer's commits appended to the write-ahead log (what each commit writes and
+    /// syncs): a commit that grew the log by n frames counts n; one that started it over counts
+    /// all it holds. (A checkpoint that restarts the log between two commits can hide a few.)
+    public var walPages: Int { walPageCount.load(ordering: .relaxed) }
+
+    /// Counts the pages of every commit on `db` from now on. The store runs its own checkpoints
+    /// (`wal_autocheckpoint = 0`), so the connection's WAL hook is free.
+    func countWALPages(of db: Database) {
+        sqlite3_wal_hook(db.sqliteConnection, StoreStats.walCommitted, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    static func stopCounting(_ db: Database) { sqlite3_wal_hook(db.sqliteConnection, nil, nil) }
+
+    /// SQLite's WAL hook: a commit left `frames` frames in the log.
+    private static let walCommitted: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, CInt) -> CInt = {
+        context,
+        _,
+        _,
+        frames in
+        guard let context else { return SQLITE_OK }
+        Unmanaged<StoreStats>.fromOpaque(context).takeUnretainedValue().committed(frames: Int(frames))
+        return SQLITE_OK
+    }
+
+    private func committed(frames: Int) {
+        let before = walFrames.exchange(frames, ordering: .relaxed)
+        walPageCount.add(frames >= before ? frames - before : frames, ordering: .relaxed)
+    }
 }

@@ -52,6 +52,8 @@ def test_roundtrip_at_a_fixed_rate_says_where_a_message_waits_and_which_thread_w
     for metric in ("send_rate", "send_to_ack_p99_ms", "send_to_final_p99_ms", "send_lateness_p99_ms", "relay_cpu_per_message",
                    "store_transactions_per_message", "store_operations_per_transaction"):
         assert metric in roundtrip, (metric, sorted(roundtrip))
+    # Every message appends at least its user event and its answer: at least one WAL page each.
+    assert roundtrip["store_pages_per_message"] >= 1 and roundtrip["store_pages_per_transaction"] >= 1, roundtrip
     for stage in ("received_to_submitted", "store_transaction", "committed_to_ack_written", "turn_started_to_first_progress",
                   "final_committed_to_written", "received_to_final_written"):
         assert roundtrip[f"stage_{stage}_count"] == roundtrip["messages"], (stage, roundtrip)

@@ -88,6 +88,12 @@ extension Relay {
             metrics.add("clawrelay_store_batches_total", "counter", "Store transactions committed.", Double(storeStats.batches))
             metrics.add("clawrelay_store_operations_total", "counter", "Store operations run.", Double(storeStats.operations))
             metrics.add("clawrelay_store_busy_seconds_total", "counter", "Time the store writer spent in transactions.", storeStats.busySeconds)
+            metrics.add(
+                "clawrelay_store_wal_pages_total",
+                "counter",
+                "Pages the store's commits wrote to its write-ahead log.",
+                Double(storeStats.walPages)
+            )
             metrics.add("clawrelay_store_last_batch_seconds", "gauge", "Duration of the last store transaction.", storeStats.lastBatchSeconds)
         }
         return metrics.text
