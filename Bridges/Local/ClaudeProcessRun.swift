@@ -248,11 +248,7 @@ final class ClaudeProcessRun {
             pendingProgress[turn] = nil
             lastProgress[turn] = nil
         }
-        let session = machine.reportedSession
-        process.shared.withLock { shared in
-            shared.finished += done.count
-            shared.reportedSession = session
-        }
+        process.shared.withLock { $0.finished += done.count }
         if let noted = machine.version, noted != version {
             version = noted
             process.notify { $0.version(noted) }
