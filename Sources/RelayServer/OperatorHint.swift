@@ -2,22 +2,25 @@ import Foundation
 
 /// How an operator runs this very binary against this relay's data, for hints the log prints
 /// (`clawrelay devices approve …`): pasted into a shell, it must work as printed.
-enum OperatorHint {
-    /// `clawrelay` when that name on PATH is this binary, else the binary's absolute path; then the
-    /// data directory (absolute) unless it is the default one of the working directory.
-    static func prefix(dataDirectory: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        var words = [program(environment: environment)]
-        let data = absolute(dataDirectory)
-        if data != absolute(RelayConfig.defaultDataDirectory) { words += ["--data-dir", data] }
-        return words.map(quoted).joined(separator: " ")
+struct OperatorHint: Sendable {
+    /// The binary, shell-quoted: `clawrelay` when that name on PATH is this binary, else its
+    /// absolute path.
+    let program: String
+    /// `--data-dir DIR` (absolute, quoted) unless the data is the working directory's default.
+    let options: String
+
+    init(dataDirectory: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        program = Self.quoted(Self.program(environment: environment))
+        let data = Self.absolute(dataDirectory)
+        options = data == Self.absolute(RelayConfig.defaultDataDirectory) ? "" : " --data-dir " + Self.quoted(data)
     }
+
+    /// The program and its options, as a person would start any subcommand.
+    var prefix: String { program + options }
 
     /// The command that runs `subcommand` (e.g. "devices approve ID"): the program, the subcommand,
     /// then the options.
-    static func command(_ subcommand: String, prefix: String) -> String {
-        guard let space = prefix.firstIndex(of: " ") else { return "\(prefix) \(subcommand)" }
-        return "\(prefix[..<space]) \(subcommand)\(prefix[space...])"
-    }
+    func command(_ subcommand: String) -> String { "\(program) \(subcommand)\(options)" }
 
     private static func program(environment: [String: String]) -> String {
         let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]

@@ -198,8 +198,8 @@ public final class Relay {
         )
         // The core starts with the stored devices, so bearer tokens work from the first request.
         hub.devices.preload(try store.read { try DeviceQueries.all($0) })
-        let operatorPrefix = OperatorHint.prefix(dataDirectory: config.dataDirectory)
-        hub.devices.pairing.operatorCommand = { OperatorHint.command($0, prefix: operatorPrefix) }
+        let hint = OperatorHint(dataDirectory: config.dataDirectory)
+        hub.devices.pairing.operatorCommand = { hint.command($0) }
         ports = try loop.start()
         components.started("service loop") { [loop, logger] in
             // Turns still running end first, so their askers get an error frame before the 1001 close.
