@@ -6,13 +6,13 @@ struct OperatorHint: Sendable {
     /// The binary, shell-quoted: `clawrelay` when that name on PATH is this binary, else its
     /// absolute path.
     let program: String
-    /// `--data-dir DIR` (absolute, quoted) unless the data is the working directory's default.
+    /// `--data-dir DIR`, absolute and quoted: the hint is pasted into a shell that may be in
+    /// another directory, where the default `./.clawrelay` would name other data.
     let options: String
 
     init(dataDirectory: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
         program = Self.quoted(Self.program(environment: environment))
-        let data = Self.absolute(dataDirectory)
-        options = data == Self.absolute(RelayConfig.defaultDataDirectory) ? "" : " --data-dir " + Self.quoted(data)
+        options = " --data-dir " + Self.quoted(Self.absolute(dataDirectory))
     }
 
     /// The program and its options, as a person would start any subcommand.

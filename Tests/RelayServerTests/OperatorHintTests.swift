@@ -8,16 +8,23 @@ import Testing
     static let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
 
     @Test func theBinaryIsNamedByItsPathUnlessPATHFindsIt() throws {
-        #expect(OperatorHint(dataDirectory: RelayConfig.defaultDataDirectory, environment: ["PATH": "/nonexistent"]).prefix == Self.me)
+        let cwd = FileManager.default.currentDirectoryPath
+        #expect(
+            OperatorHint(dataDirectory: RelayConfig.defaultDataDirectory, environment: ["PATH": "/nonexistent"]).prefix
+                == "\(Self.me) --data-dir \(cwd)/.clawrelay"
+        )
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hint-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let name = (Self.me as NSString).lastPathComponent
         try FileManager.default.createSymbolicLink(atPath: folder + "/" + name, withDestinationPath: Self.me)
-        #expect(OperatorHint(dataDirectory: "./.clawrelay", environment: ["PATH": "/nonexistent:" + folder]).prefix == name)
+        #expect(
+            OperatorHint(dataDirectory: "./.clawrelay", environment: ["PATH": "/nonexistent:" + folder]).prefix
+                == "\(name) --data-dir \(cwd)/.clawrelay"
+        )
     }
 
-    @Test func anotherDataDirectoryIsNamedAbsoluteAndQuotedWhenNeeded() {
+    @Test func theDataDirectoryIsNamedAbsoluteAndQuotedWhenNeeded() {
         let env = ["PATH": ""]
         #expect(OperatorHint(dataDirectory: "/var/lib/clawrelay", environment: env).prefix == "\(Self.me) --data-dir /var/lib/clawrelay")
         let cwd = FileManager.default.currentDirectoryPath
