@@ -59,7 +59,9 @@ public struct BenchReport: Sendable {
     public var figures: [BenchFigure] = []
     public var notes: [String] = []
 
-    mutating func add(_ scenario: String, _ metric: String, _ value: Double, _ unit: String) {
+    public init() {}
+
+    public mutating func add(_ scenario: String, _ metric: String, _ value: Double, _ unit: String) {
         figures.append(BenchFigure(scenario: scenario, metric: metric, value: value, unit: unit))
     }
 

@@ -94,6 +94,12 @@ public final class Store: Sendable {
     /// the batch committed.
     public var batchTiming: JournalBatchTiming? { worker?.timing.current }
 
+    /// Queues what `submit` performs as one batch of the writer (see `StoreWorker.gather`).
+    func gather(_ submit: () -> Void) {
+        guard let worker else { preconditionFailure("Store opened without an executor") }
+        worker.gather(submit)
+    }
+
     /// Writer counters; zero when opened without an executor.
     public var stats: StoreStats { worker?.stats ?? StoreStats() }
 

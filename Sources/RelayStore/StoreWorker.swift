@@ -20,6 +20,8 @@ final class StoreWorker: Sendable {
     private struct State {
         var queue: [Operation] = []
         var stopped = false
+        /// While above zero, the writer leaves the queue alone (`gather`).
+        var gathering = 0
     }
 
     private let pool: DatabasePool
@@ -53,6 +55,19 @@ final class StoreWorker: Sendable {
         if first { wakeup.signal() }
     }
 
+    /// Runs `submit`, which queues operations, and lets the writer take none of them before it
+    /// returns: they go into one transaction when the writer is idle (a batch of a known shape,
+    /// for `StoreBench`).
+    func gather(_ submit: () -> Void) {
+        state.withLock { $0.gathering += 1 }
+        submit()
+        let ready = state.withLock { state -> Bool in
+            state.gathering -= 1
+            return state.gathering == 0 && !state.queue.isEmpty
+        }
+        if ready { wakeup.signal() }
+    }
+
     /// Finishes queued work, then stops the thread.
     func stop() {
         state.withLock { $0.stopped = true }
@@ -63,6 +78,7 @@ final class StoreWorker: Sendable {
     private func run() {
         while true {
             let (batch, stopped) = state.withLock { state -> ([Operation], Bool) in
+                guard state.gathering == 0 else { return ([], false) }
                 let count = min(state.queue.count, maxBatch)
                 let batch = Array(state.queue.prefix(count))
                 state.queue.removeFirst(count)
@@ -88,8 +104,15 @@ final class StoreWorker: Sendable {
     /// so one failure still fails only its own caller.
     private func execute(_ batch: [Operation]) {
         let started = DispatchTime.now().uptimeNanoseconds
+        let cpuStarted = StoreStats.threadCPUNanos()
         let takenAt = MonotonicClock.nanos()
-        defer { stats.record(operations: batch.count, nanoseconds: DispatchTime.now().uptimeNanoseconds - started) }
+        defer {
+            stats.record(
+                operations: batch.count,
+                nanoseconds: DispatchTime.now().uptimeNanoseconds - started,
+                cpuNanoseconds: StoreStats.threadCPUNanos() - cpuStarted
+            )
+        }
         if let reports = run(batch, isolated: false) { return deliver(reports, committed: true, takenAt: takenAt) }
         if let reports = run(batch, isolated: true) { return deliver(reports, committed: true, takenAt: takenAt) }
         deliver(batch.map { _ in { @Sendable (_: Bool) in } }, committed: false, takenAt: takenAt)
@@ -165,12 +188,26 @@ public final class StoreStats: Sendable {
     /// Frames in the log after the writer's last commit (written only by the writer's WAL hook).
     private let walFrames = Atomic<Int>(0)
 
-    func record(operations: Int, nanoseconds: UInt64) {
+    private let cpuMicros = Atomic<Int>(0)
+
+    func record(operations: Int, nanoseconds: UInt64, cpuNanoseconds: UInt64 = 0) {
         batchCount.add(1, ordering: .relaxed)
         operationCount.add(operations, ordering: .relaxed)
         busyMicros.add(Int(nanoseconds / 1_000), ordering: .relaxed)
+        cpuMicros.add(Int(cpuNanoseconds / 1_000), ordering: .relaxed)
         lastBatchMicros.store(Int(nanoseconds / 1_000), ordering: .relaxed)
     }
+
+    /// The calling thread's CPU time (user and system), in nanoseconds.
+    static func threadCPUNanos() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    /// The writer thread's CPU time in its transactions (what `busySeconds` holds beyond waiting
+    /// for the disk or for a CPU).
+    public var cpuSeconds: Double { Double(cpuMicros.load(ordering: .relaxed)) / 1e6 }
 
     public var batches: Int { batchCount.load(ordering: .relaxed) }
     public var operations: Int { operationCount.load(ordering: .relaxed) }

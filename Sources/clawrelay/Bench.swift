@@ -8,7 +8,8 @@ struct Bench: ParsableCommand {
         discussion: "Starts its own relays on loopback with temporary data directories and the echo backend."
     )
 
-    @Argument(help: "Scenarios: roundtrip, fanout, idle, replay, audit, gateway, chaos, fuzz, all (the first six).") var scenarios: [String] = ["all"]
+    @Argument(help: "Scenarios: roundtrip, fanout, idle, replay, audit, gateway, chaos, fuzz, all (the first six), store (the store writer alone).")
+    var scenarios: [String] = ["all"]
     @Option(help: "Devices for roundtrip/audit/chaos (and baseline connections).") var devices: Int?
     @Option(help: "Messages in flight per device.") var window: Int?
     @Option(help: "Seconds of load per scenario.") var seconds: Double?
@@ -25,20 +26,28 @@ struct Bench: ParsableCommand {
     @Option(help: "The relay binary to start and measure (default: this one), to compare two builds with one generator.") var relay: String?
     @Option(help: "roundtrip only: messages a second in total, sent open loop (latency from each due time), not --window per device.")
     var rate: Double?
+    @Option(help: "store only: messages per transaction (of as many users).") var batch: Int?
+    @Option(help: "store only: messages to store.") var messages: Int?
+    @Option(help: "store only: away devices per user, each event queued for them.") var away: Int?
     @Flag(help: "Run the generator on one CPU and the relays on another (needs two CPUs).") var pin = false
     @Flag(help: "Seconds-scale sizes for CI: every code path runs, nothing is judged.") var smoke = false
     @Flag(help: "Print the report as JSON.") var json = false
 
     func validate() throws {
-        if let unknown = scenarios.first(where: { !BenchRunner.scenarioNames.contains($0) }) {
-            throw ValidationError("unknown scenario \(unknown) (\(BenchRunner.scenarioNames.joined(separator: ", ")))")
+        if let unknown = scenarios.first(where: { !BenchRunner.scenarioNames.contains($0) && $0 != "store" }) {
+            throw ValidationError("unknown scenario \(unknown) (\((BenchRunner.scenarioNames + ["store"]).joined(separator: ", ")))")
+        }
+        for (name, value) in [("--batch", batch), ("--messages", messages), ("--away", away)] {
+            if let value, value < (name == "--away" ? 0 : 1) {
+                throw ValidationError("\(name) \(value): give a count of at least \(name == "--away" ? 0 : 1)")
+            }
         }
         if let rate, !(rate > 0 && rate.isFinite) { throw ValidationError("--rate \(rate): give a number of messages a second above 0") }
     }
 
     func run() throws {
         var options = smoke ? BenchOptions.smoke() : BenchOptions()
-        options.scenarios = scenarios
+        options.scenarios = scenarios.filter { $0 != "store" }
         if let devices { options.devices = devices }
         if let window { options.window = window }
         if let seconds { options.seconds = seconds }
@@ -54,8 +63,13 @@ struct Bench: ParsableCommand {
         options.pin = pin
         options.binary = relay ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         guard FileManager.default.isExecutableFile(atPath: options.binary) else { fail("--relay \(options.binary): not an executable file") }
-        let report: BenchReport
-        do { report = try BenchRunner(options: options).run() } catch { fail("\(error)") }
+        var report = BenchReport()
+        do {
+            if !options.scenarios.isEmpty { report = try BenchRunner(options: options).run() }
+            if scenarios.contains("store") {
+                try BenchStore.run(users: devices, batch: batch, messages: messages, away: away, smoke: smoke, into: &report)
+            }
+        } catch { fail("\(error)") }
         print(json ? report.json() : report.table())
     }
 }

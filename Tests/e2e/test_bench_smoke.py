@@ -74,3 +74,22 @@ def test_pin_refuses_a_single_cpu_with_a_sentence(tmp_path):
     expected = f"--pin needs two CPUs, one for the generator and one for the relay; this process may run on only CPU {one}"
     assert expected in result.stderr, result.stderr
     assert not list(tmp_path.glob("clawrelay-bench-*")), "nothing was started"
+
+
+def test_the_store_scenario_measures_the_writer_alone_in_batches_of_a_given_size(tmp_path):
+    """`bench store` drives the store writer in this process: each message is an acceptance and an
+    answer, in transactions of exactly --batch messages, so transactions per message are exact."""
+    result = subprocess.run(
+        [str(relay_bin()), "bench", "store", "--messages", "200", "--batch", "4", "--away", "1", "--json"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path, env={"TMPDIR": str(tmp_path), "PATH": "/usr/sbin:/usr/bin:/bin"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "bench: store: 200 messages of 64 users, 4 a transaction, 1 away devices each" in result.stderr
+    store = {f["metric"]: f["value"] for f in json.loads(result.stdout)["figures"] if f["scenario"] == "store"}
+    assert store["messages"] == 200
+    assert store["transactions_per_message"] == 0.5, store  # an acceptance batch and an answer batch per 4 messages
+    assert store["pages_per_message"] >= 0.5 and store["writer_cpu_per_message"] > 0, store
+    assert 0 < store["batch_p50_ms"] <= store["batch_p99_ms"], store
+    assert not list(tmp_path.glob("clawrelay-bench-*")), "the bench removes its temporary data directory"
+
+    refused = subprocess.run([str(relay_bin()), "bench", "store", "--batch", "0"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert refused.returncode == 64 and "--batch 0: give a count of at least 1" in refused.stderr, refused.stderr
