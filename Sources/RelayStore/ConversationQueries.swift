@@ -57,20 +57,20 @@ public enum ConversationQueries {
     }
 
     public static func fetch(_ db: Database, id: String) throws -> Conversation? {
-        guard let row = try db.row("SELECT * FROM conversations WHERE id = ?", [id]) else { return nil }
+        guard let row = try db.row("SELECT \(columns) FROM conversations c WHERE id = ?", [id]) else { return nil }
         return try conversation(db, from: row)
     }
 
     /// A user's conversations, most recently updated first.
     public static func list(_ db: Database, userID: String, limit: Int) throws -> [Conversation] {
-        try db.rows("SELECT * FROM conversations WHERE user_id = ? ORDER BY updated_at DESC, id LIMIT ?", [userID, limit]).map {
+        try db.rows("SELECT \(columns) FROM conversations c WHERE user_id = ? ORDER BY active_at DESC, id LIMIT ?", [userID, limit]).map {
             try conversation(db, from: $0)
         }
     }
 
     /// Every user's conversations, most recently updated first.
     public static func all(_ db: Database, limit: Int) throws -> [Conversation] {
-        try db.rows("SELECT * FROM conversations ORDER BY updated_at DESC, id LIMIT ?", [limit]).map { try conversation(db, from: $0) }
+        try db.rows("SELECT \(columns) FROM conversations c ORDER BY active_at DESC, id LIMIT ?", [limit]).map { try conversation(db, from: $0) }
     }
 
     /// Stores the backend's own session id of a conversation (nil forgets it).
@@ -78,14 +78,25 @@ public enum ConversationQueries {
         try db.run("UPDATE conversations SET backend_session = ? WHERE id = ?", [session, conversationID])
     }
 
-    /// Moves the conversation's last activity; called once per turn, when it ends, not per event.
+    /// A conversation's last activity: the newer of its stored `updated_at` (creation, edits, a
+    /// failed turn) and its newest answer or note, which is not written to the row on the hot
+    /// path (one scattered page per answer) but read through `events_conversation`.
+    static let activeAt = """
+        MAX(c.updated_at, COALESCE(
+            (SELECT e.created_at FROM events e WHERE e.conversation = c.id AND e.role != 'user' ORDER BY e.seq DESC LIMIT 1), 0))
+        """
+
+    /// What every read of a conversation row selects (from `conversations c`).
+    static let columns = "c.*, \(activeAt) AS active_at"
+
+    /// Moves the conversation's last activity (a turn that failed: answers move it by existing).
     static func touch(_ db: Database, id: String, at millis: Int64) throws {
-        try db.run(WriterStatements.Key.conversationTouch.sql, [millis, id])
+        try db.run("UPDATE conversations SET updated_at = ? WHERE id = ?", [millis, id])
     }
 
     /// A user's conversations changed after `seq` of the user's clock (all of them for 0), oldest change first.
     public static func changed(_ db: Database, userID: String, after seq: Int64) throws -> [Conversation] {
-        try db.rows("SELECT * FROM conversations WHERE user_id = ? AND change_seq > ? ORDER BY change_seq", [userID, seq])
+        try db.rows("SELECT \(columns) FROM conversations c WHERE user_id = ? AND change_seq > ? ORDER BY change_seq", [userID, seq])
             .map { try conversation(db, from: $0) }
     }
 
@@ -132,7 +143,7 @@ public enum ConversationQueries {
             workingDirectory: row["working_directory"],
             backendSession: row["backend_session"],
             createdAt: row["created_at"],
-            updatedAt: row["updated_at"],
+            updatedAt: row["active_at"] ?? row["updated_at"],
             archived: row["archived"],
             keys: try keys(db, conversationID: id)
         )

@@ -45,7 +45,7 @@ public enum MessageQueries {
             seq: seq
         )
         event.turn = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
-        try ReadCursorQueries.advance(statements, userID: message.senderID, conversationID: message.conversationID, seq: event.seq, at: millis)
+        try ReadCursorQueries.advanceOnSend(statements, message, seq: event.seq, at: millis)
         let answer = AnswerSlot(id: Identifiers.newEventID(), seq: seq + 1)
         try statements.run(.messageInsert) {
             $0.bind(1, message.deviceID)
@@ -146,10 +146,6 @@ public enum MessageQueries {
             seq: seq
         )
         event.turn = turn
-        try statements.run(.conversationTouch) {
-            $0.bind(1, millis)
-            $0.bind(2, conversationID)
-        }
         try statements.run(.messageFinalize) {
             $0.bind(1, eventID)
             $0.bind(2, turn.deviceID)
@@ -182,10 +178,6 @@ public enum MessageQueries {
             seq: try SeqQueries.next(statements, userID: userID),
             isNote: true
         )
-        try statements.run(.conversationTouch) {
-            $0.bind(1, millis)
-            $0.bind(2, conversationID)
-        }
         try QueueQueries.enqueue(db, .message(event), targets: queue, at: millis)
         return event
     }

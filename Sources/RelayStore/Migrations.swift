@@ -182,6 +182,7 @@ enum Migrations {
             // Why a pending device must be approved (the gateway's not-paired, scope-upgrade, …), for `devices list`.
             try db.execute(sql: "ALTER TABLE pending_pairings ADD COLUMN reason TEXT")
         }
+        migrator.registerMigration("v14-lean-log", migrate: leanLog)
         return migrator
     }
 

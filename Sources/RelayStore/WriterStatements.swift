@@ -11,7 +11,7 @@ import GRDBSQLite
 ///   call returns, so none is left running across a savepoint release or a commit.
 final class WriterStatements {
     enum Key: Int, CaseIterable {
-        case messageExists, seqBump, seqLast, seqStart, eventInsert, cursorAdvance, messageInsert, conversationTouch, messageFinalize
+        case messageExists, seqBump, seqLast, seqStart, eventInsert, cursorAdvance, messageInsert, messageFinalize
 
         var sql: String {
             switch self {
@@ -36,7 +36,6 @@ final class WriterStatements {
                                       user_event_id, created_at, conversation_id, run_id, assistant_event_id, answer_seq)
                 VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
                 """
-            case .conversationTouch: "UPDATE conversations SET updated_at = ? WHERE id = ?"
             case .messageFinalize: "UPDATE messages SET streaming = 0, assistant_event_id = ? WHERE device_id = ? AND client_id = ?"
             }
         }
@@ -44,6 +43,23 @@ final class WriterStatements {
 
     let connection: OpaquePointer
     private var handles: [OpaquePointer?] = Array(repeating: nil, count: Key.allCases.count)
+
+    /// A read cursor's row, as `cursorsWritten` names it.
+    struct CursorKey: Hashable {
+        let userID: String
+        let conversationID: String
+    }
+
+    /// When these statements last wrote each read cursor on a send (`ReadCursorQueries.advanceOnSend`);
+    /// entries older than the lag they serve are dropped as it grows.
+    private(set) var cursorsWritten: [CursorKey: Int64] = [:]
+
+    func cursorKey(userID: String, conversationID: String) -> CursorKey { CursorKey(userID: userID, conversationID: conversationID) }
+
+    func noteCursorWritten(_ key: CursorKey, at millis: Int64, keepingFor lag: Int64) {
+        cursorsWritten[key] = millis
+        if cursorsWritten.count > 4_096 { cursorsWritten = cursorsWritten.filter { millis - $0.value < lag } }
+    }
 
     init(_ db: Database) {
         guard let connection = db.sqliteConnection else { preconditionFailure("WriterStatements on a closed connection") }

@@ -36,7 +36,7 @@ import Testing
 
     @Test func aCursorMovesOnlyForwardAndStopsAtTheNewestEvent() throws {
         let temp = try TemporaryStore()
-        let (chat, events) = try conversation(temp, "main", [(.user, "a"), (.assistant, "b"), (.user, "c")])
+        let (chat, events) = try conversation(temp, "main", [(.assistant, "a"), (.assistant, "b"), (.assistant, "c")])
         #expect(
             try markRead(temp, chat, events[1].seq, at: 100) == ReadCursor(userID: "u", conversationID: chat.id, seq: events[1].seq, updatedAt: 100)
         )
@@ -62,6 +62,41 @@ import Testing
         #expect(try cursor(temp, chat)?.seq == sent.seq, "a message one wrote is read, and so is what came before it")
     }
 
+    @Test func theOwnersCursorRowTrailsItsMessagesButReadsDoNot() throws {
+        let temp = try TemporaryStore()
+        let (chat, _) = try conversation(temp, "main", [(.assistant, "earlier answer")])
+        let (first, second, shared, room) = try temp.store.write { db in
+            let statements = WriterStatements(db)  // the writer's: it remembers its writes
+            let room = try ConversationQueries.resolve(db, key: .session("room"), userID: "audience", draft: ConversationDraft(), at: 1)
+            func send(_ id: String, to conversation: Conversation, from sender: String? = nil, at millis: Int64) throws -> ChatEvent {
+                let message = UserMessage(
+                    conversationID: conversation.id,
+                    userID: conversation.userID,
+                    senderID: sender,
+                    deviceID: "phone",
+                    clientID: id,
+                    content: id
+                )
+                guard case .fresh(let event, _, _) = try MessageQueries.accept(db, message, at: millis, queue: [], statements: statements) else {
+                    throw StoreError("not accepted")
+                }
+                return event
+            }
+            let first = try send("c1", to: chat, at: 1_000)
+            let second = try send("c2", to: chat, at: 1_500)
+            _ = try send("c3", to: room, from: "u", at: 1_600)
+            return (first, second, try send("c4", to: room, from: "u", at: 1_700), room)
+        }
+        let row = try temp.store.read {
+            try Int64.fetchOne($0, sql: "SELECT seq FROM read_cursors WHERE user_id = 'u' AND conversation_id = ?", arguments: [chat.id])
+        }
+        #expect(row == first.seq, "the second send within the lag is not written")
+        #expect(try cursor(temp, chat)?.seq == second.seq, "but reads find it")
+        #expect(try cursor(temp, room)?.seq == shared.seq, "a sender's cursor in an audience's conversation is written every time")
+        let summary = try #require(try temp.store.read { try ReadCursorQueries.summary($0, conversationID: chat.id, userID: "u") })
+        #expect(summary.unreadCount == 0 && summary.lastReadSeq == second.seq)
+    }
+
     @Test func aSummaryCountsTheAnswersAfterTheCursor() throws {
         let temp = try TemporaryStore()
         let (chat, events) = try conversation(
@@ -70,9 +105,10 @@ import Testing
             [(.user, "q1"), (.assistant, "a1"), (.user, "q2"), (.assistant, "a2"), (.assistant, "a3")]
         )
         var summary = try #require(try temp.store.read { try ReadCursorQueries.summary($0, conversationID: chat.id, userID: "u") })
-        #expect(summary.unreadCount == 3 && summary.lastReadSeq == 0, "nothing read: every answer, and no user message")
+        #expect(summary.unreadCount == 2 && summary.lastReadSeq == events[2].seq, "one's own message is read, and so is what came before it")
         #expect(summary.lastEvent?.content == "a3" && summary.messageCount == 5)
 
+        #expect(try markRead(temp, chat, events[1].seq) == nil, "behind one's own message: no move")
         _ = try markRead(temp, chat, events[2].seq)
         summary = try #require(try temp.store.read { try ReadCursorQueries.summary($0, conversationID: chat.id, userID: "u") })
         #expect(summary.unreadCount == 2 && summary.lastReadSeq == events[2].seq)
