@@ -119,11 +119,17 @@ public enum ConversationQueries {
     /// Deletes the conversation and everything in it: history, message records, keys, queued
     /// events, pending pushes and read cursors. Returns false when there was none.
     public static func delete(_ db: Database, id: String) throws -> Bool {
-        guard try fetch(db, id: id) != nil else { return false }
+        guard let conversation = try fetch(db, id: id) else { return false }
+        // Its rows hold seqs of the owner's clock, which is recovered from the rows that remain.
+        try SeqQueries.persist(db, userID: conversation.userID)
         for sql in [
-            // Message records first: they are found through their user events.
-            "DELETE FROM messages WHERE user_event_id IN (SELECT id FROM events WHERE conversation = ?)", "DELETE FROM events WHERE conversation = ?",
-            "DELETE FROM conversation_keys WHERE conversation_id = ?", "DELETE FROM notification_queue WHERE conversation_id = ?",
+            // Message records and deliveries first: they are found through the events (a rowid
+            // may be reused once its row is gone, so no delivery may outlive its event).
+            "DELETE FROM messages WHERE user_event_id IN (SELECT id FROM events WHERE conversation = ?)",
+            "DELETE FROM queue_delivered WHERE item_id IN (SELECT rowid FROM events WHERE conversation = ?)",
+            "DELETE FROM queue_delivered WHERE item_id IN (SELECT -id FROM queue_items WHERE conversation_id = ?)",
+            "DELETE FROM events WHERE conversation = ?", "DELETE FROM queue_items WHERE conversation_id = ?",
+            "DELETE FROM conversation_keys WHERE conversation_id = ?",
             "DELETE FROM push_pending WHERE conversation_id = ?", "DELETE FROM read_cursors WHERE conversation_id = ?",
             "DELETE FROM turn_reports WHERE conversation_id = ?", "DELETE FROM approvals WHERE conversation_id = ?",
             "DELETE FROM conversations WHERE id = ?",

@@ -48,7 +48,9 @@ public enum EventQueries {
         at millis: Int64,
         id: String,
         seq: Int64,
-        isNote: Bool = false
+        isNote: Bool = false,
+        turn: TurnRef? = nil,
+        queue: [QueueTarget] = []
     ) throws -> ChatEvent {
         try statements.run(.eventInsert) {
             $0.bind(1, userID)
@@ -60,7 +62,10 @@ public enum EventQueries {
             $0.bind(7, deviceID)
             $0.bind(8, attachmentsJSON)
             $0.bind(9, millis)
+            $0.bind(10, queue.isEmpty ? nil : QueueQueries.deviceList(queue.map(\.deviceID)))
+            $0.bind(11, queue.isEmpty ? nil : turn.map(TurnCodec.encode))
         }
+        try QueueQueries.note(queue, userID: userID, seq: seq, statements: statements)
         return ChatEvent(
             id: id,
             seq: seq,
@@ -71,6 +76,7 @@ public enum EventQueries {
             timestampMillis: millis,
             deviceID: deviceID,
             attachmentsJSON: attachmentsJSON,
+            turn: turn,
             isNote: isNote
         )
     }

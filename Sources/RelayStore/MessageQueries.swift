@@ -42,9 +42,10 @@ public enum MessageQueries {
             attachmentsJSON: message.attachmentsJSON,
             at: millis,
             id: Identifiers.newEventID(),
-            seq: seq
+            seq: seq,
+            turn: TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID),
+            queue: queue
         )
-        event.turn = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
         try ReadCursorQueries.advanceOnSend(statements, message, seq: event.seq, at: millis)
         let answer = AnswerSlot(id: Identifiers.newEventID(), seq: seq + 1)
         try statements.run(.messageInsert) {
@@ -60,7 +61,6 @@ public enum MessageQueries {
             $0.bind(10, answer.id)
             $0.bind(11, answer.seq)
         }
-        try QueueQueries.enqueue(db, .message(event), targets: queue, at: millis)
         return .fresh(event, runID: runID, answer: answer)
     }
 
@@ -143,15 +143,15 @@ public enum MessageQueries {
             attachmentsJSON: nil,
             at: millis,
             id: eventID,
-            seq: seq
+            seq: seq,
+            turn: turn,
+            queue: queue
         )
-        event.turn = turn
         try statements.run(.messageFinalize) {
             $0.bind(1, eventID)
             $0.bind(2, turn.deviceID)
             $0.bind(3, turn.clientID)
         }
-        try QueueQueries.enqueue(db, .message(event), targets: queue, at: millis)
         return event
     }
 
@@ -176,9 +176,9 @@ public enum MessageQueries {
             at: millis,
             id: Identifiers.newEventID(),
             seq: try SeqQueries.next(statements, userID: userID),
-            isNote: true
+            isNote: true,
+            queue: queue
         )
-        try QueueQueries.enqueue(db, .message(event), targets: queue, at: millis)
         return event
     }
 

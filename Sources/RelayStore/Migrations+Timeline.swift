@@ -27,30 +27,3 @@ extension Migrations {
         )
     }
 }
-
-/// The per-user clock every synced row takes its seq from.
-public enum SeqQueries {
-    /// Takes `count` consecutive seqs of `userID`'s clock and returns the first.
-    public static func next(_ db: Database, userID: String, count: Int64 = 1) throws -> Int64 {
-        try next(WriterStatements(db), userID: userID, count: count)
-    }
-
-    /// `next` through raw statements: an UPDATE and a read of the row instead of an upsert with
-    /// RETURNING, which SQLite runs through an ephemeral table (the profile had it at a fifth of
-    /// the writer's instructions).
-    static func next(_ statements: WriterStatements, userID: String, count: Int64 = 1) throws -> Int64 {
-        try statements.run(.seqBump) {
-            $0.bind(1, userID)
-            $0.bind(2, count)
-        }
-        guard statements.changes > 0 else {
-            try statements.run(.seqStart) {
-                $0.bind(1, userID)
-                $0.bind(2, count)
-            }
-            return 1
-        }
-        guard let last = try statements.int64(.seqLast, { $0.bind(1, userID) }) else { throw StoreError("user \(userID) has no seq clock") }
-        return last - count + 1
-    }
-}

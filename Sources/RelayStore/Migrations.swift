@@ -183,6 +183,7 @@ enum Migrations {
             try db.execute(sql: "ALTER TABLE pending_pairings ADD COLUMN reason TEXT")
         }
         migrator.registerMigration("v14-lean-log", migrate: leanLog)
+        migrator.registerMigration("v15-queue-cursors", migrate: queueCursors)
         return migrator
     }
 

@@ -106,16 +106,14 @@ final class StoreWorker: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         let cpuStarted = StoreStats.threadCPUNanos()
         let takenAt = MonotonicClock.nanos()
-        defer {
-            stats.record(
-                operations: batch.count,
-                nanoseconds: DispatchTime.now().uptimeNanoseconds - started,
-                cpuNanoseconds: StoreStats.threadCPUNanos() - cpuStarted
-            )
-        }
-        if let reports = run(batch, isolated: false) { return deliver(reports, committed: true, takenAt: takenAt) }
-        if let reports = run(batch, isolated: true) { return deliver(reports, committed: true, takenAt: takenAt) }
-        deliver(batch.map { _ in { @Sendable (_: Bool) in } }, committed: false, takenAt: takenAt)
+        let reports = run(batch, isolated: false) ?? run(batch, isolated: true)
+        // Counted before the reports go out, so whoever hears of a commit sees it counted.
+        stats.record(
+            operations: batch.count,
+            nanoseconds: DispatchTime.now().uptimeNanoseconds - started,
+            cpuNanoseconds: StoreStats.threadCPUNanos() - cpuStarted
+        )
+        deliver(reports ?? batch.map { _ in { @Sendable (_: Bool) in } }, committed: reports != nil, takenAt: takenAt)
     }
 
     private struct Retry: Error {}
@@ -163,7 +161,7 @@ final class WriterStatementsSlot: @unchecked Sendable {
     func statements(for db: Database, fresh: (Database) -> Void) -> WriterStatements {
         if let value, value.connection == db.sqliteConnection { return value }
         fresh(db)
-        let made = WriterStatements(db)
+        let made = WriterStatements(db, keepsClocks: true)
         value = made
         return made
     }

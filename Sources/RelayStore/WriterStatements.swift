@@ -11,18 +11,33 @@ import GRDBSQLite
 ///   call returns, so none is left running across a savepoint release or a commit.
 final class WriterStatements {
     enum Key: Int, CaseIterable {
-        case messageExists, seqBump, seqLast, seqStart, eventInsert, cursorAdvance, messageInsert, messageFinalize
+        case messageExists, seqLast, seqRecover, seqRaise, eventInsert, cursorAdvance, messageInsert, messageFinalize, queueDeviceUpsert
+        case queueSourceInsert
 
         var sql: String {
             switch self {
             case .messageExists: "SELECT 1 FROM messages WHERE device_id = ? AND client_id = ?"
-            case .seqBump: "UPDATE user_seqs SET last = last + ?2 WHERE user_id = ?1"
             case .seqLast: "SELECT last FROM user_seqs WHERE user_id = ?"
-            case .seqStart: "INSERT INTO user_seqs (user_id, last) VALUES (?, ?)"
+            case .seqRecover:
+                // Each through an index: events' key, messages_user_event (the newest message's
+                // answer slot, the seq after its user event), conversations_change, messages_ended.
+                """
+                SELECT MAX(
+                    COALESCE((SELECT MAX(seq) FROM events WHERE user_id = ?1), 0),
+                    COALESCE((SELECT m.answer_seq FROM messages m WHERE m.user_event_id =
+                        (SELECT id FROM events WHERE user_id = ?1 AND role = 'user' ORDER BY seq DESC LIMIT 1)), 0),
+                    (SELECT COALESCE(MAX(change_seq), 0) FROM conversations WHERE user_id = ?1),
+                    (SELECT COALESCE(MAX(ended_seq), 0) FROM messages WHERE user_id = ?1 AND ended_seq IS NOT NULL))
+                """
+            case .seqRaise:
+                """
+                INSERT INTO user_seqs (user_id, last) VALUES (?1, ?2)
+                ON CONFLICT (user_id) DO UPDATE SET last = ?2 WHERE ?2 > user_seqs.last
+                """
             case .eventInsert:
                 """
-                INSERT INTO events (user_id, seq, id, conversation, role, content, device_id, attachments, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO events (user_id, seq, id, conversation, role, content, device_id, attachments, created_at, queued_for, turn)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
             case .cursorAdvance:
                 """
@@ -37,6 +52,12 @@ final class WriterStatements {
                 VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
                 """
             case .messageFinalize: "UPDATE messages SET streaming = 0, assistant_event_id = ? WHERE device_id = ? AND client_id = ?"
+            case .queueDeviceUpsert: "INSERT OR REPLACE INTO queue_devices (device_id, ttl_millis, capacity) VALUES (?, ?, ?)"
+            case .queueSourceInsert:
+                """
+                INSERT INTO queue_sources (device_id, user_id, from_seq) VALUES (?1, ?2, ?3)
+                ON CONFLICT (device_id, user_id) DO UPDATE SET from_seq = ?3 WHERE ?3 < queue_sources.from_seq
+                """
             }
         }
     }
@@ -54,6 +75,18 @@ final class WriterStatements {
     /// entries older than the lag they serve are dropped as it grows.
     private(set) var cursorsWritten: [CursorKey: Int64] = [:]
 
+    /// A device's queue in one user's log, as `queueSources` names it.
+    struct QueueSource: Hashable {
+        let deviceID: String
+        let userID: String
+    }
+
+    /// Queue settings and floors these statements stored (`QueueQueries.note`): the writer's
+    /// live as long as its connection, so a relayed message writes none of them again. A purge
+    /// only raises floors, which a later item (at a higher seq) never needs lowered.
+    var queueSettings: [String: QueueSettings] = [:]
+    var queueSources: Set<QueueSource> = []
+
     func cursorKey(userID: String, conversationID: String) -> CursorKey { CursorKey(userID: userID, conversationID: conversationID) }
 
     func noteCursorWritten(_ key: CursorKey, at millis: Int64, keepingFor lag: Int64) {
@@ -61,9 +94,15 @@ final class WriterStatements {
         if cursorsWritten.count > 4_096 { cursorsWritten = cursorsWritten.filter { millis - $0.value < lag } }
     }
 
-    init(_ db: Database) {
+    /// True for the store writer's own statements, which live as long as its connection and keep
+    /// the users' seq clocks in `clocks` instead of writing them (`SeqQueries`).
+    let keepsClocks: Bool
+    var clocks: [String: Int64] = [:]
+
+    init(_ db: Database, keepsClocks: Bool = false) {
         guard let connection = db.sqliteConnection else { preconditionFailure("WriterStatements on a closed connection") }
         self.connection = connection
+        self.keepsClocks = keepsClocks
     }
 
     deinit {

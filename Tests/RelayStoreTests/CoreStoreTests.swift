@@ -154,7 +154,9 @@ import Testing
         #expect(try temp.store.read { try QueueQueries.pending($0, deviceID: "tablet", at: 1_100) }.isEmpty, "expired")
         try temp.store.write { try QueueQueries.delete($0, deviceID: "tablet", ids: [pending[0].id, pending[1].id]) }
         #expect(try temp.store.read { try QueueQueries.depths($0, at: 500) } == ["tablet": 1])
-        #expect(try temp.store.write { try QueueQueries.purge($0, at: 1_100) } == 1)
+        #expect(try temp.store.write { try QueueQueries.purge($0, at: 1_100) } == 2, "the one left expired, and the one past capacity goes")
+        #expect(try temp.store.write { try QueueQueries.purge($0, at: 1_100) } == 0, "a purge moves the floor past what it dropped")
+        #expect(try temp.store.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM queue_items") } == 0)
     }
 
     @Test func queuedEventsKeepTheTurnThatProducedThem() throws {
