@@ -67,3 +67,20 @@ async def test_each_relayed_message_is_counted_once_per_stage_and_the_stretches_
     assert abs(sum(stages[stage]["sum"] for stage in CHAIN) - total) < 1e-6, {s: stages[s]["sum"] for s in CHAIN}
     for whole, parts in STORE.items():
         assert abs(sum(stages[part]["sum"] for part in parts) - stages[whole]["sum"]) < 1e-6, (whole, parts)
+
+
+async def test_the_store_writer_counts_its_transactions_pages_and_cpu(relay):
+    """The writer's counters move with a relayed message: transactions, operations, WAL pages, and
+    its thread's CPU, which is part of (never more than) the time it spent in transactions."""
+    def counters():
+        text = relay.http("GET", "/metrics", admin=True).body.decode()
+        return {line.split(" ")[0]: float(line.split(" ")[1]) for line in text.splitlines()
+                if line.startswith("clawrelay_store_") and " " in line and not line.startswith("#")}
+    before = counters()
+    _, client = await setup_admin(relay)
+    await send_and_complete(client, "count me", new_client_id())
+    after = counters()
+    for name in ("clawrelay_store_batches_total", "clawrelay_store_operations_total", "clawrelay_store_wal_pages_total",
+                 "clawrelay_store_cpu_seconds_total", "clawrelay_store_busy_seconds_total"):
+        assert after[name] > before.get(name, 0), (name, before, after)
+    assert after["clawrelay_store_cpu_seconds_total"] <= after["clawrelay_store_busy_seconds_total"] + 0.01, after

@@ -89,6 +89,12 @@ extension Relay {
             metrics.add("clawrelay_store_operations_total", "counter", "Store operations run.", Double(storeStats.operations))
             metrics.add("clawrelay_store_busy_seconds_total", "counter", "Time the store writer spent in transactions.", storeStats.busySeconds)
             metrics.add(
+                "clawrelay_store_cpu_seconds_total",
+                "counter",
+                "CPU time of the store writer's thread in transactions (the rest of busy is waiting for the disk or a CPU).",
+                storeStats.cpuSeconds
+            )
+            metrics.add(
                 "clawrelay_store_wal_pages_total",
                 "counter",
                 "Pages the store's commits wrote to its write-ahead log.",
