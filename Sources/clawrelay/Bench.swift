@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RelayBench
+import RelayTransport
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,6 +26,10 @@ struct Bench: ParsableCommand {
     @Option(help: "The relay binary to start and measure (default: this one), to compare two builds with one generator.") var relay: String?
     @Option(help: "roundtrip only: messages a second in total, sent open loop (latency from each due time), not --window per device.")
     var rate: Double?
+    @Option(name: .customLong("event-loop"), help: "The relays' [server] event_loop: poll or epoll (default: not written, the relay's default).")
+    var eventLoop: String?
+    @Option(name: .customLong("generator-loop"), help: "The event loop of the generator's own sockets: poll (default) or epoll.")
+    var generatorLoop: String?
     @Flag(help: "Run the generator on one CPU and the relays on another (needs two CPUs).") var pin = false
     @Flag(help: "Seconds-scale sizes for CI: every code path runs, nothing is judged.") var smoke = false
     @Flag(help: "Print the report as JSON.") var json = false
@@ -34,6 +39,9 @@ struct Bench: ParsableCommand {
             throw ValidationError("unknown scenario \(unknown) (\(BenchRunner.scenarioNames.joined(separator: ", ")))")
         }
         if let rate, !(rate > 0 && rate.isFinite) { throw ValidationError("--rate \(rate): give a number of messages a second above 0") }
+        for (option, value) in [("--event-loop", eventLoop), ("--generator-loop", generatorLoop)] {
+            if let value, EventLoopKind(rawValue: value) == nil { throw ValidationError("\(option) \(value): give poll or epoll") }
+        }
     }
 
     func run() throws {
@@ -51,6 +59,8 @@ struct Bench: ParsableCommand {
         if let fuzzFrames { options.fuzzFrames = fuzzFrames }
         if let baseline { options.baselines = baseline.split(separator: ",").map(String.init) }
         if let rate { options.rate = rate }
+        options.eventLoop = eventLoop.flatMap(EventLoopKind.init(rawValue:))
+        if let loop = generatorLoop.flatMap(EventLoopKind.init(rawValue:)) { options.generatorLoop = loop }
         options.pin = pin
         options.binary = relay ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         guard FileManager.default.isExecutableFile(atPath: options.binary) else { fail("--relay \(options.binary): not an executable file") }
