@@ -22,7 +22,8 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
     }
 
     let logger: Logger
-    /// The loop that runs the service thread.
+    /// The loop that runs the service thread. `poll` unless asked: the relay asks for its
+    /// `[server] event_loop`; the terminal client and the bench's generator hold few sockets.
     public let eventLoop: EventLoopKind
     private let mailbox = Mailbox()
     private let threadID = Atomic<UInt>(0)

@@ -108,7 +108,7 @@ import Testing
         // A relative data_dir is the config file's folder's.
         #expect(config.dataDirectory == repositoryRoot.appendingPathComponent(".clawrelay").path)
         #expect(config.logFormat == "text")
-        #expect(config.eventLoop == .poll)
+        #expect(config.eventLoop == .epoll)
         #expect(config.admin == RelayConfig.defaultAdminEndpoint)
         #expect(config.clawline == ClawlineSettings())
         #expect(config.companion == CompanionSettings())
@@ -168,7 +168,8 @@ import Testing
             return
         }
         #expect(url.path == "/ws" && url.port == 3001)
-        #expect(try RelayConfig.parse(text: "[server]\nevent_loop = \"epoll\"\n", fileName: "relay.toml").eventLoop == .epoll)
+        #expect(try RelayConfig.parse(text: "[server]\nevent_loop = \"poll\"\n", fileName: "relay.toml").eventLoop == .poll)
+        #expect(try RelayConfig.parse(text: "[server]\n", fileName: "relay.toml").eventLoop == .epoll)
         expectRejection(
             "[server]\nlog_level = \"info\"\nevent_loop = \"uv\"\n",
             .invalidValue,

@@ -51,7 +51,7 @@ def relay_bin() -> Path:
 
 
 def forced_event_loop() -> str | None:
-    """`CLAWRELAY_E2E_EVENT_LOOP=epoll` runs every relay the suite starts on that `[server]
+    """`CLAWRELAY_E2E_EVENT_LOOP=poll` (or `epoll`) runs every relay the suite starts on that `[server]
     event_loop` (unless its config names one), so the whole suite can run on either loop."""
     return os.environ.get("CLAWRELAY_E2E_EVENT_LOOP") or None
 
