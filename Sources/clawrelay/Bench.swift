@@ -26,13 +26,13 @@ struct Bench: ParsableCommand {
     @Option(help: "The relay binary to start and measure (default: this one), to compare two builds with one generator.") var relay: String?
     @Option(help: "roundtrip only: messages a second in total, sent open loop (latency from each due time), not --window per device.")
     var rate: Double?
+    @Flag(help: "Run the generator on one CPU and the relays on another (needs two CPUs).") var pin = false
+    @Flag(help: "Seconds-scale sizes for CI: every code path runs, nothing is judged.") var smoke = false
+    @Flag(help: "Print the report as JSON.") var json = false
     @Option(name: .customLong("event-loop"), help: "The relays' [server] event_loop: poll or epoll (default: not written, the relay's default).")
     var eventLoop: String?
     @Option(name: .customLong("generator-loop"), help: "The event loop of the generator's own sockets: poll (default) or epoll.")
     var generatorLoop: String?
-    @Flag(help: "Run the generator on one CPU and the relays on another (needs two CPUs).") var pin = false
-    @Flag(help: "Seconds-scale sizes for CI: every code path runs, nothing is judged.") var smoke = false
-    @Flag(help: "Print the report as JSON.") var json = false
 
     func validate() throws {
         if let unknown = scenarios.first(where: { !BenchRunner.scenarioNames.contains($0) }) {
