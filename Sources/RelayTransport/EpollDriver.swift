@@ -17,9 +17,9 @@ import Foundation
 /// due timers (its close and header timeouts, `LWS_TO_KILL_ASYNC`) whatever its own timer says.
 ///
 /// (lws's external-poll callbacks, `LWS_CALLBACK_ADD_POLL_FD` and the like, would let the relay run
-/// epoll itself, but Debian builds lws 4.1.6 without `LWS_WITH_EXTERNAL_POLL`; its libuv glue is a
-/// `_DEBUG` build that closes a socket a second time after a close started from a callback, before
-/// the close frame is out, including lws's own 1002 and 1007 closes.)
+/// epoll itself, but Debian builds lws 4.1.6 without `LWS_WITH_EXTERNAL_POLL`. Its libuv glue, in
+/// Debian's `_DEBUG` build, closes a socket a second time after a close started from a callback,
+/// before the close frame is out, and lws's own 1002 and 1007 closes start there too.)
 ///
 /// - Important: loop thread only, like the rest of `ServiceLoop`.
 final class EpollDriver {
