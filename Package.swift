@@ -24,6 +24,12 @@ let package = Package(
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
+        // The epoll event loop: lws's libev glue (libwebsockets-evlib-ev) on a loop the relay owns.
+        .systemLibrary(
+            name: "CLibEv",
+            path: "Sources/CLibEv",
+            providers: [.apt(["libev-dev"])]
+        ),
         .systemLibrary(
             name: "CQREncode",
             path: "Sources/CQREncode",
@@ -64,7 +70,7 @@ let package = Package(
         .target(name: "TerminalQR", dependencies: ["CQREncode"], swiftSettings: swiftSettings),
         .target(
             name: "RelayTransport",
-            dependencies: ["CLibWebSockets", "RelayKit", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CLibEv", "CLibWebSockets", "RelayKit", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -16,7 +16,7 @@ public final class BenchRunner {
         self.options = options
         var logger = Logger(label: "bench")
         logger.logLevel = .error
-        loop = ServiceLoop(logger: logger)
+        loop = ServiceLoop(logger: logger, eventLoop: options.generatorLoop)
     }
 
     /// Every scenario name `run` knows; `all` is the first six.
@@ -71,7 +71,15 @@ public final class BenchRunner {
         let relay = try RelayProcess(
             binary: options.binary,
             workDirectory: work,
-            config: benchRelayConfig(port: port, audit: audit, replayCap: replayCap, extra: extra, backend: backend, keepalive: keepalive)
+            config: benchRelayConfig(
+                port: port,
+                audit: audit,
+                replayCap: replayCap,
+                extra: extra,
+                backend: backend,
+                keepalive: keepalive,
+                eventLoop: options.eventLoop
+            )
         )
         try relay.start(pinning: pinning)
         return relay

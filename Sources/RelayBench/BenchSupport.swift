@@ -1,5 +1,6 @@
 import Foundation
 import RelayCore
+import RelayTransport
 import Synchronization
 
 /// Options for `clawrelay bench`.
@@ -23,6 +24,10 @@ public struct BenchOptions: Sendable {
     public var rate: Double?
     /// The generator on one CPU and every relay child on another.
     public var pin = false
+    /// `[server] event_loop` of the relays under test (nil: not written, the relay's default).
+    public var eventLoop: EventLoopKind?
+    /// The loop of the generator's own sockets (`poll`, as before the option, unless asked).
+    public var generatorLoop = EventLoopKind.poll
     /// The `clawrelay` binary to start as the relay under test.
     public var binary = CommandLine.arguments[0]
     /// Where temporary data directories go.
@@ -157,9 +162,11 @@ func benchRelayConfig(
     replayCap: Int,
     extra: String = "",
     backend: String = "echo",
-    keepalive: (pingSeconds: Int, pongSeconds: Int)? = nil
+    keepalive: (pingSeconds: Int, pongSeconds: Int)? = nil,
+    eventLoop: EventLoopKind? = nil
 ) -> String {
     """
+    \(eventLoop.map { "[server]\nevent_loop = \"\($0.rawValue)\"\n" } ?? "")
     [admin]
     listen = "127.0.0.1:0"
 

@@ -48,7 +48,7 @@ public final class Relay {
         self.config = config
         self.logger = logger
         self.logging = logging
-        self.loop = ServiceLoop(logger: logger)
+        self.loop = ServiceLoop(logger: logger, eventLoop: config.eventLoop)
         components = Components(logger: logger)
     }
 

@@ -22,6 +22,9 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
     }
 
     let logger: Logger
+    /// The loop that runs the service thread. `poll` unless asked: the relay asks for its
+    /// `[server] event_loop`; the terminal client and the bench's generator hold few sockets.
+    public let eventLoop: EventLoopKind
     private let mailbox = Mailbox()
     private let threadID = Atomic<UInt>(0)
     private let contextPointer = Atomic<UInt>(0)
@@ -43,6 +46,8 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
     /// True while `drainMailbox` runs jobs (loop thread only).
     private var isDraining = false
     private var timerStorage: UnsafeMutablePointer<relay_timer_t>
+    /// The epoll loop and the relay's timer on it, when `eventLoop` is `.epoll` (loop thread).
+    private var epoll: EpollDriver?
     private var protocolStorage: UnsafeMutablePointer<lws_protocols>
     private var cStrings: [UnsafeMutablePointer<CChar>] = []
     var pendingClients: [UInt64: PendingClient] = [:]
@@ -64,8 +69,9 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
         return counts
     }
 
-    public init(logger: Logger) {
+    public init(logger: Logger, eventLoop: EventLoopKind = .poll) {
         self.logger = logger
+        self.eventLoop = eventLoop
         timerStorage = .allocate(capacity: 1)
         timerStorage.initialize(to: relay_timer_t())
         protocolStorage = .allocate(capacity: 2)
@@ -171,19 +177,33 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
         threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .releasing)
         LibraryLog.current = LibraryLog(logger: logger)
         lws_set_log_level(Int32(LLL_ERR), libraryLogEmit)
-        guard let context = createContext() else {
+        if eventLoop == .epoll {
+            epoll = EpollDriver { [unowned self] in self.timersFired() }
+            if epoll == nil { startError = "libev could not create an epoll loop" }
+        }
+        guard startError == nil, let context = createContext() else {
+            epoll = nil
             started.signal()
             finished.signal()
             return
         }
         contextPointer.store(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(context))), ordering: .releasing)
+        // The timers scheduled while the context was being made (keepalives) could not be armed yet.
+        armTimer()
         started.signal()
-        while !shouldExit {
-            if lws_service(context, 0) < 0 { break }
+        if let epoll {
+            epoll.context = context
+            while !shouldExit { epoll.runOnce() }
+        } else {
+            while !shouldExit {
+                if lws_service(context, 0) < 0 { break }
+            }
         }
         contextPointer.store(0, ordering: .releasing)
         relay_timer_cancel(context, timerStorage)
         lws_context_destroy(context)
+        // After the context: destroying it stops the watchers lws has on the loop.
+        epoll = nil
         webSockets.removeAll()
         exchanges.removeAll()
         finished.signal()
@@ -212,8 +232,15 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
             UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS) | UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) | UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.protocols = UnsafePointer(protocolStorage)
+        if let epoll {
+            info.options |= UInt64(LWS_SERVER_OPTION_LIBEV)
+            info.foreign_loops = epoll.foreignLoops
+        }
         guard let context = lws_create_context(&info) else {
-            startError = "libwebsockets could not create its context"
+            startError =
+                epoll == nil
+                ? "libwebsockets could not create its context"
+                : "libwebsockets could not create its context on the epoll loop (is libwebsockets-evlib-ev installed?)"
             return nil
         }
         timerStorage.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
@@ -287,6 +314,10 @@ public final class ServiceLoop: LoopScheduler, @unchecked Sendable {
 
     private func armTimer() {
         let raw = contextPointer.load(ordering: .acquiring)
+        if let epoll {
+            if raw != 0 { epoll.arm(afterMicros: EpollDriver.delay(untilEarliest: timers.earliest, now: monotonicMicros())) }
+            return
+        }
         guard let earliest = timers.earliest, raw != 0, let context = OpaquePointer(bitPattern: raw) else { return }
         let now = monotonicMicros()
         // At most an hour ahead: a far deadline is re-armed when that fires (lws_usec_t is signed).

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RelayBench
+import RelayTransport
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -32,6 +33,10 @@ struct Bench: ParsableCommand {
     @Flag(help: "Run the generator on one CPU and the relays on another (needs two CPUs).") var pin = false
     @Flag(help: "Seconds-scale sizes for CI: every code path runs, nothing is judged.") var smoke = false
     @Flag(help: "Print the report as JSON.") var json = false
+    @Option(name: .customLong("event-loop"), help: "The relays' [server] event_loop: poll or epoll (default: not written, the relay's default).")
+    var eventLoop: String?
+    @Option(name: .customLong("generator-loop"), help: "The event loop of the generator's own sockets: poll (default) or epoll.")
+    var generatorLoop: String?
 
     func validate() throws {
         if let unknown = scenarios.first(where: { !BenchRunner.scenarioNames.contains($0) && $0 != "store" }) {
@@ -43,6 +48,9 @@ struct Bench: ParsableCommand {
             }
         }
         if let rate, !(rate > 0 && rate.isFinite) { throw ValidationError("--rate \(rate): give a number of messages a second above 0") }
+        for (option, value) in [("--event-loop", eventLoop), ("--generator-loop", generatorLoop)] {
+            if let value, EventLoopKind(rawValue: value) == nil { throw ValidationError("\(option) \(value): give poll or epoll") }
+        }
     }
 
     func run() throws {
@@ -60,6 +68,8 @@ struct Bench: ParsableCommand {
         if let fuzzFrames { options.fuzzFrames = fuzzFrames }
         if let baseline { options.baselines = baseline.split(separator: ",").map(String.init) }
         if let rate { options.rate = rate }
+        options.eventLoop = eventLoop.flatMap(EventLoopKind.init(rawValue:))
+        if let loop = generatorLoop.flatMap(EventLoopKind.init(rawValue:)) { options.generatorLoop = loop }
         options.pin = pin
         options.binary = relay ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         guard FileManager.default.isExecutableFile(atPath: options.binary) else { fail("--relay \(options.binary): not an executable file") }

@@ -54,7 +54,10 @@ struct Serve: ParsableCommand {
         }.joined(separator: " ")
         print("clawrelay ready \(addresses)")
         fflush(nil)
-        logger.info("relay started", metadata: ["data_dir": "\(config.dataDirectory)", "listeners": "\(addresses)"])
+        logger.info(
+            "relay started",
+            metadata: ["data_dir": "\(config.dataDirectory)", "listeners": "\(addresses)", "event_loop": "\(config.eventLoop.rawValue)"]
+        )
 
         var received: Int32 = 0
         while sigwait(&handled, &received) == 0, received == SIGHUP {

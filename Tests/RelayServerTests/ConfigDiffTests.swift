@@ -98,16 +98,17 @@ import Testing
 
     @Test func aListenerAddedOrRemovedAndTheDataDirectoryNeedARestart() throws {
         let new = Self.base.replacingOccurrences(of: "[companion]\n", with: "[discoclaw]\n")
-            .replacingOccurrences(of: "[server]\n", with: "[server]\ndata_dir = \"/elsewhere\"\n")
+            .replacingOccurrences(of: "[server]\n", with: "[server]\nevent_loop = \"poll\"\ndata_dir = \"/elsewhere\"\n")
         let found = ConfigDiff.changes(from: try config(Self.base), to: try config(new))
         #expect(
             found.map(\.description) == [
+                "event_loop of [server] changed (epoll → poll): needs a restart",
                 "data_dir of [server] changed (./.clawrelay → /elsewhere): needs a restart", "[companion] removed: needs a restart",
                 "[discoclaw] added: needs a restart",
             ]
         )
         let applied = ConfigDiff.applicable(from: try config(Self.base), to: try config(new))
-        #expect(applied.companion != nil && applied.discoClaw == nil && applied.dataDirectory == "./.clawrelay")
+        #expect(applied.companion != nil && applied.discoClaw == nil && applied.dataDirectory == "./.clawrelay" && applied.eventLoop == .epoll)
     }
 
     @Test func companionRoutesAndPushApplyLive() throws {

@@ -108,6 +108,7 @@ import Testing
         // A relative data_dir is the config file's folder's.
         #expect(config.dataDirectory == repositoryRoot.appendingPathComponent(".clawrelay").path)
         #expect(config.logFormat == "text")
+        #expect(config.eventLoop == .epoll)
         #expect(config.admin == RelayConfig.defaultAdminEndpoint)
         #expect(config.clawline == ClawlineSettings())
         #expect(config.companion == CompanionSettings())
@@ -118,7 +119,7 @@ import Testing
         #expect(config.backends.first == .defaultEcho)
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let keys = [
-            "data_dir", "log_level", "listen", "allow_public", "enabled", "retention_days", "name", "kind", "delay_ms", "command",
+            "data_dir", "log_level", "event_loop", "listen", "allow_public", "enabled", "retention_days", "name", "kind", "delay_ms", "command",
             "timeout_seconds", "tls_cert", "tls_key", "pending_ttl_seconds", "max_pending_requests", "token_ttl_seconds",
             "max_replay_messages", "max_queued_turns", "stream_inactivity_seconds", "messages_per_second", "typing_per_second",
             "pair_requests_per_minute", "auth_attempts_per_minute", "typing_timeout_seconds", "ping_interval_seconds",
@@ -167,6 +168,13 @@ import Testing
             return
         }
         #expect(url.path == "/ws" && url.port == 3001)
+        #expect(try RelayConfig.parse(text: "[server]\nevent_loop = \"poll\"\n", fileName: "relay.toml").eventLoop == .poll)
+        #expect(try RelayConfig.parse(text: "[server]\n", fileName: "relay.toml").eventLoop == .epoll)
+        expectRejection(
+            "[server]\nlog_level = \"info\"\nevent_loop = \"uv\"\n",
+            .invalidValue,
+            "relay.toml:3: [server] event_loop: expected poll or epoll, got \"uv\""
+        )
         expectRejection("[gateway]\nmax_protocol = 5\n", .invalidValue, "relay.toml:2: [gateway] max_protocol: must be 3 or 4")
         expectRejection("[companion]\nauth_token = \"short\"\n", .invalidValue, "relay.toml:2: [companion] auth_token: needs at least 16 characters")
         expectRejection(

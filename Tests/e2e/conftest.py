@@ -50,6 +50,25 @@ def relay_bin() -> Path:
     return Path(os.environ.get("CLAWRELAY_BIN", str(DEFAULT_BIN)))
 
 
+def forced_event_loop() -> str | None:
+    """`CLAWRELAY_E2E_EVENT_LOOP=poll` (or `epoll`) runs every relay the suite starts on that `[server]
+    event_loop` (unless its config names one), so the whole suite can run on either loop."""
+    return os.environ.get("CLAWRELAY_E2E_EVENT_LOOP") or None
+
+
+def with_event_loop(text: str) -> str:
+    """A config file's text with `forced_event_loop()` in its `[server]` table; without a `[server]`
+    table one is added at the end, so no line of the file moves (tests read `FILE:LINE`s)."""
+    loop = forced_event_loop()
+    if loop is None or re.search(r"^\s*event_loop\s*=", text, re.M):
+        return text
+    key = f"event_loop = {json.dumps(loop)}"
+    header = re.search(r"^\[server\][^\n]*\n", text, re.M)
+    if header is None:
+        return text + ("" if text.endswith("\n") or not text else "\n") + f"\n[server]\n{key}\n"
+    return text[: header.end()] + key + "\n" + text[header.end() :]
+
+
 # --------------------------------------------------------------------------------------------
 # async tests without pytest-asyncio
 
@@ -147,6 +166,11 @@ def toml_value(value: Any) -> str:
 
 
 def render_toml(cfg: dict[str, Any]) -> str:
+    """Render a dict: scalars first, then [tables], then [[arrays of tables]] (and `with_event_loop`)."""
+    return with_event_loop(render_plain_toml(cfg))
+
+
+def render_plain_toml(cfg: dict[str, Any]) -> str:
     """Render a dict: scalars first, then [tables], then [[arrays of tables]]."""
     lines: list[str] = []
     for key, value in cfg.items():
@@ -175,7 +199,7 @@ class Relay:
         self.data_dir = workdir / "data"
         self.config_path = workdir / "config.toml"
         self.config = config
-        text = config if isinstance(config, str) else render_toml(config)
+        text = with_event_loop(config) if isinstance(config, str) else render_toml(config)
         self.config_path.write_text(text)
         self.proc: subprocess.Popen | None = None
         self.stdout_lines: list[str] = []

@@ -1,4 +1,5 @@
 import ClawlineBridge
+import RelayTransport
 import TOMLKit
 
 /// Turns the parsed TOML tree into a `RelayConfig`, section by section.
@@ -11,7 +12,14 @@ struct ConfigDecoder {
         try rejectUnknownSections()
         var config = RelayConfig(admin: nil, clawline: nil)
         if let server = try section("server") {
-            try server.rejectUnknownKeys(["data_dir", "log_level", "log_format"])
+            try server.rejectUnknownKeys(["data_dir", "log_level", "log_format", "event_loop"])
+            if let name = try server.string("event_loop") {
+                guard let loop = EventLoopKind(rawValue: name) else {
+                    let names = EventLoopKind.allCases.map(\.rawValue).joined(separator: " or ")
+                    throw server.error(.invalidValue, key: "event_loop", "expected \(names), got \(quoted(name))")
+                }
+                config.eventLoop = loop
+            }
             if let format = try server.string("log_format") {
                 guard RelayConfig.logFormats.contains(format) else {
                     throw server.error(.invalidValue, key: "log_format", "expected text or json, got \(quoted(format))")

@@ -4,6 +4,7 @@ import DiscoClawBridge
 import Foundation
 import GatewayBridge
 import RelayPush
+import RelayTransport
 import TOMLKit
 
 /// Everything the relay reads from its TOML file, validated once at start-up.
@@ -14,6 +15,9 @@ public struct RelayConfig: Sendable {
     public var logLevel: String
     /// `[server] log_format`: `text` (one line per entry) or `json` (one object per line).
     public var logFormat = "text"
+    /// `[server] event_loop`: what runs the sockets' thread; `epoll` (the default: the whole e2e
+    /// suite passes on it) or `poll` (lws's own loop, as before).
+    public var eventLoop = EventLoopKind.epoll
     /// `[admin]`: health and metrics; nil when the section is absent.
     public var admin: ListenEndpoint?
     /// `[clawline]`: the Clawline listener; nil when the section is absent.

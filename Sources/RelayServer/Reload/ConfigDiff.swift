@@ -7,6 +7,9 @@ public enum ConfigDiff {
         var changes: [ConfigChange] = []
         if old.logLevel != new.logLevel { changes.append(.changed("log_level of [server]", from: old.logLevel, to: new.logLevel)) }
         if old.logFormat != new.logFormat { changes.append(.changed("log_format of [server]", from: old.logFormat, to: new.logFormat)) }
+        if old.eventLoop != new.eventLoop {
+            changes.append(.changed("event_loop of [server]", from: old.eventLoop.rawValue, to: new.eventLoop.rawValue, needsRestart: true))
+        }
         if old.dataDirectory != new.dataDirectory {
             changes.append(.changed("data_dir of [server]", from: old.dataDirectory, to: new.dataDirectory, needsRestart: true))
         }
@@ -30,6 +33,7 @@ public enum ConfigDiff {
     public static func applicable(from old: RelayConfig, to new: RelayConfig) -> RelayConfig {
         var next = new
         next.dataDirectory = old.dataDirectory
+        next.eventLoop = old.eventLoop
         next.admin = old.admin
         next.audit = old.audit
         next.clawline = kept(old.clawline, new.clawline, keys: clawlineKeys)
