@@ -32,7 +32,7 @@ public enum MessageQueries {
         let runID = message.runID ?? Identifiers.newUUID()
         // The message and its answer's slot: two consecutive seqs, taken in one statement.
         let seq = try SeqQueries.next(statements, userID: message.userID, count: 2)
-        var event = try EventQueries.append(
+        let event = try EventQueries.append(
             statements,
             userID: message.userID,
             conversationID: message.conversationID,
@@ -133,7 +133,7 @@ public enum MessageQueries {
         statements: WriterStatements
     ) throws -> ChatEvent {
         let seq = try SeqQueries.next(statements, userID: userID)
-        var event = try EventQueries.append(
+        let event = try EventQueries.append(
             statements,
             userID: userID,
             conversationID: conversationID,
