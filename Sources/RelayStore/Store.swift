@@ -15,13 +15,14 @@ public final class Store: Sendable {
     let pool: DatabasePool
     private let worker: StoreWorker?
     private let reader: StoreReader?
-    private let checkpointer: Checkpointer?
+    private let checkpointer: CheckpointerSlot?
     private let executor: (any LoopExecutor)?
 
     /// Opens the store for the relay: completions are delivered on `executor`, and the relay's
     /// own thread checkpoints the log. Without an executor (the CLI) SQLite checkpoints as usual.
     public init(dataDirectory: String, executor: (any LoopExecutor)?) throws {
-        path = (dataDirectory as NSString).appendingPathComponent("relay.sqlite")
+        let path = (dataDirectory as NSString).appendingPathComponent("relay.sqlite")
+        self.path = path
         let fullSync = ProcessInfo.processInfo.environment["CLAWRELAY_SYNC_NORMAL"] == nil
         let pool = try DatabaseOpener.open(
             path: path,
@@ -32,9 +33,10 @@ public final class Store: Sendable {
         )
         self.pool = pool
         self.executor = executor
-        worker = executor.map { StoreWorker(pool: pool, executor: $0) }
+        let checkpointer = try executor.map { _ in CheckpointerSlot(try Checkpointer(path: path, fullSync: fullSync)) }
+        self.checkpointer = checkpointer
+        worker = executor.flatMap { executor in checkpointer.map { StoreWorker(pool: pool, executor: executor, checkpointer: $0) } }
         reader = executor.map { StoreReader(pool: pool, executor: $0) }
-        checkpointer = executor == nil ? nil : try Checkpointer(path: path, fullSync: fullSync)
     }
 
     /// Runs `work` in the writer's next batch; `completion` runs on the loop once committed.
@@ -109,13 +111,12 @@ public final class Store: Sendable {
     /// Synchronous write transaction, for the CLI and start-up.
     public func write<R>(_ work: (Database) throws -> R) throws -> R { try pool.write(work) }
 
-    /// Waits for queued work to commit and stops the writer, then the checkpointer.
+    /// Waits for queued work to commit and stops the writer (which checkpoints a last time).
     public func close() {
         reader?.stop()
         worker?.stop()
-        checkpointer?.stop()
     }
 
-    /// Checkpoints the relay's thread has run (0 in the CLI).
-    public var checkpoints: Int { checkpointer?.count ?? 0 }
+    /// Checkpoints the relay's writer has run (0 in the CLI).
+    public var checkpoints: Int { checkpointer?.checkpoints ?? 0 }
 }

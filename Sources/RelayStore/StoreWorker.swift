@@ -25,6 +25,7 @@ final class StoreWorker: Sendable {
     }
 
     private let pool: DatabasePool
+    private let checkpointer: CheckpointerSlot
     private let executor: any LoopExecutor
     private let state = Mutex(State())
     private let wakeup = DispatchSemaphore(value: 0)
@@ -35,9 +36,10 @@ final class StoreWorker: Sendable {
     /// The timing of the batch whose reports run now, for `Store.batchTiming`.
     let timing = BatchTimingSlot()
 
-    init(pool: DatabasePool, executor: any LoopExecutor) {
+    init(pool: DatabasePool, executor: any LoopExecutor, checkpointer: CheckpointerSlot) {
         self.pool = pool
         self.executor = executor
+        self.checkpointer = checkpointer
         let thread = Thread { [self] in
             Thread.nameCurrent("store-writer")
             self.run()
@@ -90,7 +92,9 @@ final class StoreWorker: Sendable {
                 continue
             }
             execute(batch)
+            checkpointer.value.afterBatch(pool)
         }
+        checkpointer.value.afterBatch(pool, force: true)
         // Finalized on the writer's connection, before the pool can close it.
         pool.writeWithoutTransaction { db in
             statements.release()
@@ -150,6 +154,16 @@ final class StoreWorker: Sendable {
             timing.current = nil
         }
     }
+}
+
+/// The writer's checkpointer. `@unchecked Sendable` holds because only the writer thread runs it
+/// (others read its `checkpoints`, an atomic).
+final class CheckpointerSlot: @unchecked Sendable {
+    let value: Checkpointer
+
+    init(_ value: Checkpointer) { self.value = value }
+
+    var checkpoints: Int { value.checkpoints }
 }
 
 /// The writer's hot statements, made on its connection at the first batch.

@@ -1,12 +1,13 @@
 import Foundation
 import GRDB
 import RelayCore
-import RelayStore
 import Synchronization
 import Testing
 
+@testable import RelayStore
+
 @Suite struct CheckpointerTests {
-    @Test func theRelaysWriterNeverCheckpointsInACommitAndItsOwnThreadCopiesTheLog() async throws {
+    @Test func theRelaysWriterNeverCheckpointsInACommitButCopiesTheLogBetweenBatches() async throws {
         let directory = NSTemporaryDirectory() + "clawrelay-checkpoint-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -53,5 +54,48 @@ import Testing
         let cli = try Store(dataDirectory: directory, executor: nil)
         #expect(try cli.write { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") } == 1_000, "the CLI keeps SQLite's own checkpoints")
         #expect(cli.checkpoints == 0)
+    }
+
+    @Test func aCheckpointBetweenBatchesLeavesTheWriterSyncingAndWaitsForNoOtherWriter() throws {
+        let directory = NSTemporaryDirectory() + "clawrelay-checkpoint-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/relay.sqlite"
+        let pool = try DatabaseOpener.open(path: path, migrator: Migrations.relay(), fullSync: true, ownCheckpoints: true)
+        let checkpointer = try Checkpointer(path: path, fullSync: true)
+        try pool.write { db in
+            for index in 0..<50 {
+                _ = try EventQueries.append(
+                    db,
+                    userID: "u",
+                    conversationID: "main",
+                    role: .user,
+                    content: "\(index)",
+                    deviceID: nil,
+                    attachmentsJSON: nil,
+                    at: 1
+                )
+            }
+        }
+        checkpointer.afterBatch(pool, force: true)
+        #expect(checkpointer.checkpoints == 1)
+        #expect(try pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == 2, "the writer's commits sync again")
+        let state = try pool.writeWithoutTransaction { db -> [Int] in
+            guard let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)") else { return [] }
+            return [row[0], row[1], row[2]]
+        }
+        #expect(state.count == 3 && state[0] == 0 && state[1] == state[2], "the log was copied whole: \(state)")
+
+        // Another process in the middle of a write: the checkpoint is skipped, not waited for.
+        let other = try DatabaseQueue(path: path)
+        try other.inDatabase { db in
+            try db.execute(sql: "BEGIN IMMEDIATE")
+            defer { try? db.execute(sql: "ROLLBACK") }
+            checkpointer.afterBatch(pool, force: true)
+        }
+        #expect(checkpointer.checkpoints == 1)
+        checkpointer.afterBatch(pool, force: true)
+        #expect(checkpointer.checkpoints == 2)
+        try pool.close()
     }
 }
