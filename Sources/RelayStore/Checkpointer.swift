@@ -21,7 +21,6 @@ import Synchronization
 /// truncating checkpoint with SQLite's own syncs shrinks it.
 final class Checkpointer {
     private let path: String
-    private let fullSync: Bool
     private let guardConnection: DatabaseQueue?
     private let intervalNanos: UInt64
     private let truncatePages: Int
@@ -30,7 +29,6 @@ final class Checkpointer {
 
     init(path: String, fullSync: Bool, intervalMillis: Int = 200, truncatePages: Int = 16_384) throws {
         self.path = path
-        self.fullSync = fullSync
         self.intervalNanos = UInt64(intervalMillis) * 1_000_000
         self.truncatePages = truncatePages
         // The guard never waits: while another process writes, this checkpoint is skipped.

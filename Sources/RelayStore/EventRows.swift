@@ -18,18 +18,8 @@ enum EventRows {
         _ arguments: StatementArguments,
         _ body: (ChatEvent, _ extra: Int64) throws -> Bool
     ) throws {
-        let statement = try db.cachedStatement(sql: sql)
-        try statement.setArguments(arguments)
-        let handle = statement.sqliteStatement
-        defer { sqlite3_reset(handle) }
-        let extra = sqlite3_column_count(handle) > extraColumn
-        while true {
-            let code = sqlite3_step(handle)
-            if code == SQLITE_DONE { return }
-            guard code == SQLITE_ROW else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
-            }
-            guard try body(event(handle), extra ? sqlite3_column_int64(handle, extraColumn) : 0) else { return }
+        try forEachRow(db, sql, arguments) { event, columns in
+            try body(event, columns.count > extraColumn ? columns.int64(extraColumn) : 0)
         }
     }
 
@@ -37,6 +27,7 @@ enum EventRows {
     struct Columns {
         let handle: OpaquePointer
 
+        var count: CInt { sqlite3_column_count(handle) }
         func int64(_ column: CInt) -> Int64 { sqlite3_column_int64(handle, column) }
         func text(_ column: CInt) -> String? { EventRows.text(handle, column) }
     }

@@ -50,13 +50,13 @@ public enum QueueQueries {
     /// wrote, so a relayed message normally writes nothing here.
     static func note(_ targets: [QueueTarget], userID: String, seq: Int64, statements: WriterStatements, lowering: Bool = false) throws {
         for target in targets {
-            if statements.queueSettings[target.deviceID] != QueueSettings(target) {
+            if statements.queueSettings[target.deviceID] != target {
                 try statements.run(.queueDeviceUpsert) {
                     $0.bind(1, target.deviceID)
                     $0.bind(2, target.ttlMillis)
                     $0.bind(3, Int64(target.capacity))
                 }
-                statements.queueSettings[target.deviceID] = QueueSettings(target)
+                statements.queueSettings[target.deviceID] = target
             }
             let source = WriterStatements.QueueSource(deviceID: target.deviceID, userID: userID)
             if lowering || !statements.queueSources.contains(source) {
@@ -140,17 +140,6 @@ public enum QueueQueries {
         case .message(let event): event.userID
         case .failure(let failure): failure.userID
         }
-    }
-}
-
-/// A target's queue settings as the writer last stored them.
-struct QueueSettings: Equatable {
-    let ttlMillis: Int64
-    let capacity: Int
-
-    init(_ target: QueueTarget) {
-        ttlMillis = target.ttlMillis
-        capacity = target.capacity
     }
 }
 

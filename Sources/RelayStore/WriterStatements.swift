@@ -1,5 +1,6 @@
 import GRDB
 import GRDBSQLite
+import RelayCore
 
 /// The statements every relayed message runs, kept as raw SQLite handles and bound with
 /// `sqlite3_bind_*`: no statement-cache lookup (hashing the SQL text), no `StatementArguments`
@@ -84,7 +85,7 @@ final class WriterStatements {
     /// Queue settings and floors these statements stored (`QueueQueries.note`): the writer's
     /// live as long as its connection, so a relayed message writes none of them again. A purge
     /// only raises floors, which a later item (at a higher seq) never needs lowered.
-    var queueSettings: [String: QueueSettings] = [:]
+    var queueSettings: [String: QueueTarget] = [:]
     var queueSources: Set<QueueSource> = []
 
     func cursorKey(userID: String, conversationID: String) -> CursorKey { CursorKey(userID: userID, conversationID: conversationID) }
