@@ -55,6 +55,9 @@ extension BenchRunner {
         report.add(scenario, "store_busy", window.busySeconds / wall * 100, "% of the window in transactions")
         report.add(scenario, "store_pages_per_message", window.walPages / Double(messages), "WAL pages (one fsync per transaction)")
         report.add(scenario, "store_pages_per_transaction", window.walPages / window.transactions, "WAL pages")
+        report.add(scenario, "store_checkpoint", window.checkpointSeconds / wall * 100, "% of the window checkpointing")
+        report.add(scenario, "store_checkpoint_max_ms", window.checkpointMaxSeconds * 1000, "ms, the longest since the relay started")
+        report.add(scenario, "store_log_pages_max", window.logPagesMax, "pages in the log at a checkpoint, most since start")
     }
 
     /// CPU per relay thread name over the load window: share of a core and µs per message.

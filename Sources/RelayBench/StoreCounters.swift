@@ -7,6 +7,10 @@ struct StoreCounters: Equatable, Sendable {
     var operations = 0.0
     var busySeconds = 0.0
     var walPages = 0.0
+    var checkpointSeconds = 0.0
+    /// Not a counter: the longest checkpoint and the longest log since the relay started.
+    var checkpointMaxSeconds = 0.0
+    var logPagesMax = 0.0
 
     static func parse(_ text: String) -> StoreCounters {
         var counters = StoreCounters()
@@ -18,6 +22,9 @@ struct StoreCounters: Equatable, Sendable {
             case "clawrelay_store_operations_total": counters.operations = value
             case "clawrelay_store_busy_seconds_total": counters.busySeconds = value
             case "clawrelay_store_wal_pages_total": counters.walPages = value
+            case "clawrelay_store_checkpoint_seconds_total": counters.checkpointSeconds = value
+            case "clawrelay_store_checkpoint_max_seconds": counters.checkpointMaxSeconds = value
+            case "clawrelay_store_log_pages_max": counters.logPagesMax = value
             default: break
             }
         }
@@ -30,7 +37,10 @@ struct StoreCounters: Equatable, Sendable {
             transactions: transactions - earlier.transactions,
             operations: operations - earlier.operations,
             busySeconds: busySeconds - earlier.busySeconds,
-            walPages: walPages - earlier.walPages
+            walPages: walPages - earlier.walPages,
+            checkpointSeconds: checkpointSeconds - earlier.checkpointSeconds,
+            checkpointMaxSeconds: checkpointMaxSeconds,
+            logPagesMax: logPagesMax
         )
     }
 }

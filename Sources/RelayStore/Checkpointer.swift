@@ -46,12 +46,15 @@ final class Checkpointer {
 
     /// Runs a checkpoint on the writer's connection if the last one is `intervalMillis` old (or
     /// `force`). Writer thread only, between batches.
-    func afterBatch(_ pool: DatabasePool, force: Bool = false) {
+    func afterBatch(_ pool: DatabasePool, stats: StoreStats, force: Bool = false) {
         let now = DispatchTime.now().uptimeNanoseconds
         guard force || now - last >= intervalNanos else { return }
         last = now
+        var logPages = 0
+        var skipped = false
+        defer { stats.recordCheckpoint(nanoseconds: DispatchTime.now().uptimeNanoseconds - now, logPages: logPages, skipped: skipped) }
         do {
-            let logPages =
+            logPages =
                 try guardConnection.map { guardConnection in
                     try guardConnection.inDatabase { guarded in
                         try guarded.execute(sql: "BEGIN IMMEDIATE")
@@ -67,6 +70,7 @@ final class Checkpointer {
             count.add(1, ordering: .relaxed)
         } catch {
             // A failed checkpoint leaves the log longer; the next one retries.
+            skipped = true
         }
     }
 

@@ -92,9 +92,9 @@ final class StoreWorker: Sendable {
                 continue
             }
             execute(batch)
-            checkpointer.value.afterBatch(pool)
+            checkpointer.value.afterBatch(pool, stats: stats)
         }
-        checkpointer.value.afterBatch(pool, force: true)
+        checkpointer.value.afterBatch(pool, stats: stats, force: true)
         // Finalized on the writer's connection, before the pool can close it.
         pool.writeWithoutTransaction { db in
             statements.release()
@@ -201,6 +201,10 @@ public final class StoreStats: Sendable {
     private let walFrames = Atomic<Int>(0)
 
     private let cpuMicros = Atomic<Int>(0)
+    private let checkpointMicros = Atomic<Int>(0)
+    private let checkpointMaxMicros = Atomic<Int>(0)
+    private let checkpointsSkipped = Atomic<Int>(0)
+    private let logPagesMax = Atomic<Int>(0)
 
     func record(operations: Int, nanoseconds: UInt64, cpuNanoseconds: UInt64 = 0) {
         batchCount.add(1, ordering: .relaxed)
@@ -209,6 +213,25 @@ public final class StoreStats: Sendable {
         cpuMicros.add(Int(cpuNanoseconds / 1_000), ordering: .relaxed)
         lastBatchMicros.store(Int(nanoseconds / 1_000), ordering: .relaxed)
     }
+
+    /// A checkpoint took `nanoseconds` and found `logPages` pages in the log; `skipped` when it
+    /// could not run (another process held the write lock, or SQLite failed).
+    func recordCheckpoint(nanoseconds: UInt64, logPages: Int, skipped: Bool) {
+        let micros = Int(nanoseconds / 1_000)
+        checkpointMicros.add(micros, ordering: .relaxed)
+        checkpointMaxMicros.max(micros, ordering: .relaxed)
+        logPagesMax.max(logPages, ordering: .relaxed)
+        if skipped { checkpointsSkipped.add(1, ordering: .relaxed) }
+    }
+
+    /// Time the writer spent checkpointing between its batches (its commits wait meanwhile).
+    public var checkpointSeconds: Double { Double(checkpointMicros.load(ordering: .relaxed)) / 1e6 }
+    /// The longest checkpoint since the relay started.
+    public var checkpointMaxSeconds: Double { Double(checkpointMaxMicros.load(ordering: .relaxed)) / 1e6 }
+    /// Checkpoints skipped because another process was writing, or failed.
+    public var checkpointsSkippedCount: Int { checkpointsSkipped.load(ordering: .relaxed) }
+    /// The most pages the log held at a checkpoint since the relay started.
+    public var logPagesMaxCount: Int { logPagesMax.load(ordering: .relaxed) }
 
     /// The calling thread's CPU time (user and system), in nanoseconds.
     static func threadCPUNanos() -> UInt64 {

@@ -89,11 +89,42 @@ import Testing
             clawrelay_store_operations_total 300
             clawrelay_store_busy_seconds_total 0.25
             clawrelay_store_last_batch_seconds 0.001
+            clawrelay_store_checkpoint_seconds_total 0.5
+            clawrelay_store_checkpoint_max_seconds 0.02
+            clawrelay_store_log_pages_max 900
             """
         let later = StoreCounters.parse(text)
-        #expect(later == StoreCounters(transactions: 12, operations: 300, busySeconds: 0.25))
-        let earlier = StoreCounters(transactions: 2, operations: 100, busySeconds: 0.05)
-        #expect(later.since(earlier) == StoreCounters(transactions: 10, operations: 200, busySeconds: 0.2))
+        #expect(
+            later
+                == StoreCounters(
+                    transactions: 12,
+                    operations: 300,
+                    busySeconds: 0.25,
+                    checkpointSeconds: 0.5,
+                    checkpointMaxSeconds: 0.02,
+                    logPagesMax: 900
+                )
+        )
+        let earlier = StoreCounters(
+            transactions: 2,
+            operations: 100,
+            busySeconds: 0.05,
+            checkpointSeconds: 0.1,
+            checkpointMaxSeconds: 0.01,
+            logPagesMax: 100
+        )
+        // The maxima are since the relay started: the later reading's stand.
+        #expect(
+            later.since(earlier)
+                == StoreCounters(
+                    transactions: 10,
+                    operations: 200,
+                    busySeconds: 0.2,
+                    checkpointSeconds: 0.4,
+                    checkpointMaxSeconds: 0.02,
+                    logPagesMax: 900
+                )
+        )
     }
 }
 

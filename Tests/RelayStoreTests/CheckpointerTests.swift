@@ -63,6 +63,7 @@ import Testing
         let path = directory + "/relay.sqlite"
         let pool = try DatabaseOpener.open(path: path, migrator: Migrations.relay(), fullSync: true, ownCheckpoints: true)
         let checkpointer = try Checkpointer(path: path, fullSync: true)
+        let stats = StoreStats()
         try pool.write { db in
             for index in 0..<50 {
                 _ = try EventQueries.append(
@@ -77,8 +78,9 @@ import Testing
                 )
             }
         }
-        checkpointer.afterBatch(pool, force: true)
+        checkpointer.afterBatch(pool, stats: stats, force: true)
         #expect(checkpointer.checkpoints == 1)
+        #expect(stats.logPagesMaxCount > 0 && stats.checkpointsSkippedCount == 0, "the checkpoint saw the log's pages")
         #expect(try pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == 2, "the writer's commits sync again")
         let state = try pool.writeWithoutTransaction { db -> [Int] in
             guard let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)") else { return [] }
@@ -91,10 +93,11 @@ import Testing
         try other.inDatabase { db in
             try db.execute(sql: "BEGIN IMMEDIATE")
             defer { try? db.execute(sql: "ROLLBACK") }
-            checkpointer.afterBatch(pool, force: true)
+            checkpointer.afterBatch(pool, stats: stats, force: true)
         }
         #expect(checkpointer.checkpoints == 1)
-        checkpointer.afterBatch(pool, force: true)
+        #expect(stats.checkpointsSkippedCount == 1, "counted as skipped")
+        checkpointer.afterBatch(pool, stats: stats, force: true)
         #expect(checkpointer.checkpoints == 2)
         try pool.close()
     }

@@ -84,3 +84,8 @@ async def test_the_store_writer_counts_its_transactions_pages_and_cpu(relay):
                  "clawrelay_store_cpu_seconds_total", "clawrelay_store_busy_seconds_total"):
         assert after[name] > before.get(name, 0), (name, before, after)
     assert after["clawrelay_store_cpu_seconds_total"] <= after["clawrelay_store_busy_seconds_total"] + 0.01, after
+    # The checkpoints the writer runs between its transactions are counted too.
+    for name in ("clawrelay_store_checkpoint_seconds_total", "clawrelay_store_checkpoint_max_seconds",
+                 "clawrelay_store_checkpoints_skipped_total", "clawrelay_store_log_pages_max"):
+        assert after[name] >= 0, (name, after)
+    assert after["clawrelay_store_checkpoint_max_seconds"] <= after["clawrelay_store_checkpoint_seconds_total"], after

@@ -101,6 +101,25 @@ extension Relay {
                 Double(storeStats.walPages)
             )
             metrics.add("clawrelay_store_last_batch_seconds", "gauge", "Duration of the last store transaction.", storeStats.lastBatchSeconds)
+            metrics.add(
+                "clawrelay_store_checkpoint_seconds_total",
+                "counter",
+                "Time the store writer spent copying its log into the database between transactions.",
+                storeStats.checkpointSeconds
+            )
+            metrics.add("clawrelay_store_checkpoint_max_seconds", "gauge", "The longest checkpoint since start.", storeStats.checkpointMaxSeconds)
+            metrics.add(
+                "clawrelay_store_checkpoints_skipped_total",
+                "counter",
+                "Checkpoints skipped because another process was writing the database, or failed.",
+                Double(storeStats.checkpointsSkippedCount)
+            )
+            metrics.add(
+                "clawrelay_store_log_pages_max",
+                "gauge",
+                "The most pages the write-ahead log held at a checkpoint since start.",
+                Double(storeStats.logPagesMaxCount)
+            )
         }
         return metrics.text
     }
