@@ -146,19 +146,35 @@ public enum EventQueries {
     ) throws
         -> [ChatEvent]
     {
+        try recent(db, userID: userID, conversationID: conversationID, skipping: 0, limit: limit, byteBudget: byteBudget).events
+    }
+
+    /// `conversation`, after skipping the newest `skipping`, and whether older events were left out.
+    public static func recent(
+        _ db: Database,
+        userID: String,
+        conversationID: String,
+        skipping: Int,
+        limit: Int,
+        byteBudget: Int
+    ) throws -> RecentEvents {
         var newest: [ChatEvent] = []
         var bytes = 0
+        var cut = false
         try EventRows.forEach(
             db,
-            "SELECT \(EventRows.columns) FROM events WHERE user_id = ? AND conversation = ? ORDER BY seq DESC LIMIT ?",
-            [userID, conversationID, limit]
+            "SELECT \(EventRows.columns) FROM events WHERE user_id = ? AND conversation = ? ORDER BY seq DESC LIMIT ? OFFSET ?",
+            [userID, conversationID, limit + 1, skipping]
         ) { event, _ in
             bytes += event.content.utf8.count + (event.attachmentsJSON?.utf8.count ?? 0)
-            guard newest.isEmpty || bytes <= byteBudget else { return false }
+            guard newest.count < limit, newest.isEmpty || bytes <= byteBudget else {
+                cut = true
+                return false
+            }
             newest.append(event)
             return true
         }
-        return newest.reversed()
+        return RecentEvents(events: newest.reversed(), hasMore: cut)
     }
 
     /// The newest stored event of a conversation.

@@ -10,12 +10,15 @@ extension StoreJournal: HistoryJournal {
     public func recentEvents(
         userID: String,
         conversationID: String,
+        skipping: Int,
         limit: Int,
         byteBudget: Int,
-        completion: @escaping (Result<[ChatEvent], any Error>) -> Void
+        completion: @escaping (Result<RecentEvents, any Error>) -> Void
     ) {
         store.read(
-            { db in try EventQueries.conversation(db, userID: userID, conversationID: conversationID, limit: limit, byteBudget: byteBudget) },
+            { db in
+                try EventQueries.recent(db, userID: userID, conversationID: conversationID, skipping: skipping, limit: limit, byteBudget: byteBudget)
+            },
             completion: completion
         )
     }

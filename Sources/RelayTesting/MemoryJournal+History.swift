@@ -22,19 +22,24 @@ extension MemoryJournal: HistoryJournal {
     public func recentEvents(
         userID: String,
         conversationID: String,
+        skipping: Int,
         limit: Int,
         byteBudget: Int,
-        completion: @escaping (Result<[ChatEvent], any Error>) -> Void
+        completion: @escaping (Result<RecentEvents, any Error>) -> Void
     ) {
         var newest: [ChatEvent] = []
         var bytes = 0
-        for event in events.reversed() where event.userID == userID && event.conversationID == conversationID {
-            guard newest.count < limit else { break }
+        var cut = false
+        let older = events.reversed().filter { $0.userID == userID && $0.conversationID == conversationID }.dropFirst(skipping)
+        for event in older {
             bytes += event.content.utf8.count + (event.attachmentsJSON?.utf8.count ?? 0)
-            guard newest.isEmpty || bytes <= byteBudget else { break }
+            guard newest.count < limit, newest.isEmpty || bytes <= byteBudget else {
+                cut = true
+                break
+            }
             newest.append(event)
         }
-        later(.success(newest.reversed()), completion)
+        later(.success(RecentEvents(events: newest.reversed(), hasMore: cut)), completion)
     }
 
     /// Stored events, placeholders of running answers and failed answers, as the SQL timeline has them.

@@ -36,6 +36,27 @@ final class TemporaryStore {
         }
     }
 
+    @Test func aConversationPagesBackFromTheNewestAndSaysWhenOlderEventsRemain() throws {
+        let temp = try TemporaryStore()
+        _ = try fill(temp.store, user: "u", count: 5)
+        _ = try fill(temp.store, user: "someone else", count: 3)
+        let page = { (skipping: Int, limit: Int, budget: Int) in
+            try temp.store.read {
+                try EventQueries.recent($0, userID: "u", conversationID: "main", skipping: skipping, limit: limit, byteBudget: budget)
+            }
+        }
+        let newest = try page(0, 2, .max)
+        #expect(newest.events.map(\.content) == ["m3", "m4"] && newest.hasMore)
+        let older = try page(2, 2, .max)
+        #expect(older.events.map(\.content) == ["m1", "m2"] && older.hasMore)
+        let oldest = try page(4, 2, .max)
+        #expect(oldest.events.map(\.content) == ["m0"] && !oldest.hasMore)
+        #expect(try page(0, 5, .max).hasMore == false, "exactly all of them: nothing older")
+        let bySize = try page(0, 5, 3)
+        #expect(bySize.events.map(\.content) == ["m4"] && bySize.hasMore, "the newest always fits; the size bound leaves older ones out")
+        #expect(try page(9, 5, .max) == RecentEvents(events: [], hasMore: false))
+    }
+
     @Test func seqIsPerUserAndMonotonic() throws {
         let temp = try TemporaryStore()
         let a = try fill(temp.store, user: "a", count: 3)

@@ -39,6 +39,8 @@ final class GatewayChatRuns {
     /// Runs whose `agent` lifecycle started and did not end yet.
     var agents: [String: AgentRunView] = [:]
     var last: (event: BusEvent, payload: String?)?
+    /// The `session.message` payload of `last`, once a subscribed socket needed it.
+    var lastSessionMessage: String?
 
     func view(_ runID: String) -> ChatRunView {
         if let view = views[runID] { return view }
@@ -52,5 +54,6 @@ final class GatewayChatRuns {
         views.removeAll()
         agents.removeAll()
         last = nil
+        lastSessionMessage = nil
     }
 }

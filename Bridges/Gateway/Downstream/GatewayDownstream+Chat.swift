@@ -39,7 +39,7 @@ extension GatewayDownstream {
             case .abort(let params):
                 let aborted = hub.turns.abort(conversationID: conversation.id, runID: params?.runId)
                 socket.reply(request.id, ChatAbortResult(runIds: aborted))
-            case .history(let params): history(limit: params?.limit, request.id, of: conversation, key: sessionKey, on: socket)
+            case .history(let params): history(params, request.id, of: conversation, key: sessionKey, on: socket)
             }
         }
     }
@@ -132,17 +132,35 @@ extension GatewayDownstream {
     }
 
     /// Message text one `chat.history` answer carries at most (always the newest message): the
-    /// newest that fit come back.
+    /// newest that fit come back. `maxChars` asks for less.
     static let historyBudget = 8 << 20
+    /// The most messages `offset` skips (a page further back than this is refused, not scanned).
+    static let maxHistoryOffset: Int64 = 100_000
 
-    private func history(limit requested: Int64?, _ requestID: String, of conversation: Conversation, key: String, on socket: GatewaySocket) {
-        let limit = Int(min(1000, max(1, requested ?? 200)))
+    private func history(_ params: ChatHistoryParams?, _ requestID: String, of conversation: Conversation, key: String, on socket: GatewaySocket) {
+        let limit = Int(min(1000, max(1, params?.limit ?? 200)))
+        let offset = max(0, params?.offset ?? 0)
+        guard offset <= Self.maxHistoryOffset else { return socket.fail(requestID, .offsetTooLarge(max: Self.maxHistoryOffset)) }
+        let budget = params?.maxChars.map { Int(min(500_000, max(1, $0))) } ?? Self.historyBudget
         let id = conversation.id
-        hub.history.recent(userID: settings.userID, conversationID: id, limit: limit, byteBudget: Self.historyBudget) { [hub] result in
-            let events = (try? result.get()) ?? []
-            // Fetching the history is reading it: pushes for what it shows are no longer needed.
-            if let newest = events.map(\.seq).max() { hub.read(deviceID: socket.deviceID, conversationID: id, seq: newest) }
-            socket.reply(requestID, ChatHistory(sessionKey: key, sessionId: id, messages: events.map(Self.chatMessage)))
+        hub.history.recent(userID: settings.userID, conversationID: id, skipping: Int(offset), limit: limit, byteBudget: budget) { [self] result in
+            guard case .success(let window) = result else { return socket.fail(requestID, .sessionUnreadable) }
+            // Fetching the newest page is reading it: pushes for what it shows are no longer needed.
+            if offset == 0, let newest = window.events.map(\.seq).max() { hub.read(deviceID: socket.deviceID, conversationID: id, seq: newest) }
+            let runs = hub.turns.runs(in: id)
+            let running = runs.first.flatMap { $0.startedAt > 0 ? $0 : nil }
+            socket.reply(
+                requestID,
+                ChatHistory(
+                    sessionKey: key,
+                    sessionId: id,
+                    messages: window.events.map(Self.chatMessage),
+                    hasMore: window.hasMore,
+                    nextOffset: window.hasMore ? offset + Int64(window.events.count) : nil,
+                    sessionInfo: ChatSessionInfo(key: key, activeRunIds: runs.map(\.turn.runID)),
+                    inFlightRun: running.map { InFlightRun(runId: $0.turn.runID, text: $0.content) }
+                )
+            )
         }
     }
 
@@ -157,7 +175,8 @@ extension GatewayDownstream {
             text: event.content,
             timestamp: event.timestampMillis,
             seq: event.seq,
-            note: event.isNote
+            note: event.isNote,
+            idempotencyKey: event.role == .user ? event.turn?.runID : nil
         )
     }
 }

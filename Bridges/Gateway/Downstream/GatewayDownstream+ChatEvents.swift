@@ -17,10 +17,16 @@ extension GatewayDownstream {
             emitAgentFrames(for: event)
             payload = chatPayload(for: event)
             chatRuns.last = (event, payload)
+            chatRuns.lastSessionMessage = nil
             // A new message changes its conversation's entry (preview, unread count).
             if case .message(let message) = event { sessionChanged(message.conversationID) }
         }
         if let payload { deliver(socket.event("chat", payloadJSON: payload), to: socket) }
+        if case .message(let message) = event, socket.messageSessions.contains(message.conversationID) {
+            let sessionMessage = chatRuns.lastSessionMessage ?? sessionMessagePayload(message)
+            chatRuns.lastSessionMessage = sessionMessage
+            deliver(socket.event("session.message", payloadJSON: sessionMessage), to: socket)
+        }
     }
 
     /// The encoded `chat` payload for an event, or nil when there is nothing to show now (a delta

@@ -203,6 +203,7 @@ public final class GatewayDownstream: ListenerHandler {
         case "node.event": handleNodeEvent(request, on: socket)
         case "chat.send", "chat.history", "chat.abort": handleChat(request, on: socket)
         case "sessions.list", "sessions.markRead", "sessions.patch", "backends.list": handleSessions(request, on: socket)
+        case "sessions.messages.subscribe", "sessions.messages.unsubscribe": handleSessionMessages(request, on: socket)
         case "exec.approval.get", "exec.approval.list", "exec.approval.resolve", "plugin.approval.list", "plugin.approval.resolve":
             handleApprovals(request, on: socket)
         case "health", "status", "models.list", "system-presence", "gateway.identity.get", "last-heartbeat": handleSystem(request, on: socket)

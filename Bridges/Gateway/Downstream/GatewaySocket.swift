@@ -15,6 +15,8 @@ final class GatewaySocket: DeviceEndpoint {
     var isAttached = false
     /// Invokes held for this node until it comes back to the foreground.
     var heldInvokes: [() -> Void] = []
+    /// Conversations whose `session.message` events it takes (`sessions.messages.subscribe`).
+    var messageSessions: Set<String> = []
     weak var downstream: GatewayDownstream?
 
     init(connection: WebSocketConnection, machine: GatewaySocketMachine) {

@@ -35,6 +35,7 @@ extension GatewaySocketMachine {
         ("sessions.markRead", .chatReader), ("sessions.patch", .chatWriter), ("backends.list", .chatReader),
         ("exec.approval.get", .approvals), ("exec.approval.list", .approvals), ("exec.approval.resolve", .approvals),
         ("plugin.approval.list", .approvals), ("plugin.approval.resolve", .approvals),
+        ("sessions.messages.subscribe", .chatReader), ("sessions.messages.unsubscribe", .chatReader),
     ]
 
     static let access = Dictionary(uniqueKeysWithValues: methods.map { ($0.name, $0.access) })
@@ -43,6 +44,7 @@ extension GatewaySocketMachine {
     static let events = [
         "connect.challenge", "tick", "presence", "health", "shutdown", "device.pair.requested", "device.pair.resolved", "node.invoke.request", "chat",
         "sessions.changed", "agent", "exec.approval.requested", "exec.approval.resolved", "plugin.approval.requested", "plugin.approval.resolved",
+        "session.message",
     ]
 
     /// Why the peer may not call a method needing `access`, or nil when it may.

@@ -23,18 +23,22 @@ public struct ChatMessage: Codable, Equatable, Sendable {
     public var seq: Int64?
     /// Written only as `true`.
     public var note: Bool?
+    /// A user message's run (the `idempotencyKey` its `chat.send` gave), when known: how a
+    /// client confirms a queued send it sees in a `session.message`.
+    public var idempotencyKey: String?
 
-    public init(id: String, role: String, text: String, timestamp: Int64, seq: Int64? = nil, note: Bool = false) {
+    public init(id: String, role: String, text: String, timestamp: Int64, seq: Int64? = nil, note: Bool = false, idempotencyKey: String? = nil) {
         self.id = id
         self.role = role
         content = [Block(text: text)]
         self.timestamp = timestamp
         self.seq = seq
         self.note = note ? true : nil
+        self.idempotencyKey = idempotencyKey
     }
 
     private enum CodingKeys: String, CodingKey {
-        case role, content, timestamp, id, seq, note
+        case role, content, timestamp, id, seq, note, idempotencyKey
     }
 
     public init(from decoder: any Decoder) throws {
@@ -49,6 +53,7 @@ public struct ChatMessage: Codable, Equatable, Sendable {
         id = try container.decodeIfPresent(String.self, forKey: .id)
         seq = try container.decodeIfPresent(Int64.self, forKey: .seq)
         note = try container.decodeIfPresent(Bool.self, forKey: .note)
+        idempotencyKey = try container.decodeIfPresent(String.self, forKey: .idempotencyKey)
     }
 
     /// The text of its text blocks.
@@ -106,26 +111,74 @@ public struct ChatSendResult: Codable, Equatable, Sendable {
     }
 }
 
-/// `chat.history {sessionKey, limit? (≤ 1000, default 200)}`.
+/// `chat.history {sessionKey, limit? (≤ 1000, default 200), offset? (the newest messages to skip:
+/// a page further back, from `nextOffset`), maxChars? (≤ 500,000)}`.
 public struct ChatHistoryParams: Codable, Equatable, Sendable {
     public var sessionKey: String?
     public var limit: Int64?
+    public var offset: Int64?
+    public var maxChars: Int64?
 
-    public init(sessionKey: String, limit: Int64? = nil) {
+    public init(sessionKey: String, limit: Int64? = nil, offset: Int64? = nil) {
         self.sessionKey = sessionKey
         self.limit = limit
+        self.offset = offset
     }
 }
 
+/// `chat.history`'s answer. `hasMore` says older messages exist; `nextOffset` (with `hasMore`)
+/// is the `offset` that asks for them. `sessionInfo` and `inFlightRun` let a client that
+/// (re)opens the session mid-run show the answer so far and adopt the run's live events.
 public struct ChatHistory: Codable, Equatable, Sendable {
     public var sessionKey: String
     public var sessionId: String
     public var messages: [ChatMessage]
+    public var hasMore: Bool
+    public var nextOffset: Int64?
+    public var sessionInfo: ChatSessionInfo
+    public var inFlightRun: InFlightRun?
 
-    public init(sessionKey: String, sessionId: String, messages: [ChatMessage]) {
+    public init(
+        sessionKey: String,
+        sessionId: String,
+        messages: [ChatMessage],
+        hasMore: Bool = false,
+        nextOffset: Int64? = nil,
+        sessionInfo: ChatSessionInfo,
+        inFlightRun: InFlightRun? = nil
+    ) {
         self.sessionKey = sessionKey
         self.sessionId = sessionId
         self.messages = messages
+        self.hasMore = hasMore
+        self.nextOffset = nextOffset
+        self.sessionInfo = sessionInfo
+        self.inFlightRun = inFlightRun
+    }
+}
+
+/// A session's runs as `chat.history` and `session.message` show them: `activeRunIds` is the
+/// complete set (the running one first, then those waiting); empty means idle.
+public struct ChatSessionInfo: Codable, Equatable, Sendable {
+    public var key: String
+    public var hasActiveRun: Bool
+    public var activeRunIds: [String]
+
+    public init(key: String, activeRunIds: [String]) {
+        self.key = key
+        hasActiveRun = !activeRunIds.isEmpty
+        self.activeRunIds = activeRunIds
+    }
+}
+
+/// The running turn's answer so far.
+public struct InFlightRun: Codable, Equatable, Sendable {
+    public var runId: String
+    public var text: String
+
+    public init(runId: String, text: String) {
+        self.runId = runId
+        self.text = text
     }
 }
 

@@ -147,6 +147,8 @@ extension GatewayError {
     public static let tooManyQueued = unavailable("too many queued messages", retryable: true)
     public static let messageNotStored = unavailable("the message could not be stored")
     public static let keyRequired = invalid("key required")
+    public static func offsetTooLarge(max: Int64) -> GatewayError { invalid("offset must be at most \(max)") }
+    public static func tooManySubscriptions(max: Int) -> GatewayError { invalid("at most \(max) sessions may be subscribed per connection") }
     public static let seqRequired = invalid("seq must be a non-negative integer")
     public static func labelTooLong(maxBytes: Int) -> GatewayError { invalid("label is longer than \(maxBytes) bytes") }
     public static let labelNotString = invalid("label must be a string or null")

@@ -295,6 +295,12 @@ extension Turns.Turn {
 }
 
 extension Turns {
+    /// A conversation's turns that have not ended: the running one first, then those waiting.
+    public func runs(in conversationID: String) -> [TurnProgress] {
+        guard let lane = lanes[conversationID] else { return [] }
+        return ([lane.active].compactMap { $0 } + lane.queue).map(\.progress)
+    }
+
     /// The user's turns that have not ended, running and queued, as progress so far (a queued
     /// turn has no content yet and `startedAt` 0).
     public func unfinished(userID: String) -> [TurnProgress] {

@@ -11,15 +11,24 @@ public final class History {
         journal.replay(audiences: audiences, after: cursor, limit: limit, completion: completion)
     }
 
-    /// The newest events of a conversation (at most `limit`, about `byteBudget` bytes), oldest first.
+    /// The newest events of a conversation (at most `limit`, about `byteBudget` bytes), oldest
+    /// first, after skipping its newest `skipping` (a page further back).
     public func recent(
         userID: String,
         conversationID: String,
+        skipping: Int = 0,
         limit: Int,
         byteBudget: Int,
-        completion: @escaping (Result<[ChatEvent], any Error>) -> Void
+        completion: @escaping (Result<RecentEvents, any Error>) -> Void
     ) {
-        journal.recentEvents(userID: userID, conversationID: conversationID, limit: limit, byteBudget: byteBudget, completion: completion)
+        journal.recentEvents(
+            userID: userID,
+            conversationID: conversationID,
+            skipping: max(0, skipping),
+            limit: limit,
+            byteBudget: byteBudget,
+            completion: completion
+        )
     }
 
     public func page(

@@ -10,6 +10,18 @@ public struct TimelinePage: Sendable, Equatable {
     }
 }
 
+/// A conversation's newest events, oldest first, after skipping the newest `skipped`.
+public struct RecentEvents: Sendable, Equatable {
+    public var events: [ChatEvent]
+    /// Older events exist before the first one (left out by count or size).
+    public var hasMore: Bool
+
+    public init(events: [ChatEvent], hasMore: Bool) {
+        self.events = events
+        self.hasMore = hasMore
+    }
+}
+
 /// What a user's devices missed since a seq of the user's clock: timeline entries in seq order,
 /// and the conversations they belong to or that changed since.
 public struct TimelineSync: Sendable, Equatable {
@@ -44,13 +56,15 @@ public struct StoredMessage: Sendable, Equatable {
 public protocol HistoryJournal: AnyObject {
     /// Events of `audiences` after the event `cursor` (the tail of the history when it is nil or unknown).
     func replay(audiences: [String], after cursor: String?, limit: Int, completion: @escaping (Result<ReplayWindow, any Error>) -> Void)
-    /// The newest `limit` events of a conversation that fit in about `byteBudget` bytes, oldest first.
+    /// The newest `limit` events of a conversation that fit in about `byteBudget` bytes, oldest
+    /// first, after skipping its newest `skipping` events.
     func recentEvents(
         userID: String,
         conversationID: String,
+        skipping: Int,
         limit: Int,
         byteBudget: Int,
-        completion: @escaping (Result<[ChatEvent], any Error>) -> Void
+        completion: @escaping (Result<RecentEvents, any Error>) -> Void
     )
     /// The newest `limit` timeline entries of a conversation before `seq` (all when nil).
     func timelinePage(
