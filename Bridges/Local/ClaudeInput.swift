@@ -5,10 +5,14 @@ import RelayCore
 enum ClaudeInput {
     /// A user turn. `uuid` comes back in Claude Code's `command_lifecycle` lines (queued,
     /// started, completed), which is how the turn's output is told from a background agent's.
-    static func user(_ text: String, uuid: String) -> String {
-        line([
+    static func user(_ text: String, attachments: [JSONValue] = [], uuid: String) -> String {
+        // Text alone stays a string, as Claude Code's own clients send it.
+        let content: JSONValue =
+            attachments.isEmpty
+            ? .string(text) : .array((text.isEmpty ? [] : [.object(["type": .string("text"), "text": .string(text)])]) + attachments)
+        return line([
             "type": .string("user"),
-            "message": .object(["role": .string("user"), "content": .string(text)]),
+            "message": .object(["role": .string("user"), "content": content]),
             "parent_tool_use_id": .null,
             "session_id": .string("default"),
             "uuid": .string(uuid),

@@ -143,14 +143,16 @@ final class ClaudeProcessRun {
         let now = self.now
         for input in inputs {
             switch input {
-            case .start(let sink, let text):
+            case .start(let sink, let text, let attachments):
                 guard exitedAt == nil, !machine.stopping else {
                     refuse(sink, "Claude Code stopped just as this message arrived; send it again")
                     continue
                 }
                 sinks[sink.id] = sink
                 idleSince = nil
-                perform(machine.start(turn: sink.id, text: text, uuid: UUID().uuidString.lowercased(), now: now))
+                // Uploaded files are read here, on the process's thread.
+                let blocks = ClaudeInput.blocks(for: attachments)
+                perform(machine.start(turn: sink.id, text: text, attachments: blocks, uuid: UUID().uuidString.lowercased(), now: now))
             case .answer(let turn, let requestID, let answer):
                 perform(machine.answer(turn: turn, requestID: requestID, answer, now: now))
             case .cancel(let turn):
@@ -281,7 +283,7 @@ final class ClaudeProcessRun {
             process.notify { $0.exited(process) }
         }
         for input in process.takeInputs() {
-            if case .start(let sink, _) = input { refuse(sink, reason) }
+            if case .start(let sink, _, _) = input { refuse(sink, reason) }
         }
         for sink in sinks.values { refuse(sink, reason) }
         sinks = [:]

@@ -121,10 +121,10 @@ struct ClaudeSession: Sendable {
 
     var turnIDs: [Int] { turns.map(\.id) }
 
-    /// Starts the relay's turn `id`: one user line.
-    mutating func start(turn id: Int, text: String, uuid: String, now: Int64) -> [Action] {
+    /// Starts the relay's turn `id`: one user line (with the attachments' content blocks).
+    mutating func start(turn id: Int, text: String, attachments: [JSONValue] = [], uuid: String, now: Int64) -> [Action] {
         turns.append(Turn(id: id, uuid: uuid, startedAt: now, lastOutput: now))
-        return [.emit(turn: id, .typing(true)), .write(ClaudeInput.user(text, uuid: uuid))]
+        return [.emit(turn: id, .typing(true)), .write(ClaudeInput.user(text, attachments: attachments, uuid: uuid))]
     }
 
     /// The relay stopped the turn: nothing more goes out for it, and Claude Code is interrupted

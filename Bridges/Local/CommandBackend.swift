@@ -7,7 +7,9 @@ import RelayCore
 /// Each turn gets its own thread, child process and process group. The child sees the relay's
 /// environment plus `environment`, plus `CLAWRELAY_USER_ID`, `CLAWRELAY_DEVICE_ID`,
 /// `CLAWRELAY_CONVERSATION_ID` and, for a conversation with a working directory,
-/// `CLAWRELAY_WORKING_DIRECTORY`; it runs in that directory when the directory exists. A turn
+/// `CLAWRELAY_WORKING_DIRECTORY`; it runs in that directory when the directory exists. When the
+/// message has attachments, `CLAWRELAY_ATTACHMENTS` names a private directory holding them
+/// (`1-photo.png`, `2-…`, in order), removed when the turn ends. A turn
 /// fails after `timeoutSeconds` without output (stdout or stderr) and after `maxSeconds` in all;
 /// the first 4 KiB of stderr go to the relay log at debug.
 ///
@@ -48,6 +50,8 @@ public final class CommandBackend: Backend {
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: place, isDirectory: &isDirectory), isDirectory.boolValue { directory = place }
         }
+        let attachments = TurnFiles(turn.attachments, runID: turn.runID)
+        if let attachments { environment["CLAWRELAY_ATTACHMENTS"] = attachments.directory }
         let runner = ChildTurn(
             arguments: command,
             environment: environment.map { "\($0.key)=\($0.value)" },
@@ -59,7 +63,14 @@ public final class CommandBackend: Backend {
             stderrLine: { [logger, name] text in logger?.debug("command backend stderr", metadata: ["backend": "\(name)", "stderr": "\(text)"]) },
             events: events
         )
-        let thread = Thread { runner.run() }
+        let thread = Thread { [logger, name] in
+            // Written on the turn's thread (uploads may be large), removed when it ends.
+            if let attachments, let error = attachments.write() {
+                logger?.warning("attachments not written", metadata: ["backend": "\(name)", "error": "\(error)"])
+            }
+            runner.run()
+            attachments?.remove()
+        }
         thread.name = "clawrelay.command.\(name)"
         thread.start()
         return TurnHandle { runner.cancel() }

@@ -2,7 +2,8 @@ import Dispatch
 import RelayCore
 import Synchronization
 
-/// A built-in backend that answers every turn with `echo: <text>`, streamed word by word.
+/// A built-in backend that answers every turn with `echo: <text>`, streamed word by word, and a
+/// line per attachment (`[attached: photo.png, image/png]`) so a test sees what reached it.
 ///
 /// - Important: With a delay, events are delivered on a private serial queue, and after `cancel()`
 ///   returns at most the event already being delivered can still arrive. Without one, the whole
@@ -22,7 +23,7 @@ public final class EchoBackend: Backend {
     }
 
     public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
-        let steps = Self.script(for: turn.text)
+        let steps = Self.script(for: turn.text + Self.attachmentLines(turn.attachments))
         let cancelled = CancellationFlag()
         if let delay {
             queue.async { events(.typing(true)) }
@@ -58,6 +59,11 @@ public final class EchoBackend: Backend {
         steps += progressTexts(for: text).map { [.progress($0)] }
         steps.append([.typing(false), .final(reply)])
         return steps
+    }
+
+    /// One line per attachment, after the text.
+    static func attachmentLines(_ attachments: [TurnAttachment]) -> String {
+        attachments.map { "\n[attached: \($0.fileName.map { String($0.prefix(128)) } ?? "unnamed"), \($0.mimeType.prefix(64))]" }.joined()
     }
 
     /// "echo:" then the reply growing at word ends, at most `maxWordSteps` word steps, the last one complete.

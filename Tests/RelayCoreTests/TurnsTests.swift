@@ -238,3 +238,32 @@ struct StoreDown: Error {}
         #expect(!core.hub.turns.isBusy(core.conversation.id))
     }
 }
+
+@Suite struct TurnAttachmentsTests {
+    @Test func aMessagesAttachmentsReachItsBackendInOrderWithUploadsLookedUp() {
+        let core = CoreFixture()
+        core.connect("phone")
+        core.journal.saveAsset(
+            AssetRecord(id: "a_1", userID: core.user, mimeType: "application/pdf", size: 3, path: "/data/assets/a_1", createdAt: 1)
+        ) { _ in }
+        var message = core.message("see these", device: "phone")
+        message.attachmentsJSON = """
+            [{"type":"image","mimeType":"image/png","data":"iVBORw==","fileName":"p.png"},\
+            {"type":"asset","assetId":"a_1"},{"type":"asset","assetId":"a_gone"},{"type":"video"}]
+            """
+        message.assetIDs = ["a_1"]
+        #expect(core.submit(message).isAccepted)
+        #expect(
+            core.backend.runs.map(\.request.attachments) == [
+                [
+                    TurnAttachment(mimeType: "image/png", fileName: "p.png", base64: "iVBORw=="),
+                    TurnAttachment(mimeType: "application/pdf", path: "/data/assets/a_1"),
+                ]
+            ],
+            "an asset whose record is gone and a kind no backend takes are left out"
+        )
+        #expect(core.submit(core.message("no files", device: "phone")).isAccepted)
+        core.emit(.final("done"), run: 0)
+        #expect(core.backend.runs[1].request.attachments.isEmpty)
+    }
+}

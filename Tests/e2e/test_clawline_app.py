@@ -52,7 +52,9 @@ async def test_every_attachment_kind_has_a_stable_id_and_decodes_in_the_app(rela
     unpadded = base64.b64encode(PNG_1PX).decode().rstrip("=")
     spaced = " ".join(unpadded[i:i + 16] for i in range(0, len(unpadded), 16))
     attachments = [{"type": "image", "mimeType": "image/png", "data": spaced}, {"type": "asset", "assetId": asset_id}]
-    ex = await send_and_complete(client, "two kinds", attachments=attachments)
+    # Both reach the backend, the upload looked up by its id (echo names each).
+    ex = await send_and_complete(client, "two kinds", attachments=attachments,
+                                 answer="echo: two kinds\n[attached: unnamed, image/png]\n[attached: unnamed, image/png]")
     echoed = ex.echo["attachments"]
     ids = [a["id"] for a in echoed]
     assert len(set(ids)) == 2, echoed

@@ -105,16 +105,23 @@ extension GatewayDownstream {
             let aborted = hub.turns.abort(conversationID: conversation.id)
             return socket.reply(requestID, ChatSendResult(runId: runID, status: "aborted", runIds: aborted))
         }
+        let attachments: ChatAttachments.Checked
+        switch ChatAttachments.check(params?.attachments) {
+        case .success(let checked): attachments = checked
+        case .failure(let error): return socket.fail(requestID, error)
+        }
         var policy = settings.turnPolicy
         if let timeout = params?.timeoutMs, timeout > 0 { policy.inactivityMillis = Int(min(timeout, 3_600_000)) }
-        let submitted = UserMessage(
+        var submitted = UserMessage(
             conversationID: conversation.id,
             userID: settings.userID,
             deviceID: socket.deviceID,
             clientID: runID,
             runID: runID,
-            content: message
+            content: message,
+            attachmentsHash: attachments.hash
         )
+        submitted.attachmentsJSON = attachments.json
         hub.turns.submit(submitted, policy: policy) { outcome in
             let status: String
             switch outcome {

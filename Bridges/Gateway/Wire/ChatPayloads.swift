@@ -89,6 +89,8 @@ public struct ChatSendParams: Codable, Equatable, Sendable {
     public var timeoutMs: Int64?
     /// The run id: a retry with the same key is the same run.
     public var idempotencyKey: String?
+    /// See `ChatAttachments`.
+    public var attachments: [JSONValue]?
 
     public init(sessionKey: String, message: String, idempotencyKey: String) {
         self.sessionKey = sessionKey

@@ -71,6 +71,8 @@ public struct HelloOk: Codable, Equatable, Sendable {
         public var maxPayload: Int64?
         public var maxBufferedBytes: Int64?
         public var tickIntervalMs: Int64?
+        /// What `chat.send` attachments may weigh (`ChatAttachments`).
+        public var attachments: ChatAttachments.Policy? = ChatAttachments.Policy()
 
         public init(maxPayload: Int64, maxBufferedBytes: Int64, tickIntervalMs: Int64) {
             self.maxPayload = maxPayload

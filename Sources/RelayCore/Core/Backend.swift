@@ -14,6 +14,9 @@ public struct TurnRequest: Sendable {
     /// The backend's own session id for this conversation, as it last reported it
     /// (`TurnEvent.backendSession`), so it can carry on where it left off.
     public var backendSession: String?
+    /// What the user attached to the message, in order (a backend that cannot take them says so
+    /// in its answer or leaves them out).
+    public var attachments: [TurnAttachment] = []
 
     public init(
         userID: String,

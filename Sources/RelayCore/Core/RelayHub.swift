@@ -132,7 +132,8 @@ public final class RelayHub {
             stages: stages,
             counters: counters,
             approvals: approvals,
-            usage: journal
+            usage: journal,
+            assets: assets
         )
         approvals.observe { [weak self] update in self?.approvalChanged(update) }
         presence.onChange = { [weak self] deviceID, entry, state in self?.presenceChanged(deviceID, entry, state) }

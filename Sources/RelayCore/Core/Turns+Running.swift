@@ -29,7 +29,7 @@ extension Turns {
         armInactivityTimer(turn)
         turn.stamps.started = MonotonicClock.nanos()
         stages.record(.committedToTurnStarted, from: turn.stamps.committed, to: turn.stamps.started)
-        let request = TurnRequest(
+        var request = TurnRequest(
             userID: turn.userID,
             deviceID: turn.ref.deviceID,
             conversationID: conversationID,
@@ -38,14 +38,39 @@ extension Turns {
             workingDirectory: conversation?.workingDirectory,
             backendSession: conversation?.backendSession
         )
-        let bound = LoopBound((self, turn), loop: loop)
-        let loop = self.loop
-        turn.handle = backend.start(request) { event in
-            loop.execute {
-                let (turns, turn) = bound.value
-                turns.handle(event, of: turn)
+        attachments(of: turn) { [self] attachments in
+            guard isActive(turn), !turn.isFinishing else { return }
+            request.attachments = attachments
+            let bound = LoopBound((self, turn), loop: loop)
+            let loop = self.loop
+            turn.handle = backend.start(request) { event in
+                loop.execute {
+                    let (turns, turn) = bound.value
+                    turns.handle(event, of: turn)
+                }
             }
         }
+    }
+
+    /// The turn's attachments for its backend, uploaded assets looked up (inline, when there are
+    /// none). An asset whose record is gone by now is left out.
+    private func attachments(of turn: Turn, completion: @escaping ([TurnAttachment]) -> Void) {
+        var pending = TurnAttachment.parse(turn.attachmentsJSON)[...]
+        var found: [TurnAttachment] = []
+        func next() {
+            while case .ready(let attachment)? = pending.first {
+                found.append(attachment)
+                pending.removeFirst()
+            }
+            guard case .asset(let id, let fileName)? = pending.popFirst() else { return completion(found) }
+            assets.find(id) { result in
+                if case .success(let asset?) = result {
+                    found.append(TurnAttachment(mimeType: asset.mimeType, fileName: fileName, path: asset.path))
+                }
+                next()
+            }
+        }
+        next()
     }
 
     /// The backend said something: the turn is alive for another `inactivityMillis`. The timer is

@@ -56,6 +56,8 @@ public final class Turns {
         var eventID: String { answer.id }
         let text: String
         let policy: TurnPolicy
+        /// The message's attachments in the relay's neutral form.
+        let attachmentsJSON: String?
         var startedAt: Int64 = 0
         var content = ""
         var isFinishing = false
@@ -72,12 +74,13 @@ public final class Turns {
         var lastOutputMillis: Int64 = 0
         var stamps = TurnStamps()
 
-        init(ref: TurnRef, userID: String, conversationID: String, text: String, policy: TurnPolicy, answer: AnswerSlot) {
+        init(_ message: UserMessage, ref: TurnRef, policy: TurnPolicy, answer: AnswerSlot) {
             self.ref = ref
             self.answer = answer
-            self.userID = userID
-            self.conversationID = conversationID
-            self.text = text
+            userID = message.userID
+            conversationID = message.conversationID
+            text = message.content
+            attachmentsJSON = message.attachmentsJSON
             self.policy = policy
         }
     }
@@ -111,6 +114,7 @@ public final class Turns {
     let counters: RelayCounters
     let approvals: Approvals
     let usage: UsageJournal
+    let assets: Assets
     var lanes: [String: Lane] = [:]
     private var nextToken: UInt64 = 0
     /// Bumped whenever a device's turns are abandoned, so messages it had in flight do not start turns.
@@ -134,8 +138,10 @@ public final class Turns {
         stages: StageRecorder,
         counters: RelayCounters,
         approvals: Approvals,
-        usage: UsageJournal
+        usage: UsageJournal,
+        assets: Assets
     ) {
+        self.assets = assets
         self.counters = counters
         self.approvals = approvals
         self.usage = usage
@@ -177,14 +183,7 @@ public final class Turns {
                 completion(.accepted(event, runID: runID, answer: answer))
                 queue.publish(.message(event), userID: message.userID, queuedFor: targets)
                 if stillWanted {
-                    let turn = Turn(
-                        ref: ref,
-                        userID: message.userID,
-                        conversationID: message.conversationID,
-                        text: message.content,
-                        policy: policy,
-                        answer: answer
-                    )
+                    let turn = Turn(message, ref: ref, policy: policy, answer: answer)
                     turn.stamps.received = message.receivedAt
                     turn.stamps.committed = committedAt
                     if case .approval(let decision, let id) = RelayCommand(message.content) {
@@ -211,16 +210,7 @@ public final class Turns {
                 if state == .active, !running, stillWanted {
                     // Acknowledged before and never answered (its socket went away): run it now.
                     let slot = answer ?? AnswerSlot(id: Identifiers.newEventID(), seq: 0)
-                    enqueue(
-                        Turn(
-                            ref: ref,
-                            userID: message.userID,
-                            conversationID: message.conversationID,
-                            text: message.content,
-                            policy: policy,
-                            answer: slot
-                        )
-                    )
+                    enqueue(Turn(message, ref: ref, policy: policy, answer: slot))
                     running = true
                 }
                 completion(.duplicate(state, runID: runID, running: running))
