@@ -24,7 +24,7 @@ public final class EchoBackend: Backend {
 
     public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         let steps = Self.script(for: turn.text + Self.attachmentLines(turn.attachments))
-        let cancelled = CancellationFlag()
+        let cancelled = SharedFlag()
         if let delay {
             queue.async { events(.typing(true)) }
             scheduleStep(1, of: steps, after: delay, cancelled: cancelled, events: events)
@@ -38,7 +38,7 @@ public final class EchoBackend: Backend {
         _ index: Int,
         of steps: [[TurnEvent]],
         after delay: DispatchTimeInterval,
-        cancelled: CancellationFlag,
+        cancelled: SharedFlag,
         events: @escaping @Sendable (TurnEvent) -> Void
     ) {
         queue.asyncAfter(deadline: .now() + delay) { [self] in
@@ -82,13 +82,4 @@ public final class EchoBackend: Backend {
         }
         return ["echo:"] + ends.map { "echo: " + text[..<$0] }
     }
-}
-
-/// A one-way switch shared by a turn and its cancellation handle.
-final class CancellationFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-
-    var isSet: Bool { value.load(ordering: .acquiring) }
-
-    func set() { value.store(true, ordering: .releasing) }
 }

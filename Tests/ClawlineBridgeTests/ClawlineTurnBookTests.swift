@@ -29,6 +29,22 @@ import Testing
         #expect(f.advance(seconds: 60).isEmpty)
     }
 
+    @Test func attachmentsGoOutWithTheTextEveryTimeAndOnesTheProviderWouldRefuseFailTheTurn() throws {
+        var f = Fixture()
+        _ = f.up()
+        let image = JSONValue.object(["type": .string("image"), "mimeType": .string("image/png"), "data": .string("iVBORw0KGgo=")])
+        let first = Fixture.sent(f.book.start("t1", text: "look", attachments: [image], now: f.now))
+        #expect(first.first?["attachments"] == .array([image]))
+        #expect(Fixture.sent(f.advance(seconds: 5)).first?["attachments"] == .array([image]), "a resend carries them too")
+        let tooMany = Array(repeating: image, count: MessageRules.maxAttachments + 1)
+        let refused = try #require(Fixture.events(f.book.start("t2", text: "many", attachments: tooMany, now: f.now))["t2"])
+        guard case .failed(let reason) = refused.first else {
+            Issue.record("not failed: \(refused)")
+            return
+        }
+        #expect(reason.contains("would refuse these attachments") && reason.contains("at most \(MessageRules.maxAttachments)"))
+    }
+
     @Test func anAnswerStreamsAndCompletesAndOnlyThenTheNextTurnGoesOut() {
         var f = Fixture()
         _ = f.up()

@@ -816,6 +816,16 @@ PNG_1PX = base64.b64decode(
 )
 
 
+async def send_picture_and_upload(relay: Relay, admin: Device, client: Client, text: str, timeout: float = 20) -> None:
+    """Sends `text` with an inline PNG and the same PNG uploaded as an asset, and waits for the echo
+    backend (here or upstream) to name both: the upload was read and passed on like the inline one."""
+    resp = upload(relay, admin.token, PNG_1PX)
+    assert resp.status == 200, resp.body
+    inline = {"type": "image", "mimeType": "image/png", "data": base64.b64encode(PNG_1PX).decode()}
+    await send_and_complete(client, text, attachments=[inline, {"type": "asset", "assetId": resp.json()["assetId"]}],
+                            answer=f"echo: {text}\n[attached: unnamed, image/png]\n[attached: unnamed, image/png]", timeout=timeout)
+
+
 def image_attachment(raw: bytes, mime: str = "image/png") -> dict:
     return {"type": "image", "mimeType": mime, "data": base64.b64encode(raw).decode()}
 

@@ -157,6 +157,23 @@ async def test_a_message_sent_while_u_is_down_goes_out_when_u_returns(relay_fact
     assert final["streaming"] is False
 
 
+async def test_images_and_uploads_go_upstream_inline_and_too_large_ones_fail_the_turn_clearly(relay_factory):
+    from conftest import PNG_1PX, send_picture_and_upload, upload
+    relay_u, relay_d = await paired_pair(relay_factory)
+    admin, client = await setup_admin(relay_d)
+    # D reads its upload and sends both as U's inline images; U's echo names them.
+    await send_picture_and_upload(relay_d, admin, client, "pictures")
+    # An upload larger than a Clawline message may carry inline: the turn fails and says why.
+    big = upload(relay_d, admin.token, PNG_1PX + b"\0" * (300 * 1024))
+    assert big.status == 200, big.body
+    await client.send_json(message_frame("too big", attachments=[{"type": "asset", "assetId": big.json()["assetId"]}]))
+    error, _ = await client.recv_until(lambda f: f.get("type") in ("error", "message") and f.get("role") != "user", timeout=20)
+    assert error["type"] == "error", error
+    # The reason is the operator's, in the log.
+    await asyncio.to_thread(wait_for, lambda: "would refuse these attachments" in relay_d.stderr_text(), 10, 0.1, "the reason in D's log")
+    assert "256 KB" in relay_d.stderr_text()
+
+
 async def test_a_denied_pairing_shows_failed_and_is_not_asked_again(relay_factory):
     relay_u = start_u(relay_factory)
     u_admin = await pair_first_admin(relay_u)

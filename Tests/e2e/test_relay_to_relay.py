@@ -21,6 +21,16 @@ def start_pair(relay_factory):
     return relay_a, relay_b
 
 
+async def approved_pair(relay_factory):
+    """A and B with A's account approved on B with the CLI, and connected."""
+    relay_a, relay_b = start_pair(relay_factory)
+    await asyncio.to_thread(wait_account, relay_a, "awaiting_approval")
+    pending = [d for d in await asyncio.to_thread(relay_b.devices) if d["status"] == "pending"]
+    await asyncio.to_thread(relay_b.cli, "devices", "approve", pending[0]["deviceId"])
+    await asyncio.to_thread(wait_account, relay_a, "connected")
+    return relay_a, relay_b
+
+
 async def test_pairing_on_b_then_clawline_chat_through_a_reaches_bs_echo(relay_factory):
     from gateway_client import Identity, paired
     relay_a, relay_b = start_pair(relay_factory)
@@ -45,12 +55,16 @@ async def test_pairing_on_b_then_clawline_chat_through_a_reaches_bs_echo(relay_f
     assert token_files and (token_files[0].stat().st_mode & 0o777) == 0o600
 
 
+async def test_a_clawline_image_and_upload_reach_bs_backend_as_gateway_attachments(relay_factory):
+    from conftest import send_picture_and_upload
+    relay_a, relay_b = await approved_pair(relay_factory)
+    admin, client = await setup_admin(relay_a)
+    # A reads the upload from its data dir and sends both as chat.send attachments; B's echo names them.
+    await send_picture_and_upload(relay_a, admin, client, "two pictures")
+
+
 async def test_killing_b_makes_a_retry_and_recover_without_a_restart(relay_factory):
-    relay_a, relay_b = start_pair(relay_factory)
-    await asyncio.to_thread(wait_account, relay_a, "awaiting_approval")
-    pending = [d for d in await asyncio.to_thread(relay_b.devices) if d["status"] == "pending"]
-    await asyncio.to_thread(relay_b.cli, "devices", "approve", pending[0]["deviceId"])
-    await asyncio.to_thread(wait_account, relay_a, "connected")
+    relay_a, relay_b = await approved_pair(relay_factory)
 
     relay_b.kill()
     await asyncio.to_thread(wait_account, relay_a, "retrying")

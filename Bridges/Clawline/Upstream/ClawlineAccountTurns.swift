@@ -1,3 +1,4 @@
+import ClawlineWire
 import RelayCore
 
 /// The turns of one Clawline account: `ClawlineTurnBook`'s actions performed on its link, with a
@@ -41,7 +42,12 @@ final class ClawlineAccountTurns: UpstreamTurns {
             break
         }
         sinks.add(id, events)
-        perform(book.start(id, text: turn.text, now: clock.nowMillis()))
+        // Images inline, as Clawline messages carry them (uploads were read by `startTurn`).
+        let images = turn.attachments.compactMap { attachment -> JSONValue? in
+            guard MessageRules.inlineMimeTypes.contains(attachment.mimeType), let data = attachment.base64 else { return nil }
+            return .object(["type": .string("image"), "mimeType": .string(attachment.mimeType), "data": .string(data)])
+        }
+        perform(book.start(id, text: turn.text, attachments: images.isEmpty ? nil : images, now: clock.nowMillis()))
     }
 
     func cancel(_ id: String) {

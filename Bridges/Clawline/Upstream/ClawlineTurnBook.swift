@@ -43,6 +43,8 @@ struct ClawlineTurnBook {
     private struct Flight {
         let turnID: String
         let text: String
+        /// Sent with the text each time (inline images, as `MessageRules` takes them).
+        var attachments: [JSONValue]? = nil
         var clientID: String?
         var attempts = 0
         /// When the current id was first sent (or the turn started, before that).
@@ -70,7 +72,7 @@ struct ClawlineTurnBook {
     let deviceID: String
     let limits: Limits
     private let newMessageID: () -> String
-    private var waiting: [(id: String, text: String)] = []
+    private var waiting: [(id: String, text: String, attachments: [JSONValue]?)] = []
     private var flight: Flight?
     private var echoes: [Echo] = []
     private var sent: [Sent] = []
@@ -94,12 +96,15 @@ struct ClawlineTurnBook {
     /// True while `tick` has work: a turn, or a replay to finish.
     var needsTicks: Bool { flight != nil || !waiting.isEmpty || (isUp && !isLive) }
 
-    mutating func start(_ id: String, text: String, now: Int64) -> [Action] {
+    mutating func start(_ id: String, text: String, attachments: [JSONValue]? = nil, now: Int64) -> [Action] {
         guard !text.isEmpty, text.utf8.count <= MessageRules.maxContentBytes else {
             return [.emit(turnID: id, .failed("a Clawline message holds 1 byte to 64 KB of text; this one has \(text.utf8.count)"))]
         }
+        if let attachments, case .failure(let refusal) = MessageRules.validate(clientID: id, content: text, attachments: attachments) {
+            return [.emit(turnID: id, .failed("the Clawline provider would refuse these attachments: \(refusal.message)"))]
+        }
         guard count < limits.maxQueued + 1 else { return [.emit(turnID: id, .failed("\(count) turns are already waiting on this account"))] }
-        waiting.append((id, text))
+        waiting.append((id, text, attachments))
         return [.emit(turnID: id, .typing(true))] + promote(now: now)
     }
 
@@ -186,7 +191,7 @@ struct ClawlineTurnBook {
     private mutating func promote(now: Int64) -> [Action] {
         guard flight == nil, !waiting.isEmpty else { return [] }
         let next = waiting.removeFirst()
-        flight = Flight(turnID: next.id, text: next.text, idSince: now, lastActivityAt: now)
+        flight = Flight(turnID: next.id, text: next.text, attachments: next.attachments, idSince: now, lastActivityAt: now)
         return isLive ? send(now: now, newID: false) : []
     }
 
@@ -206,7 +211,7 @@ struct ClawlineTurnBook {
         current.lastSentAt = now
         flight = current
         if !sent.contains(where: { $0.clientID == clientID }) { sent.append(Sent(clientID: clientID, text: current.text, owner: current.turnID)) }
-        return [.send(ClientFrame.message(ClientFrame.Message(id: clientID, content: current.text)).encoded())]
+        return [.send(ClientFrame.message(ClientFrame.Message(id: clientID, content: current.text, attachments: current.attachments)).encoded())]
     }
 
     /// After a (re)connect's replay: this device's unanswered echoes are dead (v1), and the

@@ -35,12 +35,22 @@ public final class GatewayAccount: Backend {
     public func retire() { turns.value.link.stop() }
 
     public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
-        let (runID, turns, loop) = (Identifiers.newUUID(), self.turns, self.turns.loop)
-        if loop.isOnLoop {
-            turns.value.start(turn, runID: runID, events: events)
-        } else {
-            loop.execute { turns.value.start(turn, runID: runID, events: events) }
+        turns.startTurn(turn, events: events)
+    }
+}
+
+extension GatewayAccount {
+    /// A turn's images as an upstream gateway's `chat.send` takes them (`ChatAttachments`; other
+    /// kinds are not sent: OpenClaw's composer attaches images only). Their bytes are inline by
+    /// now (`startTurn` read uploads off the loop).
+    static func attachments(of turn: TurnRequest) -> [JSONValue] {
+        turn.attachments.compactMap { attachment in
+            guard ChatAttachments.imageTypes.contains(attachment.mimeType), let data = attachment.base64,
+                data.utf8.count <= ChatAttachments.maxImageBytes / 3 * 4 + 4
+            else { return nil }
+            var fields: [String: JSONValue] = ["type": .string("image"), "mimeType": .string(attachment.mimeType), "content": .string(data)]
+            if let name = attachment.fileName { fields["fileName"] = .string(name) }
+            return .object(fields)
         }
-        return TurnHandle { loop.execute { turns.value.cancel(runID) } }
     }
 }

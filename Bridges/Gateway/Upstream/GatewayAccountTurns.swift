@@ -6,7 +6,7 @@ import RelayCore
 /// the gateway's `chat` events back to the turn, and every turn failed when the link drops.
 ///
 /// - Important: loop thread only.
-final class GatewayAccountTurns {
+final class GatewayAccountTurns: UpstreamTurns {
     private struct Run {
         var sessionKey: String
         var events: @Sendable (TurnEvent) -> Void
@@ -30,12 +30,15 @@ final class GatewayAccountTurns {
         }
     }
 
-    func start(_ turn: TurnRequest, runID: String, events: @escaping @Sendable (TurnEvent) -> Void) {
+    func start(_ turn: TurnRequest, id runID: String, events: @escaping @Sendable (TurnEvent) -> Void) {
         guard link.isReady else { return events(.failed("the link to \(link.name) is \(link.state.rawValue)")) }
         let key = sessionKey ?? "relay:\(turn.userID):\(turn.conversationID)"
         runs[runID] = Run(sessionKey: key, events: events)
         events(.typing(true))
-        link.request("chat.send", ChatSendParams(sessionKey: key, message: turn.text, idempotencyKey: runID)) { [weak self] response in
+        var params = ChatSendParams(sessionKey: key, message: turn.text, idempotencyKey: runID)
+        let attachments = GatewayAccount.attachments(of: turn)
+        params.attachments = attachments.isEmpty ? nil : attachments
+        link.request("chat.send", params) { [weak self] response in
             guard let self, !response.ok, let run = runs.removeValue(forKey: runID) else { return }
             run.events(.failed(response.error.flatMap { $0.message.isEmpty ? nil : $0.message } ?? "chat.send refused"))
         }

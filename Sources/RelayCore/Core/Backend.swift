@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// One user turn handed to a backend.
@@ -164,14 +165,39 @@ public protocol UpstreamTurns: AnyObject, SendableMetatype {
 
 extension LoopBound where Value: UpstreamTurns {
     /// A `Backend.start` for an account: the turn starts on the loop (at once when called there)
-    /// and its cancellation goes back to the loop.
+    /// and its cancellation goes back to the loop. An account sends its attachments' bytes, so
+    /// uploaded files are read first, off the loop (a turn cancelled meanwhile never starts).
     public func startTurn(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         let id = Identifiers.newUUID()
-        if loop.isOnLoop {
-            value.start(turn, id: id, events: events)
-        } else {
-            loop.execute { self.value.start(turn, id: id, events: events) }
+        guard turn.attachments.contains(where: { $0.path != nil }) else {
+            if loop.isOnLoop {
+                value.start(turn, id: id, events: events)
+            } else {
+                loop.execute { self.value.start(turn, id: id, events: events) }
+            }
+            return TurnHandle { [loop] in loop.execute { self.value.cancel(id) } }
         }
-        return TurnHandle { [loop] in loop.execute { self.value.cancel(id) } }
+        let shared = SharedFlag()
+        DispatchQueue.global().async { [loop] in
+            var inlining = turn
+            inlining.attachments = turn.attachments.compactMap { $0.inlined(limit: TurnAttachment.maxInlinedBytes) }
+            let inlined = inlining
+            loop.execute { if !shared.isSet { self.value.start(inlined, id: id, events: events) } }
+        }
+        return TurnHandle { [loop] in
+            shared.set()
+            loop.execute { self.value.cancel(id) }
+        }
     }
+}
+
+/// A one-way switch shared between threads (a turn and its cancellation handle).
+public final class SharedFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    public init() {}
+
+    public var isSet: Bool { value.load(ordering: .acquiring) }
+
+    public func set() { value.store(true, ordering: .releasing) }
 }

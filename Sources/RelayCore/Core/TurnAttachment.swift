@@ -30,6 +30,17 @@ public struct TurnAttachment: Sendable, Equatable {
         return data.base64EncodedString()
     }
 
+    /// The most bytes of an uploaded file an upstream account is handed (inline).
+    public static let maxInlinedBytes = 32 << 20
+
+    /// The same attachment with its bytes inline (a file read now; nil when it is missing or
+    /// larger than `limit`). Not on the loop.
+    public func inlined(limit: Int) -> TurnAttachment? {
+        guard path != nil else { return self }
+        guard let data = base64Bytes(limit: limit) else { return nil }
+        return TurnAttachment(mimeType: mimeType, fileName: fileName, base64: data)
+    }
+
     /// The bytes: decoded, or read from the file (at most `limit`). Not on the loop.
     public func bytes(limit: Int) -> Data? { base64Bytes(limit: limit).flatMap { Data(base64Encoded: $0) } }
 }
