@@ -5,12 +5,14 @@ import Testing
 
 @testable import ClawlineBridge
 
-@Suite struct ClawlineAccountFileTests {
+@Suite final class ClawlineAccountFileTests {
     let directory: String
 
     init() {
         directory = NSTemporaryDirectory() + "clawline-accounts-\(Identifiers.newUUID())/accounts"
     }
+
+    deinit { try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent) }
 
     func mode(_ path: String) throws -> Int {
         try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)

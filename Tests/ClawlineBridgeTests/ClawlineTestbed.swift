@@ -30,10 +30,11 @@ final class ClawlineTestbed {
     let downstream: ClawlineDownstream
     let harness: ListenerHarness
     let assetsDirectory: String
+    private let dataDirectory: String
 
     init(settings: ClawlineSettings = ClawlineSettings(), backends: [any Backend] = [ScriptedBackend.echo()]) {
         bed = RelayTestbed(backends: backends)
-        let dataDirectory = NSTemporaryDirectory() + "clawline-" + UUID().uuidString
+        dataDirectory = NSTemporaryDirectory() + "clawline-" + UUID().uuidString
         assetsDirectory = dataDirectory + "/assets"
         downstream = ClawlineDownstream(
             settings: settings,
@@ -48,6 +49,8 @@ final class ClawlineTestbed {
         bed.settle()
         harness = bed.harness(downstream, config: ClawlineDownstream.listenerConfig(settings))
     }
+
+    deinit { try? FileManager.default.removeItem(atPath: dataDirectory) }
 
     static let signingKey = Array("0123456789abcdef0123456789abcdef".utf8)
     var journal: MemoryJournal { bed.journal }

@@ -6,12 +6,14 @@ import Testing
 @testable import CompanionBridge
 
 /// One socket's protocol as a value: inputs in, effects out, no socket and no core.
-@Suite struct CompanionSocketMachineTests {
+@Suite final class CompanionSocketMachineTests {
     let root = NSTemporaryDirectory() + "companion-machine-" + UUID().uuidString
 
     init() throws {
         for name in ["app", "lib"] { try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: true) }
     }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
 
     var projects: CompanionProjects { CompanionProjects(root: root) }
 

@@ -4,12 +4,14 @@ import Testing
 
 @testable import DiscoClawBridge
 
-@Suite struct DiscoClawAccountFileTests {
+@Suite final class DiscoClawAccountFileTests {
     let directory: String
 
     init() throws {
         directory = NSTemporaryDirectory() + "discoclaw-account-\(UUID().uuidString)/accounts"
     }
+
+    deinit { try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent) }
 
     func mode(_ path: String) throws -> Int {
         try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)

@@ -4,8 +4,10 @@ import Testing
 
 @testable import GatewayWire
 
-@Suite struct AccountIdentityTests {
+@Suite final class AccountIdentityTests {
     let directory = NSTemporaryDirectory() + "gateway-accounts-\(Identifiers.newUUID())/accounts"
+
+    deinit { try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent) }
 
     @Test func anAccountKeepsItsKeyInItsFolder() throws {
         let identity = try AccountIdentity(directory: directory, account: "home")

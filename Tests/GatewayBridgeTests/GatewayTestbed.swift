@@ -16,6 +16,7 @@ final class GatewayTestbed {
     let downstream: GatewayDownstream
     let harness: ListenerHarness
     let settings: GatewaySettings
+    private let dataDirectory = NSTemporaryDirectory() + "gateway-" + UUID().uuidString
 
     /// Refusals are logged at info; a test reads them from the frames instead.
     static let quiet: Logger = {
@@ -36,7 +37,7 @@ final class GatewayTestbed {
             hub: bed.hub,
             loop: bed.loop,
             clock: bed.clock,
-            dataDirectory: NSTemporaryDirectory() + "gateway-" + UUID().uuidString,
+            dataDirectory: dataDirectory,
             fingerprint: "fp-test",
             logger: Self.quiet
         )
@@ -44,6 +45,8 @@ final class GatewayTestbed {
         bed.settle()
         harness = bed.harness(downstream, config: GatewayDownstream.listenerConfig(settings))
     }
+
+    deinit { try? FileManager.default.removeItem(atPath: dataDirectory) }
 
     /// A socket that read its challenge.
     func open(peerAddress: String = "127.0.0.1") throws -> GatewayTestClient {

@@ -33,7 +33,7 @@ struct ImmediateExecutor: LoopExecutor {
     func execute(_ job: @escaping @Sendable () -> Void) { job() }
 }
 
-@Suite struct PushServiceTests {
+@Suite final class PushServiceTests {
     static let key = P256.Signing.PrivateKey()
     let clock = TestClock(startMillis: 1_800_000_000_000)
     let keyFile: String
@@ -42,6 +42,8 @@ struct ImmediateExecutor: LoopExecutor {
         keyFile = NSTemporaryDirectory() + "push-test-\(UUID().uuidString).p8"
         try Self.key.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
     }
+
+    deinit { try? FileManager.default.removeItem(atPath: keyFile) }
 
     func service(_ http: ScriptedHTTP, webhooks: [PushSettings.Webhook] = []) throws -> PushService {
         var settings = PushSettings()
