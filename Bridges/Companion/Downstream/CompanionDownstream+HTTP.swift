@@ -1,4 +1,5 @@
 import CompanionWire
+import Dispatch
 import RelayCore
 import RelayTransport
 
@@ -42,8 +43,23 @@ extension CompanionDownstream {
             case .sendToStream(let id): sendToStream(id, body: body, deviceID: deviceID, exchange)
             case .answerPermission(let id):
                 answerPermission(sessionID: id, body: body, deviceID: deviceID, name: CompanionAuth.deviceName(for: exchange.headers), exchange)
+            case .fileContent: fileContent(body, exchange)
             case .notFound: exchange.respond(CompanionREST.answer(.notFound(method: exchange.method, path: exchange.path)))
             }
+        }
+    }
+
+    /// Reads the file off the loop, answers back on it.
+    private func fileContent(_ body: CompanionFields, _ exchange: HTTPExchange) {
+        let files = CompanionFiles(projects: projects)
+        let bound = LoopBound(exchange, loop: loop)
+        DispatchQueue.global().async {
+            let response: HTTPResponse
+            switch files.read(body) {
+            case .success(let answer): response = CompanionREST.json(200, answer)
+            case .failure(let refusal): response = CompanionREST.json(refusal.status, refusal.body)
+            }
+            bound.loop.execute { bound.value.respond(response) }
         }
     }
 

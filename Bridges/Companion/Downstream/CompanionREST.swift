@@ -29,6 +29,8 @@ enum CompanionREST {
         case sendToStream(sessionID: String)
         /// `POST /api/permission/:sessionId {response}`.
         case answerPermission(sessionID: String)
+        /// `POST /api/files/content {path, workingDirectory}` (the HTTP app's file viewer).
+        case fileContent
         case notFound
     }
 
@@ -49,6 +51,7 @@ enum CompanionREST {
         case ("POST", 2, "stream") where parts[1] == "start": return .api(.startStream)
         case ("POST", 2, "stream"): return .api(.sendToStream(sessionID: parts[1]))
         case ("POST", 2, "permission"): return .api(.answerPermission(sessionID: parts[1]))
+        case ("POST", 2, "files") where parts[1] == "content": return .api(.fileContent)
         default: return .api(.notFound)
         }
     }
