@@ -11,12 +11,15 @@ public enum APNsPayload {
         title: String,
         body: String,
         threadID: String?,
+        subtitle: String? = nil,
         category: String? = nil,
         wakesApp: Bool = false,
         custom: [String: JSONValue] = [:]
     ) -> String? {
         func encode(_ text: String) -> String {
-            var aps: [String: JSONValue] = ["alert": .object(["title": .string(title), "body": .string(text)]), "sound": .string("default")]
+            var alert: [String: JSONValue] = ["title": .string(title), "body": .string(text)]
+            if let subtitle { alert["subtitle"] = .string(subtitle) }
+            var aps: [String: JSONValue] = ["alert": .object(alert), "sound": .string("default")]
             if let threadID { aps["thread-id"] = .string(threadID) }
             if let category { aps["category"] = .string(category) }
             if wakesApp { aps["content-available"] = .int(1) }

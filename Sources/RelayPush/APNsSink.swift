@@ -77,6 +77,7 @@ final class APNsSink: PushSink {
                 title: content.title,
                 body: body,
                 threadID: content.threadID,
+                subtitle: content.subtitle,
                 category: content.category,
                 wakesApp: content.wakesApp,
                 custom: content.custom
@@ -93,17 +94,14 @@ final class APNsSink: PushSink {
             result.attempts.append(with(base, status: 0, .failed, "cannot sign the provider token"))
             return done(result)
         }
-        let request = HTTPRequest(
-            url: settings.endpoint + "/3/device/" + target.token,
-            headers: [
-                ("authorization", "bearer " + jwt), ("apns-topic", settings.topic),
-                ("apns-push-type", content.silent ? "background" : "alert"), ("apns-priority", content.silent ? "5" : "10"),
-                ("apns-expiration", "\(clock.nowMillis() / 1000 + Self.expirationSeconds)"),
-                ("apns-collapse-id", Self.collapseID(delivery.push.approval?.id ?? delivery.push.conversationID)),
-                ("apns-id", delivery.push.id), ("content-type", "application/json"),
-            ],
-            body: Array(payload.utf8)
-        )
+        var headers = [
+            ("authorization", "bearer " + jwt), ("apns-topic", settings.topic),
+            ("apns-push-type", content.silent ? "background" : "alert"), ("apns-priority", content.silent ? "5" : "10"),
+            ("apns-expiration", "\(clock.nowMillis() / 1000 + Self.expirationSeconds)"),
+            ("apns-id", delivery.push.id), ("content-type", "application/json"),
+        ]
+        if content.collapses { headers.append(("apns-collapse-id", Self.collapseID(delivery.push.approval?.id ?? delivery.push.conversationID))) }
+        let request = HTTPRequest(url: settings.endpoint + "/3/device/" + target.token, headers: headers, body: Array(payload.utf8))
         queue.send(request, via: http) { [self] answer in
             handle(answer, number, delivery, target, body: body, reminted: reminted, result: result, base: base, done: done)
         }

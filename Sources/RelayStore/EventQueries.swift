@@ -177,6 +177,11 @@ public enum EventQueries {
         return RecentEvents(events: newest.reversed(), hasMore: cut)
     }
 
+    /// One event by its id.
+    public static func event(_ db: Database, id: String) throws -> ChatEvent? {
+        try EventRows.first(db, "SELECT \(EventRows.columns) FROM events WHERE id = ?", [id])
+    }
+
     /// The newest stored event of a conversation.
     public static func last(_ db: Database, conversationID: String) throws -> ChatEvent? {
         try EventRows.first(db, "SELECT \(EventRows.columns) FROM events WHERE conversation = ? ORDER BY seq DESC LIMIT 1", [conversationID])

@@ -23,6 +23,10 @@ extension StoreJournal: HistoryJournal {
         )
     }
 
+    public func event(id: String, completion: @escaping (Result<ChatEvent?, any Error>) -> Void) {
+        store.read({ db in try EventQueries.event(db, id: id) }, completion: completion)
+    }
+
     public func timelinePage(
         userID: String,
         conversationID: String,

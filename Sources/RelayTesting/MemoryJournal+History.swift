@@ -42,6 +42,10 @@ extension MemoryJournal: HistoryJournal {
         later(.success(RecentEvents(events: newest.reversed(), hasMore: cut)), completion)
     }
 
+    public func event(id: String, completion: @escaping (Result<ChatEvent?, any Error>) -> Void) {
+        later(.success(events.first { $0.id == id }), completion)
+    }
+
     /// Stored events, placeholders of running answers and failed answers, as the SQL timeline has them.
     func timeline(userID: String, conversationID: String? = nil) -> [TimelineEntry] {
         var entries: [TimelineEntry] = []

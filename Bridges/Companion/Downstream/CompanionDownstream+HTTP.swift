@@ -44,6 +44,9 @@ extension CompanionDownstream {
             case .answerPermission(let id):
                 answerPermission(sessionID: id, body: body, deviceID: deviceID, name: CompanionAuth.deviceName(for: exchange.headers), exchange)
             case .fileContent: fileContent(body, exchange)
+            case .chat: postChat(body, exchange)
+            case .killChat: killChat(body, exchange)
+            case .storedMessage(let id): storedMessage(id, exchange)
             case .notFound: exchange.respond(CompanionREST.answer(.notFound(method: exchange.method, path: exchange.path)))
             }
         }

@@ -30,6 +30,8 @@ public final class CompanionDownstream: ListenerHandler {
     var refusedDevices: Set<String> = []
     /// HTTP requests waiting for an answer.
     var waitingRequests = 0
+    /// The HTTP app's recent posts and stopped runs.
+    var httpChats = CompanionHTTPChats()
 
     public init(
         settings: CompanionSettings,
@@ -79,6 +81,8 @@ public final class CompanionDownstream: ListenerHandler {
     public func start() {
         let user = settings.userID
         hub.pushes.formatters["companion"] = CompanionPush.content
+        // The HTTP app's devices get each answer as its own push, never a wake-up.
+        hub.pushes.answersOnly.insert(Self.httpDeviceProtocol)
         hub.devices.list(protocolName: "companion") { [self] result in
             guard case .success(let devices) = result else { return }
             for device in devices where device.status.refusesPairing { refusedDevices.insert(device.id) }
@@ -100,7 +104,7 @@ public final class CompanionDownstream: ListenerHandler {
             refusedDevices.insert(deviceID)
             for socket in sockets.values where socket.deviceID == deviceID { perform(socket.machine.revoked(), on: socket) }
         case .changed(let device):
-            guard device.protocolName == "companion", !device.status.refusesPairing else { return }
+            guard device.protocolName == "companion" || device.protocolName == Self.httpDeviceProtocol, !device.status.refusesPairing else { return }
             refusedDevices.remove(device.id)
             if device.status != .approved { knownDevices.remove(device.id) }
         }
@@ -172,7 +176,7 @@ public final class CompanionDownstream: ListenerHandler {
     }
 
     /// Adds the device to the store once, so `clawrelay devices list` shows it with its presence.
-    func rememberDevice(_ deviceID: String, name: String?) {
+    func rememberDevice(_ deviceID: String, name: String?, protocolName: String = "companion") {
         guard knownDevices.insert(deviceID).inserted else { return }
         let (user, now, claimed) = (settings.userID, clock.nowMillis(), name.map { String($0.prefix(64)) })
         // Companion clients share one token: a device is recorded the first time it shows up (or
@@ -183,7 +187,7 @@ public final class CompanionDownstream: ListenerHandler {
             snapshot.device = DeviceRecord(
                 id: deviceID,
                 userID: user,
-                protocolName: "companion",
+                protocolName: protocolName,
                 claimedName: claimed,
                 deviceInfoJSON: nil,
                 isAdmin: false,

@@ -31,6 +31,10 @@ enum CompanionREST {
         case answerPermission(sessionID: String)
         /// `POST /api/files/content {path, workingDirectory}` (the HTTP app's file viewer).
         case fileContent
+        /// The HTTP app's chat: `POST /api/chat`, `POST /api/chat/kill`, `GET /api/messages/:id`.
+        case chat
+        case killChat
+        case storedMessage(id: String)
         case notFound
     }
 
@@ -52,6 +56,9 @@ enum CompanionREST {
         case ("POST", 2, "stream"): return .api(.sendToStream(sessionID: parts[1]))
         case ("POST", 2, "permission"): return .api(.answerPermission(sessionID: parts[1]))
         case ("POST", 2, "files") where parts[1] == "content": return .api(.fileContent)
+        case ("POST", 1, "chat"): return .api(.chat)
+        case ("POST", 2, "chat") where parts[1] == "kill": return .api(.killChat)
+        case ("GET", 2, "messages"): return .api(.storedMessage(id: parts[1]))
         default: return .api(.notFound)
         }
     }

@@ -61,27 +61,8 @@ final class CompanionSessionRegistry {
     func open(directory: String, requestedID: String?, completion: @escaping (Result<Session, CompanionError>) -> Void) {
         if let live = table.session(directory: directory) { return completion(.success(live)) }
         if let requestedID, let live = table.session(requestedID) { return completion(.success(live)) }
-        if let requestedID, !Self.isValidSessionID(requestedID) {
-            return completion(.failure(.invalid("sessionId must be 1 to 128 printable characters")))
-        }
-        guard !table.isFull else { return completion(.failure(.sessionLimit(settings.maxSessions))) }
-        let freshID = requestedID ?? Identifiers.newUUID()
-        let draft = ConversationDraft(
-            title: (directory as NSString).lastPathComponent,
-            backend: settings.backend(forDirectory: directory),
-            workingDirectory: directory,
-            extraKeys: [ConversationKey(CompanionKeys.session, freshID)]
-        )
-        hub.conversations.resolve(ConversationKey(CompanionKeys.directory, directory), userID: settings.userID, draft: draft) { [self] result in
-            switch result {
-            case .failure(let error):
-                logger.error("could not open a companion session", metadata: ["error": "\(error)"])
-                completion(.failure(.sessionNotOpened))
-            case .success(let conversation):
-                // A directory that had a session keeps its id, as the real server does.
-                live(conversation, sessionID: conversation.key(in: CompanionKeys.session) ?? freshID, completion: completion)
-            }
-        }
+        // A directory that had a session keeps its id, as the real server does.
+        create(in: directory, requestedID: requestedID, key: ConversationKey(CompanionKeys.directory, directory), completion: completion)
     }
 
     /// The session `sessionID` names: a live one, a stored one (brought back), or any conversation
@@ -104,6 +85,43 @@ final class CompanionSessionRegistry {
                     hub.conversations.addKey(ConversationKey(CompanionKeys.session, sessionID), to: conversation) { _ in }
                     live(conversation, sessionID: sessionID) { completion($0.map { Optional($0) }) }
                 }
+            }
+        }
+    }
+
+    /// A new conversation in `directory` (the HTTP app's first message, or one after Stop): named
+    /// by `requestedID` when the app sent an id the relay does not know (adopted, never refused).
+    func openNew(directory: String, requestedID: String?, completion: @escaping (Result<Session, CompanionError>) -> Void) {
+        create(in: directory, requestedID: requestedID, key: nil, completion: completion)
+    }
+
+    /// The conversation `key` names in `directory` (made now if it is new; nil: always a new one,
+    /// named by its session id), as a live session.
+    private func create(
+        in directory: String,
+        requestedID: String?,
+        key: ConversationKey?,
+        completion: @escaping (Result<Session, CompanionError>) -> Void
+    ) {
+        if let requestedID, !Self.isValidSessionID(requestedID) {
+            return completion(.failure(.invalid("sessionId must be 1 to 128 printable characters")))
+        }
+        guard !table.isFull else { return completion(.failure(.sessionLimit(settings.maxSessions))) }
+        let freshID = requestedID ?? Identifiers.newUUID()
+        let named = ConversationKey(CompanionKeys.session, freshID)
+        let draft = ConversationDraft(
+            title: (directory as NSString).lastPathComponent,
+            backend: settings.backend(forDirectory: directory),
+            workingDirectory: directory,
+            extraKeys: key == nil ? [] : [named]
+        )
+        hub.conversations.resolve(key ?? named, userID: settings.userID, draft: draft) { [self] result in
+            switch result {
+            case .failure(let error):
+                logger.error("could not open a companion session", metadata: ["error": "\(error)"])
+                completion(.failure(.sessionNotOpened))
+            case .success(let conversation):
+                live(conversation, sessionID: conversation.key(in: CompanionKeys.session) ?? freshID, completion: completion)
             }
         }
     }

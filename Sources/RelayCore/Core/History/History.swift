@@ -57,6 +57,10 @@ public final class History {
         journal.lastEvents(conversationIDs: conversationIDs, completion: completion)
     }
 
+    public func event(id: String, completion: @escaping (Result<ChatEvent?, any Error>) -> Void) {
+        journal.event(id: id, completion: completion)
+    }
+
     public func eventCount(of conversationID: String, completion: @escaping (Result<Int, any Error>) -> Void) {
         journal.eventCount(conversationID: conversationID, completion: completion)
     }

@@ -79,6 +79,8 @@ public protocol HistoryJournal: AnyObject {
     func timelineSync(userID: String, after seq: Int64, limit: Int, byteBudget: Int, completion: @escaping (Result<TimelineSync, any Error>) -> Void)
     /// The newest event of each conversation that has one.
     func lastEvents(conversationIDs: [String], completion: @escaping (Result<[String: ChatEvent], any Error>) -> Void)
+    /// One stored event by its id, nil when there is none (or the history no longer keeps it).
+    func event(id: String, completion: @escaping (Result<ChatEvent?, any Error>) -> Void)
     /// How many events a conversation holds.
     func eventCount(conversationID: String, completion: @escaping (Result<Int, any Error>) -> Void)
     /// The message a device sent under `clientID`, with its user event.

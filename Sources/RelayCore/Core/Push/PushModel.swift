@@ -151,6 +151,11 @@ public struct PushContent: Sendable, Equatable {
     public var silent: Bool
     /// An alert that also wakes the app (APNs `content-available`), so it can fetch what waits.
     public var wakesApp = false
+    /// The alert's second line (APNs `subtitle`).
+    public var subtitle: String?
+    /// A later push of the same conversation may replace this one on the device (APNs
+    /// `apns-collapse-id`). Off for pushes that each carry an answer the app must process.
+    public var collapses = true
 
     public init(
         title: String,

@@ -39,10 +39,13 @@ public final class Pushes {
     let loop: any LoopScheduler
     let clock: any Clock
     let logger: Logger
-    private let journal: any PushJournal
+    let journal: any PushJournal
     var dispatcher: (any PushDispatcher)?
     public private(set) var settings = Settings()
     public var formatters: [String: Formatter] = [:]
+    /// Protocols whose devices get no wake-up pushes: their bridge sends each answer itself
+    /// (`sendAnswer`), and a wake-up would only repeat it.
+    public var answersOnly: Set<String> = []
 
     var devices: [String: PushDevice] = [:]
     var devicesByUser: [String: Set<String>] = [:]
@@ -165,7 +168,8 @@ public final class Pushes {
             return
         }
         let now = clock.nowMillis()
-        for deviceID in deviceIDs.sorted() where !takesLive(deviceID, conversationID) {
+        for deviceID in deviceIDs.sorted() where !takesLive(deviceID, conversationID) && !answersOnly.contains(devices[deviceID]?.protocolName ?? "")
+        {
             let key = Key(deviceID: deviceID, conversationID: conversationID)
             var push =
                 pending[key]
