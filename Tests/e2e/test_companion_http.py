@@ -174,3 +174,10 @@ def test_bad_posts_are_refused_with_an_error_the_app_shows(relay_factory, tmp_pa
         assert answer["success"] is False and says in answer["error"], (args["token"], answer)
     assert rest(relay, "POST", "/api/chat", body={"message": "hi"}, token=None).status == 401
     assert fake_apns.requests == []
+
+
+def test_without_apns_a_post_is_refused_rather_than_never_answered(relay_factory, tmp_path):
+    root = make_projects(tmp_path / "projects")
+    relay = relay_factory(companion_config(projects_root=root))
+    answer = post(relay, "hi", real(root / "app"), make_device_token(), status=503)
+    assert answer["success"] is False and "push" in answer["error"], answer

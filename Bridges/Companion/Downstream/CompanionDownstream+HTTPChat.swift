@@ -22,6 +22,17 @@ extension CompanionDownstream {
         case .failure(let refusal): return exchange.respond(CompanionREST.json(400, refusal))
         case .success(let read): post = read
         }
+        // Its answer could reach the app no other way.
+        guard hub.pushes.isEnabled else {
+            return exchange.respond(
+                CompanionREST.json(
+                    503,
+                    HTTPChatRefusal(
+                        "The relay cannot send push notifications ([push] with APNs is not set up), and this app gets answers only by push"
+                    )
+                )
+            )
+        }
         let deviceID = Self.httpDeviceID(token: post.deviceToken)
         exchange.deviceID = deviceID
         guard !refusedDevices.contains(deviceID) else {
