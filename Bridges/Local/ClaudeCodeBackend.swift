@@ -32,7 +32,8 @@ public final class ClaudeCodeBackend: Backend {
             maxTurnMillis: options.maxSeconds.map { Int64($0) * 1000 },
             approvalTimeoutMillis: options.approvalTimeoutSeconds * 1000,
             interruptGraceMillis: grace,
-            terminateGraceMillis: grace
+            terminateGraceMillis: grace,
+            permissionMode: options.permissionMode == .ask ? "default" : options.permissionMode.rawValue
         )
         let plan = ClaudeProcesses.Plan(
             maxProcesses: options.maxProcesses,
@@ -47,6 +48,9 @@ public final class ClaudeCodeBackend: Backend {
     /// Claude Code's version: from `claude --version` at start (see `probeVersion`), then as its
     /// processes report it.
     public var agentVersion: String? { processes.version }
+
+    /// A read-only turn runs in Claude Code's `plan` permission mode.
+    public var honoursReadOnly: Bool { true }
 
     /// Claude Code processes running now.
     public var processCount: Int { processes.count }

@@ -19,6 +19,14 @@ enum ClaudeInput {
         ])
     }
 
+    /// Switches the permission mode for the turns written after it (`plan`: Claude only reads and plans).
+    static func setPermissionMode(_ mode: String, requestID: String) -> String {
+        line([
+            "type": .string("control_request"), "request_id": .string(requestID),
+            "request": .object(["subtype": .string("set_permission_mode"), "mode": .string(mode)]),
+        ])
+    }
+
     /// Stops what the current turn does (its running tools too); the process takes the next turn.
     static func interrupt(requestID: String) -> String {
         line(["type": .string("control_request"), "request_id": .string(requestID), "request": .object(["subtype": .string("interrupt")])])

@@ -25,7 +25,7 @@ protocol ClaudeProcessHandle: AnyObject, Sendable {
 
 /// What other threads tell a process.
 enum ClaudeProcessInput: Sendable {
-    case start(ClaudeTurnSink, text: String, attachments: [TurnAttachment])
+    case start(ClaudeTurnSink, text: String, attachments: [TurnAttachment], readOnly: Bool)
     case answer(turn: Int, requestID: String, ApprovalAnswer)
     case cancel(turn: Int)
     /// `terminate`: at once with SIGTERM (the relay stops), else by closing its input.

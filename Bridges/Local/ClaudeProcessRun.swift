@@ -143,7 +143,7 @@ final class ClaudeProcessRun {
         let now = self.now
         for input in inputs {
             switch input {
-            case .start(let sink, let text, let attachments):
+            case .start(let sink, let text, let attachments, let readOnly):
                 guard exitedAt == nil, !machine.stopping else {
                     refuse(sink, "Claude Code stopped just as this message arrived; send it again")
                     continue
@@ -152,7 +152,9 @@ final class ClaudeProcessRun {
                 idleSince = nil
                 // Uploaded files are read here, on the process's thread.
                 let blocks = ClaudeInput.blocks(for: attachments)
-                perform(machine.start(turn: sink.id, text: text, attachments: blocks, uuid: UUID().uuidString.lowercased(), now: now))
+                perform(
+                    machine.start(turn: sink.id, text: text, attachments: blocks, readOnly: readOnly, uuid: UUID().uuidString.lowercased(), now: now)
+                )
             case .answer(let turn, let requestID, let answer):
                 perform(machine.answer(turn: turn, requestID: requestID, answer, now: now))
             case .cancel(let turn):
@@ -283,7 +285,7 @@ final class ClaudeProcessRun {
             process.notify { $0.exited(process) }
         }
         for input in process.takeInputs() {
-            if case .start(let sink, _, _) = input { refuse(sink, reason) }
+            if case .start(let sink, _, _, _) = input { refuse(sink, reason) }
         }
         for sink in sinks.values { refuse(sink, reason) }
         sinks = [:]

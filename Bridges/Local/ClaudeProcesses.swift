@@ -100,7 +100,7 @@ final class ClaudeProcesses: Sendable {
             threads.enter()
             created.startThread()
         }
-        process.post(.start(sink, text: turn.text, attachments: turn.attachments))
+        process.post(.start(sink, text: turn.text, attachments: turn.attachments, readOnly: turn.readOnly))
         return TurnHandle(
             answer: { requestID, answer in process.post(.answer(turn: sink.id, requestID: requestID, answer)) },
             cancel: {

@@ -26,6 +26,9 @@ struct ClaudeSession: Sendable {
         var directory: String?
         /// The session it was started to resume (`--resume`).
         var resuming: String?
+        /// The permission mode it was started with (`default` for the relay's `ask`), which a
+        /// read-only turn's `plan` gives way back to.
+        var permissionMode = "default"
     }
 
     enum Action: Sendable, Equatable {
@@ -103,6 +106,8 @@ struct ClaudeSession: Sendable {
     var unreadable = 0
     var firstUnreadable: String?
     var nextRequest = 0
+    /// The last read-only turn switched Claude Code to `plan` mode.
+    var planning = false
 
     init(settings: Settings) {
         self.settings = settings
@@ -121,10 +126,17 @@ struct ClaudeSession: Sendable {
 
     var turnIDs: [Int] { turns.map(\.id) }
 
-    /// Starts the relay's turn `id`: one user line (with the attachments' content blocks).
-    mutating func start(turn id: Int, text: String, attachments: [JSONValue] = [], uuid: String, now: Int64) -> [Action] {
+    /// Starts the relay's turn `id`: one user line (with the attachments' content blocks), after
+    /// a switch to `plan` mode for a read-only turn (and back after it, at the next turn).
+    mutating func start(turn id: Int, text: String, attachments: [JSONValue] = [], readOnly: Bool = false, uuid: String, now: Int64) -> [Action] {
         turns.append(Turn(id: id, uuid: uuid, startedAt: now, lastOutput: now))
-        return [.emit(turn: id, .typing(true)), .write(ClaudeInput.user(text, attachments: attachments, uuid: uuid))]
+        var actions: [Action] = [.emit(turn: id, .typing(true))]
+        if readOnly != planning {
+            planning = readOnly
+            nextRequest += 1
+            actions.append(.write(ClaudeInput.setPermissionMode(readOnly ? "plan" : settings.permissionMode, requestID: "relay-mode-\(nextRequest)")))
+        }
+        return actions + [.write(ClaudeInput.user(text, attachments: attachments, uuid: uuid))]
     }
 
     /// The relay stopped the turn: nothing more goes out for it, and Claude Code is interrupted

@@ -60,7 +60,7 @@ final class FakeClaudeProcess: ClaudeProcessHandle {
     }
 
     var stops: [Bool] { inputs.compactMap { if case .stop(let terminate) = $0 { terminate } else { nil } } }
-    var startedTexts: [String] { inputs.compactMap { if case .start(_, let text, _) = $0 { text } else { nil } } }
+    var startedTexts: [String] { inputs.compactMap { if case .start(_, let text, _, _) = $0 { text } else { nil } } }
 }
 
 @Suite struct ClaudeProcessesTests {
@@ -168,7 +168,7 @@ final class FakeClaudeProcess: ClaudeProcessHandle {
         handle.answer("req-1", .allow(always: true))
         handle.cancel()
         let inputs = try #require(made.list.first).inputs
-        guard inputs.count == 3, case .start(let sink, _, _) = inputs[0], case .answer(let turn, "req-1", .allow(always: true)) = inputs[1],
+        guard inputs.count == 3, case .start(let sink, _, _, _) = inputs[0], case .answer(let turn, "req-1", .allow(always: true)) = inputs[1],
             case .cancel(let cancelled) = inputs[2]
         else {
             Issue.record("\(inputs)")

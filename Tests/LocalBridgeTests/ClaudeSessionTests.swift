@@ -147,3 +147,16 @@ import Testing
         #expect(actions.written.first?["request"]?["subtype"] == .string("interrupt"))
     }
 }
+
+@Suite struct ClaudeReadOnlyTests {
+    @Test func aReadOnlyTurnSwitchesToPlanModeAndTheNextNormalOneBack() {
+        var driver = SessionDriver()
+        let planned = driver.session.start(turn: 1, text: "plan", readOnly: true, uuid: "u-1", now: 0).written
+        #expect(planned.count == 2)
+        let mode = planned[0]
+        #expect(mode["request"]?["subtype"]?.stringValue == "set_permission_mode" && mode["request"]?["mode"]?.stringValue == "plan")
+        #expect(driver.session.start(turn: 2, text: "more planning", readOnly: true, uuid: "u-2", now: 0).written.count == 1, "already in plan mode")
+        let back = driver.session.start(turn: 3, text: "do it", uuid: "u-3", now: 0).written
+        #expect(back[0]["request"]?["mode"]?.stringValue == "default")
+    }
+}

@@ -267,3 +267,16 @@ struct StoreDown: Error {}
         #expect(core.backend.runs[1].request.attachments.isEmpty)
     }
 }
+
+@Suite struct ReadOnlyTurnsTests {
+    @Test func aBackendThatCannotRunReadOnlyIsToldFirst() {
+        let core = CoreFixture()
+        core.connect("phone")
+        var message = core.message("refactor it", device: "phone")
+        message.readOnly = true
+        #expect(core.submit(message).isAccepted)
+        let request = core.backend.runs[0].request
+        #expect(request.readOnly && request.text == TurnRequest.readOnlyInstruction + "refactor it")
+        #expect(core.journal.events.first?.content == "refactor it", "the history keeps what the user wrote")
+    }
+}

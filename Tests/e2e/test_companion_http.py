@@ -9,6 +9,7 @@ import os
 import threading
 import time
 
+from claude_cli import anthropic, claude_backend, claude_cli  # noqa: F401  (fixtures)
 from companion_client import companion_config, make_projects, real, rest, rest_json
 from fake_apns import make_device_token
 from push_servers import fake_apns  # noqa: F401  (fixture)
@@ -181,3 +182,19 @@ def test_without_apns_a_post_is_refused_rather_than_never_answered(relay_factory
     relay = relay_factory(companion_config(projects_root=root))
     answer = post(relay, "hi", real(root / "app"), make_device_token(), status=503)
     assert answer["success"] is False and "push" in answer["error"], answer
+
+
+async def test_planning_mode_runs_claude_code_in_its_plan_mode_for_that_turn_only(fake_apns, relay_factory, tmp_path, claude_cli, anthropic):
+    root = make_projects(tmp_path / "projects")
+    cfg = companion_config(projects_root=root, backend="claude")
+    cfg["backends"].append(claude_backend(claude_cli, anthropic, tmp_path / "home"))
+    cfg["push"] = apns_settings(fake_apns)
+    relay = relay_factory(cfg)
+    project, token = real(root / "app"), make_device_token()
+    ack = await asyncio.to_thread(post, relay, "plan the refactor", project, token, mode="planning")
+    await wait_apns(fake_apns, 1, timeout=60)
+    planned = json.dumps(anthropic.turn_requests[-1]).lower()
+    assert "plan mode is active" in planned and "planning mode active" not in planned, "Claude Code's own plan mode, not the prefix"
+    await asyncio.to_thread(post, relay, "now do it", project, token, ack["sessionId"])
+    await wait_apns(fake_apns, 2, timeout=60)
+    assert "exited plan mode" in json.dumps(anthropic.turn_requests[-1]).lower(), "the next normal turn leaves plan mode"

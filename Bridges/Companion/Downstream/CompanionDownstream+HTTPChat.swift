@@ -10,10 +10,6 @@ import RelayTransport
 /// its APNs token is the device (`companion-http:<hash>`).
 extension CompanionDownstream {
     static let httpDeviceProtocol = "companion-http"
-    /// The upstream server's planning mode: the app's "Planning" switch puts this before the message.
-    static let planningPrefix =
-        "PLANNING MODE ACTIVE: You MUST NOT modify any code files. You can ONLY create or edit documentation files (*.md, *.txt, README, TODO, CHANGELOG, *.plan). If the user asks you to modify code, politely refuse and offer to create a plan or documentation instead.\n\nUser request: "
-
     static func httpDeviceID(token: String) -> String { "companion-http:" + Digest.sha256Hex(token).prefix(16) }
 
     func postChat(_ body: CompanionFields, _ exchange: HTTPExchange) {
@@ -72,10 +68,10 @@ extension CompanionDownstream {
 
     private func start(_ post: HTTPChatPost, in session: CompanionSessions.Session, deviceID: String, _ exchange: HTTPExchange) {
         let requestID = Identifiers.newUUID()
-        let text = post.planning ? Self.planningPrefix + post.message : post.message
         run(
-            text,
+            post.message,
             in: session,
+            readOnly: post.planning,
             clientID: "http_" + requestID,
             deviceID: deviceID,
             failed: { error in exchange.respond(CompanionREST.json(error.code.httpStatus, HTTPChatRefusal(error.message))) },

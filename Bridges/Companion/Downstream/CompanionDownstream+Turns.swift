@@ -52,18 +52,20 @@ extension CompanionDownstream {
     func run(
         _ text: String,
         in session: CompanionSessions.Session,
+        readOnly: Bool = false,
         clientID: String,
         deviceID: String,
         failed: @escaping (CompanionError) -> Void,
         started: ((String) -> Void)? = nil
     ) {
-        let message = UserMessage(
+        var message = UserMessage(
             conversationID: session.conversationID,
             userID: settings.userID,
             deviceID: deviceID,
             clientID: clientID,
             content: text
         )
+        message.readOnly = readOnly
         let (sessionID, maxQueued) = (session.sessionID, settings.maxQueuedCommands)
         hub.turns.submit(message, policy: settings.turnPolicy) { outcome in
             switch outcome {

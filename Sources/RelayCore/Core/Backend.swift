@@ -18,6 +18,13 @@ public struct TurnRequest: Sendable {
     /// What the user attached to the message, in order (a backend that cannot take them says so
     /// in its answer or leaves them out).
     public var attachments: [TurnAttachment] = []
+    /// Plan, do not change anything. A backend that `honoursReadOnly` runs the turn that way
+    /// (Claude Code's `plan` permission mode); the others get `readOnlyInstruction` before the text.
+    public var readOnly = false
+
+    /// What a backend that cannot run a turn read-only is told first (the Companion server's own words).
+    public static let readOnlyInstruction =
+        "PLANNING MODE ACTIVE: You MUST NOT modify any code files. You can ONLY create or edit documentation files (*.md, *.txt, README, TODO, CHANGELOG, *.plan). If the user asks you to modify code, politely refuse and offer to create a plan or documentation instead.\n\nUser request: "
 
     public init(
         userID: String,
@@ -101,6 +108,8 @@ public protocol Backend: AnyObject, Sendable {
     var name: String { get }
     /// The version of the agent behind it when it has one (Companion's `welcome` shows Claude Code's).
     var agentVersion: String? { get }
+    /// It runs a `TurnRequest.readOnly` turn without changing anything by itself.
+    var honoursReadOnly: Bool { get }
     func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle
     /// The relay no longer routes to this backend (a reload removed or replaced it) and no turn
     /// runs on it: let go of what it holds (its link, its processes). Loop thread; once.
@@ -109,6 +118,8 @@ public protocol Backend: AnyObject, Sendable {
 
 extension Backend {
     public var agentVersion: String? { nil }
+
+    public var honoursReadOnly: Bool { false }
 
     public func retire() {}
 }

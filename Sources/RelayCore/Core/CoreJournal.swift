@@ -24,6 +24,8 @@ public struct UserMessage: Sendable {
     /// When its frame arrived at the bridge (`MonotonicClock`), for the stage histograms; 0 when
     /// the bridge does not stamp it.
     public var receivedAt: UInt64 = 0
+    /// Answer it without changing anything (the Companion app's planning mode): see `TurnRequest.readOnly`.
+    public var readOnly = false
 
     public init(
         conversationID: String,

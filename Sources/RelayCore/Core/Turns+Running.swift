@@ -33,11 +33,12 @@ extension Turns {
             userID: turn.userID,
             deviceID: turn.ref.deviceID,
             conversationID: conversationID,
-            text: turn.text,
+            text: turn.readOnly && !backend.honoursReadOnly ? TurnRequest.readOnlyInstruction + turn.text : turn.text,
             runID: turn.ref.runID,
             workingDirectory: conversation?.workingDirectory,
             backendSession: conversation?.backendSession
         )
+        request.readOnly = turn.readOnly
         attachments(of: turn) { [self] attachments in
             guard isActive(turn), !turn.isFinishing else { return }
             request.attachments = attachments

@@ -58,6 +58,7 @@ public final class Turns {
         let policy: TurnPolicy
         /// The message's attachments in the relay's neutral form.
         let attachmentsJSON: String?
+        let readOnly: Bool
         var startedAt: Int64 = 0
         var content = ""
         var isFinishing = false
@@ -81,6 +82,7 @@ public final class Turns {
             conversationID = message.conversationID
             text = message.content
             attachmentsJSON = message.attachmentsJSON
+            readOnly = message.readOnly
             self.policy = policy
         }
     }
