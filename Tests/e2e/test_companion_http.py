@@ -198,3 +198,32 @@ async def test_planning_mode_runs_claude_code_in_its_plan_mode_for_that_turn_onl
     await asyncio.to_thread(post, relay, "now do it", project, token, ack["sessionId"])
     await wait_apns(fake_apns, 2, timeout=60)
     assert "exited plan mode" in json.dumps(anthropic.turn_requests[-1]).lower(), "the next normal turn leaves plan mode"
+
+
+async def test_the_optional_socket_gets_heartbeats_while_a_turn_runs(fake_apns, relay_factory, tmp_path):
+    import websockets
+    from companion_client import TOKEN, cport
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    slow = {"name": "slow", "kind": "command", "timeout_seconds": 30,
+            "command": ["/bin/sh", "-c", f"cat >/dev/null; printf working; read line < {gate}; printf ' done'"]}
+    relay = http_relay(relay_factory, tmp_path, fake_apns, "slow", (slow,))
+    project = real(relay.projects / "app")
+    async with websockets.connect(f"ws://127.0.0.1:{cport(relay)}/ws?token={TOKEN}") as ws:
+        assert json.loads(await asyncio.wait_for(ws.recv(), 5))["type"] == "welcome"
+        ack = accepted(await asyncio.to_thread(post, relay, "long job", project, make_device_token()))
+
+        async def heartbeat(processing: bool) -> dict:
+            while True:
+                frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
+                if frame.get("type") == "heartbeat" and frame["isProcessing"] is processing:
+                    return frame
+        beat = await heartbeat(True)
+        # What the app's WebSocketManager reads: top-level projectPath, isProcessing, activity, elapsedSeconds (Int).
+        assert beat["projectPath"] == project and beat["sessionId"] == ack["sessionId"], beat
+        assert isinstance(beat["activity"], str) and isinstance(beat["elapsedSeconds"], int), beat
+        threading.Thread(target=lambda: gate.write_text("go\n"), daemon=True).start()
+        last = await heartbeat(False)
+        assert last["activity"] == "Complete" and last["projectPath"] == project, last
+    [push] = await wait_apns(fake_apns, 1)
+    assert processable(push, project)["message"] == "working done", push

@@ -86,12 +86,41 @@ extension CompanionDownstream {
                 )
                 httpChats.remember(post.fingerprint, ack, now: now)
                 exchange.respond(CompanionREST.json(200, ack))
+                httpChats.running[runID] = CompanionHTTPChats.Running(sessionID: session.sessionID, projectPath: post.projectPath, startedAt: now)
+                heartbeat(runID)
                 hub.turns.whenEnded(runID: runID) { [self] end in
+                    heartbeat(runID, ended: true)
                     guard !httpChats.wasKilled(runID) else { return }
                     pushAnswer(end, post: post, session: session, requestID: requestID, deviceID: deviceID)
                 }
             }
         )
+    }
+
+    /// Heartbeat interval while an HTTP turn runs (the app's project list shows it as progress).
+    static let heartbeatMillis = 10_000
+
+    /// Tells every open socket how the HTTP turn `runID` is doing, now and every 10 s until it
+    /// ends (then once with `isProcessing: false`). The old app drops these frames unread.
+    func heartbeat(_ runID: String, ended: Bool = false) {
+        guard let run = httpChats.running[runID] else { return }
+        let now = clock.nowMillis()
+        let frame = CompanionJSON.encode(
+            HTTPHeartbeat(
+                sessionId: run.sessionID,
+                projectPath: run.projectPath,
+                activity: ended ? "Complete" : "Processing",
+                elapsedSeconds: Int((now - run.startedAt) / 1000),
+                isProcessing: !ended,
+                timestamp: CompanionTimestamp.string(now)
+            )
+        )
+        for socket in sockets.values { socket.send(frame) }
+        if ended {
+            httpChats.running.removeValue(forKey: runID)
+        } else {
+            loop.schedule(afterMillis: Self.heartbeatMillis) { [weak self] in self?.heartbeat(runID) }
+        }
     }
 
     /// The turn's one push: its answer, or why there is none.
@@ -166,8 +195,16 @@ extension CompanionDownstream {
 struct CompanionHTTPChats {
     static let duplicateWindowMillis: Int64 = 5_000
     static let maxRemembered = 1_000
+    struct Running {
+        var sessionID: String
+        var projectPath: String
+        var startedAt: Int64
+    }
+
     private var recent: [String: (ack: HTTPChatAccepted, at: Int64)] = [:]
     private var stopped: Set<String> = []
+    /// HTTP turns running now, by run id (their heartbeats).
+    var running: [String: Running] = [:]
 
     /// The acknowledgement of the same post within the window, marked as a duplicate.
     mutating func duplicate(of fingerprint: String, now: Int64) -> HTTPChatAccepted? {

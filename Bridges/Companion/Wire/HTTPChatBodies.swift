@@ -126,3 +126,24 @@ public struct HTTPMessageNotFound: Encodable, Equatable, Sendable {
 
     public init() {}
 }
+
+/// The frame the HTTP app's project list reads on its optional socket while a project's turn runs
+/// (top-level fields, no `data`): `isProcessing` shows the badge, `elapsedSeconds` the time.
+public struct HTTPHeartbeat: Encodable, Equatable, Sendable {
+    public var type = "heartbeat"
+    public var sessionId: String
+    public var projectPath: String
+    public var activity: String
+    public var elapsedSeconds: Int
+    public var isProcessing: Bool
+    public var timestamp: String
+
+    public init(sessionId: String, projectPath: String, activity: String, elapsedSeconds: Int, isProcessing: Bool, timestamp: String) {
+        self.sessionId = sessionId
+        self.projectPath = projectPath
+        self.activity = activity
+        self.elapsedSeconds = elapsedSeconds
+        self.isProcessing = isProcessing
+        self.timestamp = timestamp
+    }
+}
