@@ -226,6 +226,6 @@ async def test_a_changed_log_format_writes_json_from_the_next_line(relay_factory
     reload(relay, cfg, "log_format of [server] changed (text → json)")
     mark = len(relay.stderr_text())
     await pair_first_admin(relay)
-    lines = wait_for(lambda: relay.stderr_text()[mark:].splitlines(), what="log lines after the reload")
+    lines = wait_for(lambda: relay.stderr_text()[mark:].splitlines(), timeout=20, what="log lines after the reload")
     entries = [json.loads(line) for line in lines]
     assert all({"ts", "level", "msg"} <= entry.keys() for entry in entries), entries
