@@ -48,6 +48,9 @@ public final class ClaudeCodeBackend: Backend {
     /// processes report it.
     public var agentVersion: String? { processes.version }
 
+    /// Claude Code's slash commands, as its processes listed them last (none before the first starts).
+    public var slashCommands: [String] { processes.slashCommands }
+
     /// Claude Code processes running now.
     public var processCount: Int { processes.count }
 

@@ -230,6 +230,12 @@ import Testing
         ("operator", ["operator.admin"], "plugin.approval.list", nil),
         ("operator", ["operator.read", "operator.write"], "exec.approval.list", "missing scope: operator.approvals"),
         ("node", ["operator.approvals"], "exec.approval.get", "unauthorized role: node"),
+        ("node", [], "node.pending.pull", nil),
+        ("operator", ["operator.admin"], "node.pending.drain", "only nodes have pending work"),
+        ("operator", ["operator.read"], "agent.wait", nil),
+        ("node", [], "commands.list", "unauthorized role: node"),
+        ("operator", ["operator.write"], "chat.inject", "missing scope: operator.admin"),
+        ("node", [], "chat.inject", "unauthorized role: node"),
     ])
     func aConnectedPeerMayCallWhatItsRoleAndScopesAllow(role: String, scopes: [String], method: String, refusal: String?) throws {
         var socket = try connected(role: role, scopes: scopes)
@@ -244,7 +250,7 @@ import Testing
 
     @Test func everyMethodIsListedOnceAndTheListIsWhatHelloOkOffers() {
         let names = Machine.methods.map(\.name)
-        #expect(Set(names).count == names.count && names.first == "connect" && names.count == 33)
+        #expect(Set(names).count == names.count && names.first == "connect" && names.count == 39)
         #expect(Machine.access["node.describe"] == .anyone)
     }
 

@@ -138,6 +138,7 @@ public final class GatewayDownstream: ListenerHandler {
         guard let socket = sockets.removeValue(forKey: connection.id) else { return }
         if let timer = socket.handshakeTimer { loop.cancel(timer) }
         guard socket.isConnected else { return }
+        releaseWaits(of: socket)
         if socket.isAttached {
             socket.isAttached = false
             hub.detach(socket, socket: connection.id, userID: settings.userID)
@@ -201,6 +202,10 @@ public final class GatewayDownstream: ListenerHandler {
         case "node.list", "node.describe", "node.invoke": handleNodeRequest(request, on: socket)
         case "node.invoke.result": handleInvokeResult(request, on: socket)
         case "node.event": handleNodeEvent(request, on: socket)
+        case "node.pending.pull", "node.pending.drain", "node.pending.ack": handleNodePending(request, on: socket)
+        case "agent.wait": agentWait(request, on: socket)
+        case "commands.list": listCommands(request, on: socket)
+        case "chat.inject": inject(request, on: socket)
         case "chat.send", "chat.history", "chat.abort": handleChat(request, on: socket)
         case "sessions.list", "sessions.markRead", "sessions.patch", "backends.list": handleSessions(request, on: socket)
         case "exec.approval.get", "exec.approval.list", "exec.approval.resolve", "plugin.approval.list", "plugin.approval.resolve":

@@ -15,6 +15,9 @@ final class GatewaySocket: DeviceEndpoint {
     var isAttached = false
     /// Invokes held for this node until it comes back to the foreground.
     var heldInvokes: [() -> Void] = []
+    /// Its `agent.wait` calls waiting for a run's end, with their timeouts, by a number of its own.
+    var waits: [UInt64: (watch: RunWatch, timer: TimerID)] = [:]
+    var lastWait: UInt64 = 0
     weak var downstream: GatewayDownstream?
 
     init(connection: WebSocketConnection, machine: GatewaySocketMachine) {

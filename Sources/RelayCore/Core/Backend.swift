@@ -97,6 +97,9 @@ public protocol Backend: AnyObject, Sendable {
     var name: String { get }
     /// The version of the agent behind it when it has one (Companion's `welcome` shows Claude Code's).
     var agentVersion: String? { get }
+    /// Its own slash commands, without the slash, as it last reported them (typed at the start of a
+    /// message they reach it); empty when it has none or has not said yet.
+    var slashCommands: [String] { get }
     func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle
     /// The relay no longer routes to this backend (a reload removed or replaced it) and no turn
     /// runs on it: let go of what it holds (its link, its processes). Loop thread; once.
@@ -105,6 +108,8 @@ public protocol Backend: AnyObject, Sendable {
 
 extension Backend {
     public var agentVersion: String? { nil }
+
+    public var slashCommands: [String] { [] }
 
     public func retire() {}
 }
