@@ -206,6 +206,7 @@ public final class GatewayDownstream: ListenerHandler {
         case "agent.wait": agentWait(request, on: socket)
         case "commands.list": listCommands(request, on: socket)
         case "chat.inject": inject(request, on: socket)
+        case "agents.list", "agent.identity.get": handleAgents(request, on: socket)
         case "chat.send", "chat.history", "chat.abort": handleChat(request, on: socket)
         case "sessions.list", "sessions.markRead", "sessions.patch", "backends.list": handleSessions(request, on: socket)
         case "exec.approval.get", "exec.approval.list", "exec.approval.resolve", "plugin.approval.list", "plugin.approval.resolve":

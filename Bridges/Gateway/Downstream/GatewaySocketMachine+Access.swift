@@ -38,10 +38,13 @@ extension GatewaySocketMachine {
         ("sessions.markRead", .chatReader), ("sessions.patch", .chatWriter), ("backends.list", .chatReader),
         ("exec.approval.get", .approvals), ("exec.approval.list", .approvals), ("exec.approval.resolve", .approvals),
         ("plugin.approval.list", .approvals), ("plugin.approval.resolve", .approvals),
-        ("agent.wait", .chatReader), ("commands.list", .apps), ("chat.inject", .admin),
+        ("agent.wait", .chatReader), ("commands.list", .apps), ("chat.inject", .admin), ("agents.list", .apps), ("agent.identity.get", .apps),
     ]
 
     static let access = Dictionary(uniqueKeysWithValues: methods.map { ($0.name, $0.access) })
+
+    /// The contracts the relay honours (`hello-ok.features.capabilities`): only those it enforces.
+    static let capabilities = ["chat-send-routing-contract"]
 
     /// Every event the relay sends (`hello-ok.features.events`).
     static let events = [

@@ -190,6 +190,16 @@ extension GatewayError {
     public static let timeoutNotInteger = invalid("timeoutMs must be a non-negative integer")
     public static let tooManyWaits = unavailable("too many agent.wait calls waiting on this connection", retryable: true)
 
+    // Routing (OpenClaw's `respondChatSessionRoutingChanged`: its apps classify on `details.reason`)
+    public static let sessionRoutingChanged: GatewayError = {
+        var details = Details()
+        details.reason = "session-routing-changed"
+        return GatewayError(.invalidRequest, "session routing changed; review and retry", details: details)
+    }()
+    public static let routingContractNotString = invalid("expectedSessionRoutingContract must be a string")
+    public static let sessionKeyNotString = invalid("sessionKey must be a string")
+    public static func unknownAgent(_ id: String) -> GatewayError { invalid("unknown agent id \"\(id.prefix(64))\"") }
+
     // Commands
     public static let invalidCommandScope = invalid("scope must be one of text, native, both")
 
