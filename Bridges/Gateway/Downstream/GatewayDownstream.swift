@@ -15,6 +15,8 @@ public final class GatewayDownstream: ListenerHandler {
     static let preAuthMaxBytes = 64 * 1024
 
     private(set) var settings: GatewaySettings
+    /// The Control UI build `settings.controlUIDirectory` names, served to plain HTTP.
+    private(set) var controlUI: StaticSite?
     let hub: RelayHub
     let loop: any LoopScheduler
     let clock: any Clock
@@ -51,6 +53,7 @@ public final class GatewayDownstream: ListenerHandler {
     ) {
         self.fingerprint = fingerprint
         self.settings = settings
+        controlUI = Self.controlUI(settings)
         gatewayIdentity = try? AccountIdentity(directory: dataDirectory, account: "gateway")
         self.hub = hub
         self.loop = loop
@@ -61,7 +64,10 @@ public final class GatewayDownstream: ListenerHandler {
 
     /// A reload changed keys that apply live (backend, the model catalog, pairing, limits): the
     /// next connection, request and turn use them. Loop thread.
-    public func reconfigure(_ settings: GatewaySettings) { self.settings = settings }
+    public func reconfigure(_ settings: GatewaySettings) {
+        if settings.controlUIDirectory != self.settings.controlUIDirectory { controlUI = Self.controlUI(settings) }
+        self.settings = settings
+    }
 
     public static func listenerConfig(_ settings: GatewaySettings) -> ListenerConfig {
         var config = ListenerConfig(
@@ -104,10 +110,6 @@ public final class GatewayDownstream: ListenerHandler {
     }
 
     // MARK: ListenerHandler
-
-    public func handleHTTP(_ exchange: HTTPExchange) {
-        exchange.respond(.json(426, #"{"error":"this is an OpenClaw gateway WebSocket endpoint"}"#))
-    }
 
     public func webSocketOpened(_ connection: WebSocketConnection) {
         let machine = GatewaySocketMachine(
