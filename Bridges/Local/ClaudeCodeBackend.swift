@@ -51,6 +51,8 @@ public final class ClaudeCodeBackend: Backend {
 
     /// A read-only turn runs in Claude Code's `plan` permission mode.
     public var honoursReadOnly: Bool { true }
+    /// Claude Code's slash commands, as its processes listed them last (none before the first starts).
+    public var slashCommands: [String] { processes.slashCommands }
 
     /// Claude Code processes running now.
     public var processCount: Int { processes.count }

@@ -49,6 +49,8 @@ struct ClaudeProcessHooks: Sendable {
     /// It is gone (or stopping): the owner forgets it.
     var exited: @Sendable (any ClaudeProcessHandle) -> Void
     var version: @Sendable (String) -> Void
+    /// Claude Code listed its slash commands (`system/init`).
+    var slashCommands: @Sendable ([String]) -> Void = { _ in }
     var log: @Sendable (String, [String: String]) -> Void
     /// Its thread is done.
     var ended: @Sendable () -> Void

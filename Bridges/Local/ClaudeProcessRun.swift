@@ -39,6 +39,7 @@ final class ClaudeProcessRun {
     private var idleSince: Int64?
     private var exitedAt: Int64?
     private var version: String?
+    private var slashCommands: [String]?
     private let origin = ContinuousClock.now
 
     init(process: ClaudeProcess) {
@@ -256,6 +257,10 @@ final class ClaudeProcessRun {
         if let noted = machine.version, noted != version {
             version = noted
             process.notify { $0.version(noted) }
+        }
+        if let listed = machine.slashCommands, listed != slashCommands {
+            slashCommands = listed
+            process.notify { $0.slashCommands(listed) }
         }
     }
 

@@ -35,6 +35,7 @@ final class ClaudeProcesses: Sendable {
     private let logger: Logger?
     private let table = Mutex(Table())
     private let noted = Mutex<String?>(nil)
+    private let listed = Mutex<[String]>([])
     private let threads = DispatchGroup()
     private let factory: Factory
 
@@ -51,6 +52,11 @@ final class ClaudeProcesses: Sendable {
     var version: String? { noted.withLock { $0 } }
 
     func noteVersion(_ version: String) { noted.withLock { $0 = version } }
+
+    /// Claude Code's slash commands as the processes listed them last.
+    var slashCommands: [String] { listed.withLock { $0 } }
+
+    func noteSlashCommands(_ names: [String]) { listed.withLock { $0 = names } }
 
     /// How many processes live (for tests and metrics).
     var count: Int { table.withLock { $0.processes.count } }
@@ -167,6 +173,7 @@ final class ClaudeProcesses: Sendable {
             mayRetire: { [weak self] process in self?.retire(process) ?? true },
             exited: { [weak self] process in self?.forget(process) },
             version: { [weak self] version in self?.noteVersion(version) },
+            slashCommands: { [weak self] names in self?.noteSlashCommands(names) },
             log: { [weak self] message, metadata in
                 self?.logger?.info("\(message)", metadata: metadata.mapValues { .string($0) })
             },

@@ -50,7 +50,11 @@ extension ClaudeSession {
     private mutating func system(_ json: JSONValue) -> [Action] {
         switch json["subtype"]?.stringValue {
         case "init":
-            noteInit(sessionID: json["session_id"]?.stringValue, version: json["claude_code_version"]?.stringValue)
+            noteInit(
+                sessionID: json["session_id"]?.stringValue,
+                version: json["claude_code_version"]?.stringValue,
+                slashCommands: json["slash_commands"]?.arrayValue
+            )
             return []
         case "api_retry":
             guard let index = ownerIndex, !turns[index].over else { return [] }

@@ -96,6 +96,8 @@ struct ClaudeSession: Sendable {
     var reportedSession: String?
     /// `claude_code_version` from `system/init`.
     private(set) var version: String?
+    /// `slash_commands` from `system/init`: Claude Code's own commands, without the slash.
+    private(set) var slashCommands: [String]?
     /// The process's total cost at the last `result`, for turns the CLI gives no cost of their own.
     var lastTotalCostUSD: Double?
     var escalation: (step: Escalation, since: Int64)?
@@ -114,11 +116,22 @@ struct ClaudeSession: Sendable {
         reportedSession = settings.resuming
     }
 
-    /// Claude Code's version and the session once `system/init` said them.
-    mutating func noteInit(sessionID: String?, version: String?) {
+    /// Slash commands kept from `system/init` at most, and the longest name kept.
+    static let maxSlashCommands = 200
+    static let maxSlashCommandBytes = 100
+
+    /// Claude Code's version, its slash commands and the session once `system/init` said them.
+    mutating func noteInit(sessionID: String?, version: String?, slashCommands: [JSONValue]? = nil) {
         initSeen = true
         if let sessionID, !sessionID.isEmpty { self.sessionID = sessionID }
         if let version, !version.isEmpty { self.version = String(version.prefix(64)) }
+        if let slashCommands {
+            let names = slashCommands.compactMap(\.stringValue).map { $0.hasPrefix("/") ? String($0.dropFirst()) : $0 }
+            self.slashCommands = Array(
+                names.filter { !$0.isEmpty && $0.utf8.count <= Self.maxSlashCommandBytes && !$0.contains(where: \.isWhitespace) }
+                    .prefix(Self.maxSlashCommands)
+            )
+        }
     }
 
     /// Nothing written is left to end: the process may be stopped or given to another conversation.

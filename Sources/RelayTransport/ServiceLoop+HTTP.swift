@@ -106,35 +106,18 @@ extension ServiceLoop {
         if !exchange.headersWritten {
             exchange.headersWritten = true
             if case .file(let path) = response.body {
+                // A HEAD answer is the file's headers alone, its length included.
+                if exchange.method == "HEAD" {
+                    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+                    return writeHeaders(wsi, exchange, response, contentLength: size) ? finishExchange(wsi) : -1
+                }
                 var extra = response.headers.map { "\($0.0): \($0.1)\r\n" }.joined()
                 if exchange.mustCloseAfterResponse { extra += "connection: close\r\n" }
                 let result = lws_serve_http_file(wsi, path, response.contentType, extra.isEmpty ? nil : extra, Int32(extra.utf8.count))
                 if result < 0 { return -1 }
                 return result > 0 ? finishExchange(wsi) : 0
             }
-            guard case .bytes(let body) = response.body else { return -1 }
-            ensureScratch(pre + 4096 + response.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 8 })
-            let start = scratch.baseAddress!.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
-            var cursor: UnsafeMutablePointer<UInt8>? = start
-            let end = scratch.baseAddress!.advanced(by: scratch.count - 1).assumingMemoryBound(to: UInt8.self)
-            // The status line is the relay's own (lws's lacks most reason phrases), then the
-            // common headers; the content length also tells lws where the response ends.
-            let statusLine = Array(HTTPStatus.line(response.status).utf8)
-            let contentType = Array(response.contentType.utf8)
-            if lws_add_http_header_by_name(wsi, nil, statusLine, Int32(statusLine.count), &cursor, end) != 0
-                || lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, contentType, Int32(contentType.count), &cursor, end) != 0
-                || lws_add_http_header_content_length(wsi, lws_filepos_t(body.count), &cursor, end) != 0
-            {
-                return -1
-            }
-            var headers = response.headers
-            if exchange.mustCloseAfterResponse { headers.append(("connection", "close")) }
-            for (name, value) in headers {
-                let nameBytes = Array((name.lowercased() + ":").utf8) + [0]
-                let valueBytes = Array(value.utf8)
-                if lws_add_http_header_by_name(wsi, nameBytes, valueBytes, Int32(valueBytes.count), &cursor, end) != 0 { return -1 }
-            }
-            if lws_finalize_write_http_header(wsi, start, &cursor, end) != 0 { return -1 }
+            guard case .bytes(let body) = response.body, writeHeaders(wsi, exchange, response, contentLength: body.count) else { return -1 }
             // A HEAD answer is the GET answer's headers alone (its length included).
             if body.isEmpty || exchange.method == "HEAD" { return finishExchange(wsi) }
             lws_callback_on_writable(wsi)
@@ -153,6 +136,32 @@ extension ServiceLoop {
         if isLast { return finishExchange(wsi) }
         lws_callback_on_writable(wsi)
         return 0
+    }
+
+    /// Writes the status line and headers: the relay's own status line (lws's lacks most reason
+    /// phrases), then the common headers; the content length also tells lws where the response ends.
+    private func writeHeaders(_ wsi: OpaquePointer, _ exchange: HTTPExchange, _ response: HTTPResponse, contentLength: Int) -> Bool {
+        let pre = relay_lws_pre()
+        ensureScratch(pre + 4096 + response.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 8 })
+        let start = scratch.baseAddress!.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
+        var cursor: UnsafeMutablePointer<UInt8>? = start
+        let end = scratch.baseAddress!.advanced(by: scratch.count - 1).assumingMemoryBound(to: UInt8.self)
+        let statusLine = Array(HTTPStatus.line(response.status).utf8)
+        let contentType = Array(response.contentType.utf8)
+        if lws_add_http_header_by_name(wsi, nil, statusLine, Int32(statusLine.count), &cursor, end) != 0
+            || lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, contentType, Int32(contentType.count), &cursor, end) != 0
+            || lws_add_http_header_content_length(wsi, lws_filepos_t(contentLength), &cursor, end) != 0
+        {
+            return false
+        }
+        var headers = response.headers
+        if exchange.mustCloseAfterResponse { headers.append(("connection", "close")) }
+        for (name, value) in headers {
+            let nameBytes = Array((name.lowercased() + ":").utf8) + [0]
+            let valueBytes = Array(value.utf8)
+            if lws_add_http_header_by_name(wsi, nameBytes, valueBytes, Int32(valueBytes.count), &cursor, end) != 0 { return false }
+        }
+        return lws_finalize_write_http_header(wsi, start, &cursor, end) == 0
     }
 
     func finishExchange(_ wsi: OpaquePointer) -> Int32 {

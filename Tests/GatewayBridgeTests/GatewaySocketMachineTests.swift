@@ -225,11 +225,19 @@ import Testing
         ("operator", ["operator.read"], "node.invoke", "missing scope: operator.write"),
         ("operator", [], "device.unpair", nil),
         ("operator", ["operator.admin"], "connect", "already connected"),
-        ("operator", ["operator.admin"], "agents.list", "unknown method agents.list"),
+        ("operator", ["operator.admin"], "agents.list", nil),
+        ("node", [], "agent.identity.get", "unauthorized role: node"),
+        ("operator", ["operator.admin"], "agents.create", "unknown method agents.create"),
         ("operator", ["operator.approvals"], "exec.approval.resolve", nil),
         ("operator", ["operator.admin"], "plugin.approval.list", nil),
         ("operator", ["operator.read", "operator.write"], "exec.approval.list", "missing scope: operator.approvals"),
         ("node", ["operator.approvals"], "exec.approval.get", "unauthorized role: node"),
+        ("node", [], "node.pending.pull", nil),
+        ("operator", ["operator.admin"], "node.pending.drain", "only nodes have pending work"),
+        ("operator", ["operator.read"], "agent.wait", nil),
+        ("node", [], "commands.list", "unauthorized role: node"),
+        ("operator", ["operator.write"], "chat.inject", "missing scope: operator.admin"),
+        ("node", [], "chat.inject", "unauthorized role: node"),
     ])
     func aConnectedPeerMayCallWhatItsRoleAndScopesAllow(role: String, scopes: [String], method: String, refusal: String?) throws {
         var socket = try connected(role: role, scopes: scopes)
@@ -244,7 +252,7 @@ import Testing
 
     @Test func everyMethodIsListedOnceAndTheListIsWhatHelloOkOffers() {
         let names = Machine.methods.map(\.name)
-        #expect(Set(names).count == names.count && names.first == "connect" && names.count == 35)
+        #expect(Set(names).count == names.count && names.first == "connect" && names.count == 43)
         #expect(Machine.access["node.describe"] == .anyone)
     }
 

@@ -65,6 +65,19 @@ import Testing
         #expect(driver.session.isIdle)
     }
 
+    @Test func initListsClaudeCodesSlashCommandsBoundedAndWithoutTheSlash() {
+        var driver = SessionDriver()
+        #expect(driver.session.slashCommands == nil, "nothing is known before system/init")
+        _ = driver.begin()
+        #expect(driver.session.slashCommands == ["compact", "context"])
+        let many = (0..<300).map { "\"c\($0)\"" }.joined(separator: ",")
+        _ = driver.feed(
+            #"{"type":"system","subtype":"init","session_id":"s","slash_commands":["/review","","has space",7,"\#(String(repeating: "x", count: 101))",\#(many)]}"#
+        )
+        let names = driver.session.slashCommands ?? []
+        #expect(Array(names.prefix(2)) == ["review", "c0"] && names.count == ClaudeSession.maxSlashCommands)
+    }
+
     @Test func theSessionIsToldOnlyOnceATurnRanAndOnlyWhenItChanged() {
         var driver = SessionDriver(ClaudeSession.Settings(resuming: ClaudeLines.session))
         _ = driver.begin()

@@ -28,6 +28,7 @@ extension GatewayDownstream {
         default: call = .history(request.params(as: ChatHistoryParams.self))
         }
         guard let sessionKey = call.sessionKey, !sessionKey.isEmpty else { return socket.fail(request.id, .sessionKeyRequired) }
+        if case .send = call, let refusal = Self.routingRefusal(request.fields) { return socket.fail(request.id, refusal) }
         conversation(named: sessionKey, creating: true) { [self] result in
             let conversation: Conversation
             switch result {
@@ -44,14 +45,15 @@ extension GatewayDownstream {
         }
     }
 
-    /// The conversation a session key names: `cv:<conversation id>` (any conversation of this
+    /// The conversation a session key names (`agent:main:<key>` is `<key>`): `cv:<conversation id>` (any conversation of this
     /// gateway's user, whatever protocol made it), a key the gateway used before, a bare
     /// conversation id, or, when `creating`, a new conversation (`backend:<name>:…` keys bind it
     /// to that backend). Fails with `UnknownSession` when nothing matches (a `cv:` key never
     /// creates; another user's conversation is unknown), and with `UnknownBackend` when nothing
     /// matches a `backend:<name>:…` key whose backend the relay does not have (no conversation
     /// is made that no turn could answer).
-    func conversation(named sessionKey: String, creating: Bool, completion: @escaping (Result<Conversation, any Error>) -> Void) {
+    func conversation(named key: String, creating: Bool, completion: @escaping (Result<Conversation, any Error>) -> Void) {
+        let sessionKey = Self.routing.canonical(key)
         guard let backend = Self.backendName(in: sessionKey), hub.router.backends[backend] == nil else {
             return existingConversation(named: sessionKey, creating: creating, completion: completion)
         }

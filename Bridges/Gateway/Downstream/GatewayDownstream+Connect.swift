@@ -67,7 +67,11 @@ extension GatewayDownstream {
         return HelloOk(
             protocol: peer.protocolVersion,
             server: HelloOk.Server(version: Self.serverVersion, connId: String(connID)),
-            features: HelloOk.Features(methods: GatewaySocketMachine.methods.map(\.name), events: GatewaySocketMachine.events),
+            features: HelloOk.Features(
+                methods: GatewaySocketMachine.methods.map(\.name),
+                events: GatewaySocketMachine.events,
+                capabilities: GatewaySocketMachine.capabilities
+            ),
             snapshot: snapshot,
             auth: auth,
             policy: HelloOk.Policy(

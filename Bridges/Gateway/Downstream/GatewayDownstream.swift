@@ -15,6 +15,8 @@ public final class GatewayDownstream: ListenerHandler {
     static let preAuthMaxBytes = 64 * 1024
 
     private(set) var settings: GatewaySettings
+    /// The Control UI build `settings.controlUIDirectory` names, served to plain HTTP.
+    private(set) var controlUI: StaticSite?
     let hub: RelayHub
     let loop: any LoopScheduler
     let clock: any Clock
@@ -51,6 +53,7 @@ public final class GatewayDownstream: ListenerHandler {
     ) {
         self.fingerprint = fingerprint
         self.settings = settings
+        controlUI = Self.controlUI(settings)
         gatewayIdentity = try? AccountIdentity(directory: dataDirectory, account: "gateway")
         self.hub = hub
         self.loop = loop
@@ -61,7 +64,10 @@ public final class GatewayDownstream: ListenerHandler {
 
     /// A reload changed keys that apply live (backend, the model catalog, pairing, limits): the
     /// next connection, request and turn use them. Loop thread.
-    public func reconfigure(_ settings: GatewaySettings) { self.settings = settings }
+    public func reconfigure(_ settings: GatewaySettings) {
+        if settings.controlUIDirectory != self.settings.controlUIDirectory { controlUI = Self.controlUI(settings) }
+        self.settings = settings
+    }
 
     public static func listenerConfig(_ settings: GatewaySettings) -> ListenerConfig {
         var config = ListenerConfig(
@@ -105,10 +111,6 @@ public final class GatewayDownstream: ListenerHandler {
 
     // MARK: ListenerHandler
 
-    public func handleHTTP(_ exchange: HTTPExchange) {
-        exchange.respond(.json(426, #"{"error":"this is an OpenClaw gateway WebSocket endpoint"}"#))
-    }
-
     public func webSocketOpened(_ connection: WebSocketConnection) {
         let machine = GatewaySocketMachine(
             settings: settings,
@@ -138,6 +140,7 @@ public final class GatewayDownstream: ListenerHandler {
         guard let socket = sockets.removeValue(forKey: connection.id) else { return }
         if let timer = socket.handshakeTimer { loop.cancel(timer) }
         guard socket.isConnected else { return }
+        releaseWaits(of: socket)
         if socket.isAttached {
             socket.isAttached = false
             hub.detach(socket, socket: connection.id, userID: settings.userID)
@@ -201,6 +204,11 @@ public final class GatewayDownstream: ListenerHandler {
         case "node.list", "node.describe", "node.invoke": handleNodeRequest(request, on: socket)
         case "node.invoke.result": handleInvokeResult(request, on: socket)
         case "node.event": handleNodeEvent(request, on: socket)
+        case "node.pending.pull", "node.pending.drain", "node.pending.ack": handleNodePending(request, on: socket)
+        case "agent.wait": agentWait(request, on: socket)
+        case "commands.list": listCommands(request, on: socket)
+        case "chat.inject": inject(request, on: socket)
+        case "agents.list", "agent.identity.get": handleAgents(request, on: socket)
         case "chat.send", "chat.history", "chat.abort": handleChat(request, on: socket)
         case "sessions.list", "sessions.markRead", "sessions.patch", "backends.list": handleSessions(request, on: socket)
         case "sessions.messages.subscribe", "sessions.messages.unsubscribe": handleSessionMessages(request, on: socket)

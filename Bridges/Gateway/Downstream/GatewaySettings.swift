@@ -33,6 +33,9 @@ public struct GatewaySettings: Sendable, Equatable {
     public var name = "clawrelay"
     /// Name of the `[[backends]]` entry for chat; nil = the first backend.
     public var backend: String?
+    /// A Control UI build (the folder holding its `index.html`, e.g. an installed openclaw
+    /// package's `dist/control-ui`) served at `/` to plain HTTP; nil: plain HTTP gets 426.
+    public var controlUIDirectory: String?
     /// Every backend by name with its kind: the model catalog `models.list` shows.
     public var backendKinds: [String: String] = [:]
     /// Runs an operator may have waiting behind a session's running one.

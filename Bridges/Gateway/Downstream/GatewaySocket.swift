@@ -17,6 +17,9 @@ final class GatewaySocket: DeviceEndpoint {
     var heldInvokes: [() -> Void] = []
     /// Conversations whose `session.message` events it takes (`sessions.messages.subscribe`).
     var messageSessions: Set<String> = []
+    /// Its `agent.wait` calls waiting for a run's end, with their timeouts, by a number of its own.
+    var waits: [UInt64: (watch: RunWatch, timer: TimerID)] = [:]
+    var lastWait: UInt64 = 0
     weak var downstream: GatewayDownstream?
 
     init(connection: WebSocketConnection, machine: GatewaySocketMachine) {

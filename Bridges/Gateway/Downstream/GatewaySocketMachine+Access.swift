@@ -21,6 +21,8 @@ extension GatewaySocketMachine {
         case apps
         /// An operator holding `operator.approvals` (or admin).
         case approvals
+        /// An operator holding `operator.admin` (OpenClaw's admin-only methods: `chat.inject`).
+        case admin
     }
 
     static let methods: [(name: String, access: Access)] = [
@@ -29,16 +31,21 @@ extension GatewaySocketMachine {
         ("device.pair.list", .pairing), ("device.pair.approve", .pairing), ("device.pair.reject", .pairing), ("device.pair.remove", .pairing),
         ("device.token.rotate", .pairing), ("device.token.revoke", .pairing),
         ("node.list", .read), ("node.describe", .anyone), ("node.invoke", .write), ("node.invoke.result", .nodes(.onlyNodesReportResults)),
-        ("node.event", .nodes(.onlyNodesSendEvents)),
+        ("node.event", .nodes(.onlyNodesSendEvents)), ("node.pending.pull", .nodes(.onlyNodesHavePendingWork)),
+        ("node.pending.drain", .nodes(.onlyNodesHavePendingWork)), ("node.pending.ack", .nodes(.onlyNodesHavePendingWork)),
         ("chat.send", .write), ("chat.history", .read), ("chat.abort", .write), ("sessions.list", .chatReader),
         ("gateway.discover", .anyone), ("device.pair", .anyone), ("device.unpair", .anyone),
         ("sessions.markRead", .chatReader), ("sessions.patch", .chatWriter), ("backends.list", .chatReader),
         ("exec.approval.get", .approvals), ("exec.approval.list", .approvals), ("exec.approval.resolve", .approvals),
         ("plugin.approval.list", .approvals), ("plugin.approval.resolve", .approvals),
         ("sessions.messages.subscribe", .chatReader), ("sessions.messages.unsubscribe", .chatReader),
+        ("agent.wait", .chatReader), ("commands.list", .apps), ("chat.inject", .admin), ("agents.list", .apps), ("agent.identity.get", .apps),
     ]
 
     static let access = Dictionary(uniqueKeysWithValues: methods.map { ($0.name, $0.access) })
+
+    /// The contracts the relay honours (`hello-ok.features.capabilities`): only those it enforces.
+    static let capabilities = ["chat-send-routing-contract"]
 
     /// Every event the relay sends (`hello-ok.features.events`).
     static let events = [
@@ -67,6 +74,9 @@ extension GatewaySocketMachine {
         case .approvals:
             guard !peer.isNode else { return .nodeRoleRefused }
             return peer.has("operator.approvals") ? nil : .missingScope("operator.approvals")
+        case .admin:
+            guard !peer.isNode else { return .nodeRoleRefused }
+            return peer.has("operator.admin") ? nil : .missingScope("operator.admin")
         }
     }
 }

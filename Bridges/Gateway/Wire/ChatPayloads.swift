@@ -205,3 +205,25 @@ public struct ChatAbortResult: Codable, Equatable, Sendable {
         self.runIds = runIds
     }
 }
+
+/// `chat.inject {sessionKey, message, label?}` (OpenClaw's `ChatInjectParamsSchema`): an
+/// assistant note added to a session's transcript; `label` (≤ 100) prefixes it as `[label]`.
+public struct ChatInjectParams: Codable, Equatable, Sendable {
+    public var sessionKey: String?
+    public var message: String?
+    public var label: String?
+
+    public init(sessionKey: String, message: String, label: String? = nil) {
+        self.sessionKey = sessionKey
+        self.message = message
+        self.label = label
+    }
+}
+
+/// `chat.inject`'s answer; the note also goes out as a `chat` final with `runId: "inject-<messageId>"`.
+public struct ChatInjectResult: Codable, Equatable, Sendable {
+    public var ok = true
+    public var messageId: String
+
+    public init(messageId: String) { self.messageId = messageId }
+}

@@ -122,6 +122,7 @@ extension GatewayError {
     public static let nodeRoleRefused = invalid("unauthorized role: node")
     public static let onlyNodesReportResults = invalid("only nodes report invoke results")
     public static let onlyNodesSendEvents = invalid("only nodes send node.event")
+    public static let onlyNodesHavePendingWork = invalid("only nodes have pending work")
     public static let unknownSession = invalid("unknown session", code: "UNKNOWN_SESSION")
     /// A `backend:<name>:…` session key for a new conversation on a backend the relay does not have.
     public static func unknownBackend(_ name: String, configured: [String]) -> GatewayError {
@@ -159,6 +160,7 @@ extension GatewayError {
     public static let sessionUnreadable = unavailable("the session could not be read")
     public static let readNotStored = unavailable("the read position could not be stored")
     public static let renameNotStored = unavailable("the session could not be renamed")
+    public static let injectNotStored = unavailable("the message could not be stored")
 
     // Approvals (OpenClaw's `approval-shared.ts`: the reason goes in `details.reason`, which its apps classify on)
     /// Unknown, expired, cancelled or another kind's: `details.reason` `APPROVAL_NOT_FOUND`.
@@ -185,11 +187,31 @@ extension GatewayError {
         return GatewayError(.invalidRequest, "\(decision) is unavailable for this command", details: details)
     }
 
+    // Runs
+    public static let runIDRequired = invalid("runId must be a non-empty string of at most 256 bytes")
+    public static let timeoutNotInteger = invalid("timeoutMs must be a non-negative integer")
+    public static let tooManyWaits = unavailable("too many agent.wait calls waiting on this connection", retryable: true)
+
+    // Routing (OpenClaw's `respondChatSessionRoutingChanged`: its apps classify on `details.reason`)
+    public static let sessionRoutingChanged: GatewayError = {
+        var details = Details()
+        details.reason = "session-routing-changed"
+        return GatewayError(.invalidRequest, "session routing changed; review and retry", details: details)
+    }()
+    public static let routingContractNotString = invalid("expectedSessionRoutingContract must be a string")
+    public static let sessionKeyNotString = invalid("sessionKey must be a string")
+    public static func unknownAgent(_ id: String) -> GatewayError { invalid("unknown agent id \"\(id.prefix(64))\"") }
+
+    // Commands
+    public static let invalidCommandScope = invalid("scope must be one of text, native, both")
+
     // System
     public static let unknownModelView = invalid("view must be one of default, configured, provider-config, all")
     public static let identityUnreadable = unavailable("the gateway identity could not be read")
 
     // Nodes
+    public static let invalidMaxItems = invalid("maxItems must be an integer from 1 to 10")
+    public static let ackIDsRequired = invalid("ids must be 1 to 100 non-empty strings of at most 256 bytes")
     public static let nodeAndCommandRequired = invalid("nodeId and command are required")
     public static func undeclaredCommand(_ command: String) -> GatewayError { invalid("the node does not declare \(command.prefix(64))") }
 

@@ -14,22 +14,26 @@ public struct HelloOk: Codable, Equatable, Sendable {
         }
     }
 
-    /// Every method and event the gateway offers.
+    /// Every method and event the gateway offers, and the contracts it honours (OpenClaw's
+    /// `GATEWAY_SERVER_CAPS`: `chat-send-routing-contract`, …; older gateways send none).
     public struct Features: Codable, Equatable, Sendable {
         public var methods: [String]
         public var events: [String]
+        public var capabilities: [String]?
 
-        public init(methods: [String], events: [String]) {
+        public init(methods: [String], events: [String], capabilities: [String]? = nil) {
             self.methods = methods
             self.events = events
+            self.capabilities = capabilities
         }
     }
 
+    /// The relay's routing identity (`SessionRouting.relay`), as `agents.list` states it too.
     public struct SessionDefaults: Codable, Equatable, Sendable {
-        public var defaultAgentId = "main"
-        public var mainKey = "main"
-        public var mainSessionKey = "main"
-        public var scope = "per-sender"
+        public var defaultAgentId = SessionRouting.relay.defaultAgentID
+        public var mainKey = SessionRouting.relay.mainKey
+        public var mainSessionKey = SessionRouting.relay.mainKey
+        public var scope = SessionRouting.relay.scope
 
         public init() {}
     }

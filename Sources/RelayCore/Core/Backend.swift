@@ -110,6 +110,9 @@ public protocol Backend: AnyObject, Sendable {
     var agentVersion: String? { get }
     /// It runs a `TurnRequest.readOnly` turn without changing anything by itself.
     var honoursReadOnly: Bool { get }
+    /// Its own slash commands, without the slash, as it last reported them (typed at the start of a
+    /// message they reach it); empty when it has none or has not said yet.
+    var slashCommands: [String] { get }
     func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle
     /// The relay no longer routes to this backend (a reload removed or replaced it) and no turn
     /// runs on it: let go of what it holds (its link, its processes). Loop thread; once.
@@ -120,6 +123,7 @@ extension Backend {
     public var agentVersion: String? { nil }
 
     public var honoursReadOnly: Bool { false }
+    public var slashCommands: [String] { [] }
 
     public func retire() {}
 }

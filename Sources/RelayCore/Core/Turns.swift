@@ -121,8 +121,11 @@ public final class Turns {
     private var nextToken: UInt64 = 0
     /// Bumped whenever a device's turns are abandoned, so messages it had in flight do not start turns.
     var abandonments: [String: Int] = [:]
-    /// Who waits for a run to end (request/response protocols), by run id.
-    var watchers: [String: [(TurnEnd) -> Void]] = [:]
+    /// Who waits for a run to end (request/response protocols, `agent.wait`), by run id.
+    var watchers: [String: [RunWatcher]] = [:]
+    var nextWatchID: UInt64 = 0
+    /// How the last runs ended, for whoever asks after the end (`ending(ofRun:userID:)`).
+    var endings = RunEndings(capacity: RunEndings.defaultCapacity)
     /// Who waits for a backend to have no turn running (`whenIdle`).
     var idleWaiters: [(backend: any Backend, done: () -> Void)] = []
     public internal(set) var completedCount = 0
@@ -236,11 +239,7 @@ public final class Turns {
     /// Calls `handler` once when the run ends, answered or not. Register it before the turn can end
     /// (in the submit completion).
     public func whenEnded(runID: String, _ handler: @escaping (TurnEnd) -> Void) {
-        watchers[runID, default: []].append(handler)
-    }
-
-    func ended(_ runID: String, _ end: TurnEnd) {
-        for handler in watchers.removeValue(forKey: runID) ?? [] { handler(end) }
+        watch(runID: runID, userID: nil, handler)
     }
 
     /// True while the conversation has a turn running, waiting or being stored.

@@ -1,4 +1,5 @@
 import GatewayBridge
+import RelayTransport
 
 extension ConfigDecoder {
     static var gatewayIntegers: [(key: String, field: WritableKeyPath<GatewaySettings, Int>)] {
@@ -18,7 +19,7 @@ extension ConfigDecoder {
     static var gatewayKeys: [String] {
         [
             "listen", "allow_public", "tls_cert", "tls_key", "user_id", "backend", "name", "shared_token", "password", "auto_approve_loopback",
-            "mdns", "lan_host", "queue_until_foreground",
+            "mdns", "lan_host", "queue_until_foreground", "control_ui_dir",
         ] + gatewayIntegers.map(\.key)
     }
 
@@ -49,6 +50,14 @@ extension ConfigDecoder {
         settings.mdns = try table.bool("mdns") ?? false
         settings.queueUntilForeground = try table.bool("queue_until_foreground") ?? false
         settings.lanHost = try table.string("lan_host")
+        if let directory = try table.string("control_ui_dir") {
+            do throws(StaticSite.Unusable) {
+                _ = try StaticSite(directory: directory)
+            } catch {
+                throw table.error(.invalidValue, key: "control_ui_dir", "\(error)")
+            }
+            settings.controlUIDirectory = directory
+        }
         settings.backend = try table.backendName(among: backends)
         settings.backendKinds = BackendSettings.kindsByName(backends)
         guard (3...4).contains(settings.maxProtocol) else {

@@ -26,7 +26,7 @@ extension ConfigDiff {
             .key("user_id", \.userID, restart: true), .key("backend", \.backend), .key("name", \.name, restart: true),
             .key("shared_token", \.sharedToken, secret: true), .key("password", \.password, secret: true),
             .key("auto_approve_loopback", \.autoApproveLoopback), .key("mdns", \.mdns, restart: true), .key("lan_host", \.lanHost, restart: true),
-            .key("queue_until_foreground", \.queueUntilForeground),
+            .key("queue_until_foreground", \.queueUntilForeground), .key("control_ui_dir", \.controlUIDirectory),
         ]
     }
 

@@ -9,8 +9,15 @@ extension RelayHub {
         note(Self.noteText(update), userID: approval.userID, conversationID: approval.conversationID)
     }
 
-    /// Stores the relay's note in a conversation and hands it out like an answer (it is not one).
-    public func note(_ text: String, userID: String, conversationID: String) {
+    /// Stores the relay's note in a conversation (or a note an operator added: OpenClaw's
+    /// `chat.inject`) and hands it out like an answer (it is not one); `completion` hears the
+    /// stored event once it is out.
+    public func note(
+        _ text: String,
+        userID: String,
+        conversationID: String,
+        completion: @escaping (Result<ChatEvent, any Error>) -> Void = { _ in }
+    ) {
         let targets = queue.targets(userID: userID, conversationID: conversationID)
         journal.note(userID: userID, conversationID: conversationID, content: text, now: clock.nowMillis(), queue: targets) { [weak self] result in
             guard let self else { return }
@@ -19,6 +26,7 @@ extension RelayHub {
             case .failure(let error):
                 logger.error("a note could not be stored", metadata: ["conversation": "\(conversationID)", "error": "\(error)"])
             }
+            completion(result)
         }
     }
 
