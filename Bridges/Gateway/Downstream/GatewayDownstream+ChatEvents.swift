@@ -18,7 +18,7 @@ extension GatewayDownstream {
             payload = chatPayload(for: event)
             chatRuns.last = (event, payload)
             // A new message changes its conversation's entry (preview, unread count).
-            if case .message(let message) = event { sessionChanged(message.conversationID) }
+            if case .message(let message) = event { sessionChanged(message.conversationID, reason: "send") }
         }
         if let payload { deliver(socket.event("chat", payloadJSON: payload), to: socket) }
     }

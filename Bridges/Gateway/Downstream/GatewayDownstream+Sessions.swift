@@ -136,27 +136,42 @@ extension GatewayDownstream {
     /// A conversation was created or changed, or a read cursor moved, somewhere in the core.
     func conversationChanged(_ change: ConversationChange) {
         guard change.userID == settings.userID else { return }
-        sessionChanged(change.conversationID)
+        sessionChanged(change.conversationID, reason: Self.reason(of: change))
     }
 
-    /// Sends `sessions.changed` (the conversation's `sessions.list` entry) to every operator that
-    /// reads chat. Reads of one conversation do not pile up: a change while its summary is being
-    /// read makes one more read afterwards.
-    func sessionChanged(_ conversationID: String) {
+    /// OpenClaw's `sessions.changed` reason for a change in the core (`read` is the relay's own).
+    static func reason(of change: ConversationChange) -> String {
+        switch change {
+        case .created: "create"
+        case .conversation: "patch"
+        case .read: "read"
+        }
+    }
+
+    /// Sends `sessions.changed {sessionKey, reason, ts, session}` (`session`: the conversation's
+    /// `sessions.list` row) to every operator that reads chat. Reads of one conversation do not
+    /// pile up: changes while its row is being read make one more read afterwards, sent with the
+    /// last of their reasons.
+    func sessionChanged(_ conversationID: String, reason: String) {
         guard sockets.values.contains(where: \.readsChat) else { return }
         if summaryReads[conversationID] != nil {
-            summaryReads[conversationID] = true
+            summaryReads[conversationID] = reason
             return
         }
-        summaryReads[conversationID] = false
+        summaryReads[conversationID] = .some(nil)
         let user = settings.userID
         hub.history.summary(of: conversationID, for: user) { [weak self] result in
             guard let self else { return }
-            let again = summaryReads.removeValue(forKey: conversationID) ?? false
+            let again = summaryReads.removeValue(forKey: conversationID) ?? nil
             if case .success(let summary?) = result, summary.conversation.userID == user {
-                broadcast("sessions.changed", sessionEntry(summary), to: \.readsChat)
+                let entry = sessionEntry(summary)
+                broadcast(
+                    "sessions.changed",
+                    SessionsChanged(sessionKey: entry.key, reason: reason, ts: clock.nowMillis(), session: entry),
+                    to: \.readsChat
+                )
             }
-            if again { sessionChanged(conversationID) }
+            if let again { sessionChanged(conversationID, reason: again) }
         }
     }
 }

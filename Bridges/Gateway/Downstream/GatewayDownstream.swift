@@ -26,8 +26,9 @@ public final class GatewayDownstream: ListenerHandler {
     var invokes: [String: PendingInvoke] = [:]
     /// Chat runs as operators are shown them.
     let chatRuns = GatewayChatRuns()
-    /// Conversations whose `sessions.changed` entry is being read; true = read it again after.
-    var summaryReads: [String: Bool] = [:]
+    /// Conversations whose `sessions.changed` row is being read, with the reason to read it again
+    /// for afterwards (nil: no change came meanwhile).
+    var summaryReads: [String: String?] = [:]
     /// When each waiting device's refused connect was last logged at info (see `announcesWait`).
     var waitsLogged: [String: Int64] = [:]
     /// Mirrors downstream nodes onto upstream gateways; set before `start`.
