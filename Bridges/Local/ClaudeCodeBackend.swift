@@ -39,7 +39,7 @@ public final class ClaudeCodeBackend: Backend {
             idleMillis: Int64(options.idleSeconds) * 1000,
             session: session,
             environment: environment.map { "\($0.key)=\($0.value)" },
-            arguments: { [options] session in options.arguments(resuming: session) }
+            arguments: { [options] session, effort in options.arguments(resuming: session, effort: effort) }
         )
         processes = ClaudeProcesses(plan: plan, logger: logger.map { Self.tagged($0, name) })
     }

@@ -129,7 +129,7 @@ import Testing
         let refusals: [(JSONValue, String)] = [
             (.object(["key": .string("main"), "label": .string(String(repeating: "x", count: 513))]), "label is longer than 512 bytes"),
             (.object(["key": .string("main"), "label": .int(7)]), "label must be a string or null"),
-            (.object(["key": .string("main"), "model": .string("gpt")]), "unsupported property 'model': this relay patches label only"),
+            (.object(["key": .string("main"), "traceLevel": .string("on")]), "unsupported property 'traceLevel'"),
             (.object(["label": .string("x")]), "key required"),
             (.object(["key": .string("cv:cv_no_such_conversation"), "label": .string("x")]), "unknown session"),
         ]

@@ -197,7 +197,7 @@ async def test_sessions_patch_renames_a_conversation_for_every_protocol(relay_fa
     for params, message in (
         ({"key": key, "label": "x" * 513}, "label is longer than 512 bytes"),
         ({"key": key, "label": 7}, "label must be a string or null"),
-        ({"key": key, "model": "gpt"}, "unsupported property 'model': this relay patches label only"),
+        ({"key": key, "traceLevel": "on"}, "unsupported property 'traceLevel'"),
         ({"label": "x"}, "key required"),
         ({"key": "cv:cv_no_such_conversation", "label": "x"}, "unknown session"),
     ):

@@ -11,15 +11,15 @@ struct UnknownBackend: Error {
     var configured: [String]
 }
 
-/// What a terminal chat client needs besides chat: every conversation of the user with unread
-/// counts (`sessions.list`, `sessions.markRead`, `sessions.patch`, the `sessions.changed` event)
-/// and the backends with their link states (`backends.list`).
+/// Every conversation of the user with unread counts (`sessions.list`, `sessions.markRead`, the
+/// `sessions.changed` event), the session methods (`GatewayDownstream+SessionPatch`) and the
+/// backends with their link states (`backends.list`).
 extension GatewayDownstream {
     func handleSessions(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
         switch request.method {
         case "sessions.list": listSessions(request, on: socket)
         case "sessions.markRead": markRead(request, on: socket)
-        case "sessions.patch": patch(request, on: socket)
+        case "sessions.patch": patchSession(request, on: socket)
         default: listBackends(request, on: socket)
         }
     }
@@ -69,44 +69,9 @@ extension GatewayDownstream {
         }
     }
 
-    /// `{key, label}`: renames the session (`label: null` clears the title), for every protocol
-    /// that shows the conversation; answers `{ok, key, entry}` as OpenClaw does. Only the label
-    /// is patched: any other property (OpenClaw's model or thinking overrides) is refused rather
-    /// than silently ignored.
-    private func patch(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
-        let fields = request.fields
-        guard let key = fields["key"]?.stringValue, !key.isEmpty else { return socket.fail(request.id, .keyRequired) }
-        if let other = fields.keys.sorted().first(where: { $0 != "key" && $0 != "label" }) {
-            return socket.fail(request.id, .unsupportedPatch(other))
-        }
-        let label: String?
-        switch fields["label"] {
-        case .string(let text)?:
-            guard text.utf8.count <= Conversation.maxTitleBytes else {
-                return socket.fail(request.id, .labelTooLong(maxBytes: Conversation.maxTitleBytes))
-            }
-            label = text.isEmpty ? nil : text
-        case .null?: label = nil
-        default: return socket.fail(request.id, .labelNotString)
-        }
-        conversation(named: key, creating: false) { [self] result in
-            let conversation: Conversation
-            switch result {
-            case .success(let found): conversation = found
-            case .failure(let error): return socket.fail(request.id, Self.sessionError(error))
-            }
-            hub.conversations.edit(id: conversation.id, .retitle(label)) { [self] edited in
-                guard case .success(.some) = edited else { return socket.fail(request.id, .renameNotStored) }
-                summary(of: conversation.id, answering: request.id, on: socket) { [self] summary in
-                    SessionsPatchResult(key: key, entry: sessionEntry(summary))
-                }
-            }
-        }
-    }
-
     /// Reads the conversation's summary for this gateway's user and answers `requestID` with
     /// `payload(summary)`, or with UNAVAILABLE when it cannot be read.
-    private func summary<Payload: Codable & Equatable & Sendable>(
+    func summary<Payload: Codable & Equatable & Sendable>(
         of conversationID: String,
         answering requestID: String,
         on socket: GatewaySocket,

@@ -102,29 +102,6 @@ public struct MarkReadResult: Codable, Equatable, Sendable {
     }
 }
 
-/// `sessions.patch {key, label}`: `label` a string or `null` (clears the title); the relay
-/// patches nothing else.
-public struct SessionsPatchParams: Codable, Equatable, Sendable {
-    public var key: String?
-    @ExplicitNull public var label: String?
-
-    public init(key: String, label: String?) {
-        self.key = key
-        self.label = label
-    }
-}
-
-public struct SessionsPatchResult: Codable, Equatable, Sendable {
-    public var ok = true
-    public var key: String
-    public var entry: SessionEntry
-
-    public init(key: String, entry: SessionEntry) {
-        self.key = key
-        self.entry = entry
-    }
-}
-
 /// `backends.list` → `{backends:[{name, kind, state}], default}`: `state` is an upstream
 /// account's link state or `ready` for a built-in backend.
 public struct BackendsList: Codable, Equatable, Sendable {

@@ -14,6 +14,9 @@ public struct TurnRequest: Sendable {
     /// The backend's own session id for this conversation, as it last reported it
     /// (`TurnEvent.backendSession`), so it can carry on where it left off.
     public var backendSession: String?
+    /// The user's settings of the conversation (a backend uses those it understands: Claude Code
+    /// its thinking effort).
+    public var settings: ConversationSettings
 
     public init(
         userID: String,
@@ -22,7 +25,8 @@ public struct TurnRequest: Sendable {
         text: String,
         runID: String = Identifiers.newUUID(),
         workingDirectory: String? = nil,
-        backendSession: String? = nil
+        backendSession: String? = nil,
+        settings: ConversationSettings = ConversationSettings()
     ) {
         self.userID = userID
         self.deviceID = deviceID
@@ -31,6 +35,7 @@ public struct TurnRequest: Sendable {
         self.runID = runID
         self.workingDirectory = workingDirectory
         self.backendSession = backendSession
+        self.settings = settings
     }
 }
 

@@ -36,7 +36,8 @@ extension Turns {
             text: turn.text,
             runID: turn.ref.runID,
             workingDirectory: conversation?.workingDirectory,
-            backendSession: conversation?.backendSession
+            backendSession: conversation?.backendSession,
+            settings: conversation?.settings ?? ConversationSettings()
         )
         let bound = LoopBound((self, turn), loop: loop)
         let loop = self.loop
