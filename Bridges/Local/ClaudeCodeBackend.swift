@@ -62,6 +62,15 @@ public final class ClaudeCodeBackend: Backend {
         return processes.start(turn, directory: directory, events: events)
     }
 
+    /// Claude Code's own `/compact` summarizes the session's context.
+    public var canCompact: Bool { true }
+
+    /// The conversation was reset: its process stops (the fresh conversation's first turn starts
+    /// one without `--resume`).
+    public func reset(conversationID: String, reason: ResetReason) {
+        processes.stop(conversationID: conversationID)
+    }
+
     /// Stops every process (the relay stops): SIGTERM, so their tools end too; waits up to `limit`.
     public func stop(within limit: Duration = .seconds(8)) {
         processes.stopAll(within: limit)

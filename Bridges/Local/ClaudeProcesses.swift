@@ -110,6 +110,14 @@ final class ClaudeProcesses: Sendable {
         )
     }
 
+    /// Stops the conversation's process, if it has one (closing its input: it ends its turn's tools
+    /// as it exits).
+    func stop(conversationID: String) {
+        let process = table.withLock { $0.processes.removeValue(forKey: conversationID) }
+        process?.markOver()
+        process?.post(.stop(terminate: false))
+    }
+
     /// Stops every process (the relay stops): SIGTERM at once, so their tools stop too, and
     /// waits for them up to `limit`.
     func stopAll(within limit: Duration) {

@@ -20,6 +20,10 @@ extension GatewayDownstream {
         case "sessions.list": listSessions(request, on: socket)
         case "sessions.markRead": markRead(request, on: socket)
         case "sessions.patch": patchSession(request, on: socket)
+        case "sessions.reset": resetSession(request, on: socket)
+        case "sessions.create": createSession(request, on: socket)
+        case "sessions.delete": deleteSession(request, on: socket)
+        case "sessions.compact": compactSession(request, on: socket)
         default: listBackends(request, on: socket)
         }
     }
@@ -98,29 +102,32 @@ extension GatewayDownstream {
 
     // MARK: sessions.changed
 
-    /// A conversation was created or changed, or a read cursor moved, somewhere in the core.
+    /// A conversation was created, changed, reset, compacted or deleted, or a read cursor moved,
+    /// somewhere in the core (any protocol's doing).
     func conversationChanged(_ change: ConversationChange) {
         guard change.userID == settings.userID else { return }
-        sessionChanged(change.conversationID, reason: Self.reason(of: change))
-    }
-
-    /// OpenClaw's `sessions.changed` reason for a change in the core (`read` is the relay's own).
-    static func reason(of change: ConversationChange) -> String {
         switch change {
-        case .created: "create"
-        case .conversation: "patch"
-        case .read: "read"
+        case .created: sessionChanged(change.conversationID, reason: "create")
+        case .conversation: sessionChanged(change.conversationID, reason: "patch")
+        case .read: sessionChanged(change.conversationID, reason: "read")
+        case .reset(let reset, let reason):
+            // The key's fresh session, and the archived one (now named by its `cv:` key).
+            sessionChanged(reset.fresh.id, reason: reason.rawValue)
+            sessionChanged(reset.old.id, reason: "patch")
+        case .compacted(let id, _, let done): sessionChanged(id, reason: "compact", compacted: done)
+        case .deleted(let conversation): broadcastDeleted(SessionListing.key(of: conversation))
         }
     }
 
     /// Sends `sessions.changed {sessionKey, reason, ts, session}` (`session`: the conversation's
     /// `sessions.list` row) to every operator that reads chat. Reads of one conversation do not
     /// pile up: changes while its row is being read make one more read afterwards, sent with the
-    /// last of their reasons.
-    func sessionChanged(_ conversationID: String, reason: String) {
+    /// most telling of their reasons (a `create`, `reset` or `compact` over a `send` or `read`).
+    func sessionChanged(_ conversationID: String, reason: String, compacted: Bool? = nil) {
         guard sockets.values.contains(where: \.readsChat) else { return }
-        if summaryReads[conversationID] != nil {
-            summaryReads[conversationID] = reason
+        let change = PendingSessionChange(reason: reason, compacted: compacted)
+        if let pending = summaryReads[conversationID] {
+            if pending?.isRoutine ?? true { summaryReads[conversationID] = change }
             return
         }
         summaryReads[conversationID] = .some(nil)
@@ -132,11 +139,20 @@ extension GatewayDownstream {
                 let entry = sessionEntry(summary)
                 broadcast(
                     "sessions.changed",
-                    SessionsChanged(sessionKey: entry.key, reason: reason, ts: clock.nowMillis(), session: entry),
+                    SessionsChanged(sessionKey: entry.key, reason: reason, ts: clock.nowMillis(), session: entry, compacted: compacted),
                     to: \.readsChat
                 )
             }
-            if let again { sessionChanged(conversationID, reason: again) }
+            if let again { sessionChanged(conversationID, reason: again.reason, compacted: again.compacted) }
         }
     }
+}
+
+/// A `sessions.changed` waiting for its conversation's row to be read again.
+struct PendingSessionChange {
+    var reason: String
+    var compacted: Bool?
+
+    /// A message or a read: any other change says more.
+    var isRoutine: Bool { reason == "send" || reason == "read" }
 }

@@ -35,6 +35,7 @@ extension GatewaySocketMachine {
         ("sessions.markRead", .chatReader), ("sessions.patch", .chatWriter), ("backends.list", .chatReader),
         ("exec.approval.get", .approvals), ("exec.approval.list", .approvals), ("exec.approval.resolve", .approvals),
         ("plugin.approval.list", .approvals), ("plugin.approval.resolve", .approvals),
+        ("sessions.reset", .chatWriter), ("sessions.create", .chatWriter), ("sessions.delete", .chatWriter), ("sessions.compact", .chatWriter),
     ]
 
     static let access = Dictionary(uniqueKeysWithValues: methods.map { ($0.name, $0.access) })

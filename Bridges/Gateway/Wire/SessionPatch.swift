@@ -42,9 +42,11 @@ public struct SessionPatch: Equatable, Sendable {
 
     /// Reads a request's params; a refusal says which property is wrong and how.
     public static func parse(_ fields: [String: JSONValue]) -> Result<SessionPatch, GatewayError> {
-        guard let key = fields["key"]?.stringValue, !key.isEmpty else { return .failure(.keyRequired) }
-        if let other = fields.keys.sorted().first(where: { !properties.contains($0) }) { return .failure(.unsupportedProperty(other)) }
-        var patch = SessionPatch(key: key)
+        var patch: SessionPatch
+        switch SessionParams.key(in: fields, taking: Set(properties)) {
+        case .success(let key): patch = SessionPatch(key: key)
+        case .failure(let error): return .failure(error)
+        }
         do {
             patch.label = try text(fields, "label", maxBytes: maxLabelBytes, emptyClears: true)
             patch.category = try text(fields, "category", maxBytes: maxLabelBytes, emptyClears: true)

@@ -106,12 +106,23 @@ public protocol Backend: AnyObject, Sendable {
     /// The relay no longer routes to this backend (a reload removed or replaced it) and no turn
     /// runs on it: let go of what it holds (its link, its processes). Loop thread; once.
     func retire()
+    /// The user reset the conversation (`Turns.reset`): its keys name a fresh conversation now, so
+    /// let go of what belongs to this one (Claude Code: its process); a backend whose upstream
+    /// session is not per conversation resets it there. Loop thread.
+    func reset(conversationID: String, reason: ResetReason)
+    /// It compacts a conversation's context when a turn says `/compact` (its own command), so the
+    /// relay passes `/compact` to it instead of answering it.
+    var canCompact: Bool { get }
 }
 
 extension Backend {
     public var agentVersion: String? { nil }
 
     public func retire() {}
+
+    public func reset(conversationID: String, reason: ResetReason) {}
+
+    public var canCompact: Bool { false }
 }
 
 /// The core's registry of backends by name: what picks the backend for a conversation (its own,
