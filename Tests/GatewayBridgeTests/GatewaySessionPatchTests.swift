@@ -107,6 +107,7 @@ import Testing
             (["category": .string(String(repeating: "c", count: 513))], "category is longer than 512 bytes"),
             (["model": .string(String(repeating: "m", count: 257))], "model is longer than 256 bytes"),
             (["traceLevel": .string("on")], "unsupported property 'traceLevel'"),
+            (["key": .string(String(repeating: "k", count: 1025))], "key is longer than 1024 bytes"),
         ]
         for (fields, message) in refusals {
             let refused = patch(writer, fields)

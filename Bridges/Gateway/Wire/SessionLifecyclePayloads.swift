@@ -2,9 +2,13 @@ import RelayKit
 
 /// What every session method's params share: a non-empty `key`, and no property it does not take.
 public enum SessionParams {
+    /// The longest session key taken, in UTF-8 bytes (OpenClaw's keys are `agent:<id>:<name>`).
+    public static let maxKeyBytes = 1024
+
     /// The key, or why the params are refused (`taking`: every property the method takes).
     public static func key(in fields: [String: JSONValue], taking properties: Set<String>) -> Result<String, GatewayError> {
         guard let key = fields["key"]?.stringValue, !key.isEmpty else { return .failure(.keyRequired) }
+        guard key.utf8.count <= maxKeyBytes else { return .failure(.patchValueTooLong("key", maxBytes: maxKeyBytes)) }
         if let other = fields.keys.sorted().first(where: { !properties.contains($0) }) { return .failure(.unsupportedProperty(other)) }
         return .success(key)
     }
