@@ -160,6 +160,10 @@ async def test_a_reset_on_a_resets_a_fixed_upstream_session_on_b(relay_factory):
         assert time.monotonic() < deadline, "B's session was not reset"
         await asyncio.sleep(0.05)
 
+    # `/compact` is a gateway's own command: A passes it on, and B (here answered by echo) runs it.
+    await client.send_json(message_frame("/compact"))
+    await client.recv_until(is_assistant_final("echo keeps no context of its own to compact."), timeout=10)
+
 
 async def test_after_a_reset_on_a_the_next_turn_has_a_fresh_upstream_session(relay_factory):
     """Without `session_key` each conversation has its own upstream session
