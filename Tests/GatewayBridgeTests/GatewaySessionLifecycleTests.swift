@@ -42,6 +42,24 @@ import Testing
         }
     }
 
+    @Test func openClawsGuardsRefuseAStaleSessionAndALiveOneUnderArchivedOnly() throws {
+        let bed = GatewayTestbed()
+        let (writer, _) = try bed.paired(TestDevice())
+        send(writer, "hello", key: "work", run: "r1")
+        let id = try #require(writer.request("sessions.list")?["payload"]?["sessions"]?.arrayValue?.first?["sessionId"])
+        let stale = writer.request("sessions.reset", .object(["key": .string("work"), "expectedSessionId": .string("cv_old")]))?["error"]
+        #expect(stale?["message"] == .string("Session work changed; retry.") && stale?["details"]?["reason"] == .string("session-changed"))
+        let fresh = try #require(writer.request("sessions.reset", .object(["key": .string("work"), "expectedSessionId": id]))?["payload"])
+        #expect(fresh["ok"] == .bool(true) && fresh["entry"]?["sessionId"] != id)
+        let live = writer.request(
+            "sessions.delete",
+            .object(["key": .string("work"), "archivedOnly": .bool(true), "emitLifecycleHooks": .bool(false)])
+        )
+        #expect(live?["error"]?["message"] == .string("Session work is not archived."))
+        let gone = writer.request("sessions.delete", .object(["key": .string("work"), "expectedSessionId": fresh["entry"]?["sessionId"] ?? .null]))
+        #expect(gone?["payload"]?["deleted"] == .bool(true))
+    }
+
     @Test func slashNewInChatSendIsRunByTheRelay() throws {
         let echo = ScriptedBackend.echo()
         let bed = GatewayTestbed(backends: [echo])

@@ -13,6 +13,7 @@ extension GatewayDownstream {
         case .failure(let error): return socket.fail(request.id, error)
         }
         withConversation(params.key, creating: true, request, on: socket) { [self] conversation in
+            if let expected = params.expectedSessionId, expected != conversation.id { return socket.fail(request.id, .sessionChanged(params.key)) }
             let reason = ResetReason(rawValue: params.reason) ?? .reset
             hub.turns.reset(conversationID: conversation.id, reason: reason, policy: settings.turnPolicy) { [self] result in
                 guard case .success(let reset?) = result else { return socket.fail(request.id, .patchNotStored) }
@@ -57,6 +58,8 @@ extension GatewayDownstream {
                 return socket.reply(request.id, SessionsDeleteResult(key: params.key, deleted: false, archived: []))
             case .failure(let error): return socket.fail(request.id, Self.sessionError(error))
             }
+            if let expected = params.expectedSessionId, expected != conversation.id { return socket.fail(request.id, .sessionChanged(params.key)) }
+            if params.archivedOnly, !conversation.archived { return socket.fail(request.id, .notArchived(params.key)) }
             hub.turns.abort(conversationID: conversation.id, reason: "the session was deleted")
             guard params.deleteTranscript else {
                 return hub.conversations.detach(id: conversation.id) { [self] detached in

@@ -17,6 +17,15 @@ extension GatewayError {
     public static let patchNotStored = unavailable("the session could not be changed")
     /// A property the method does not take (refused rather than silently ignored).
     public static func unsupportedProperty(_ property: String) -> GatewayError { invalid("unsupported property '\(property.prefix(64))'") }
+    /// `expectedSessionId` is not the session's id any more (reset or replaced meanwhile):
+    /// `details.reason` `session-changed`, as OpenClaw's guard answers.
+    public static func sessionChanged(_ key: String) -> GatewayError {
+        var details = Details()
+        details.reason = "session-changed"
+        return GatewayError(.invalidRequest, "Session \(key.prefix(128)) changed; retry.", details: details)
+    }
+    /// `sessions.delete {archivedOnly: true}` of a session that is not archived.
+    public static func notArchived(_ key: String) -> GatewayError { invalid("Session \(key.prefix(128)) is not archived.") }
     /// OpenClaw's refusal, word for word.
     public static let mainSessionUndeletable = invalid("Cannot delete the main session (main).")
 }

@@ -20,6 +20,8 @@ public struct SessionsResetParams: Equatable, Sendable {
     public var key: String
     /// `new` or `reset` (the default).
     public var reason: String
+    /// The session id the caller saw: a session reset or replaced since is refused.
+    public var expectedSessionId: String?
 
     public init(key: String, reason: String = "reset") {
         self.key = key
@@ -28,13 +30,17 @@ public struct SessionsResetParams: Equatable, Sendable {
 
     public static func parse(_ fields: [String: JSONValue]) -> Result<SessionsResetParams, GatewayError> {
         let key: String
-        switch SessionParams.key(in: fields, taking: ["key", "agentId", "reason"]) {
+        switch SessionParams.key(in: fields, taking: ["key", "agentId", "reason", "expectedSessionId"]) {
         case .success(let found): key = found
         case .failure(let error): return .failure(error)
         }
+        var params = SessionsResetParams(key: key)
+        params.expectedSessionId = fields["expectedSessionId"]?.stringValue
         switch fields["reason"] {
-        case nil, .null?: return .success(SessionsResetParams(key: key))
-        case .string(let reason)? where reason == "new" || reason == "reset": return .success(SessionsResetParams(key: key, reason: reason))
+        case nil, .null?: return .success(params)
+        case .string(let reason)? where reason == "new" || reason == "reset":
+            params.reason = reason
+            return .success(params)
         default: return .failure(.invalid("reason must be \"new\" or \"reset\""))
         }
     }
@@ -60,23 +66,35 @@ public struct SessionsEntryResult: Codable, Equatable, Sendable {
 public struct SessionsDeleteParams: Equatable, Sendable {
     public var key: String
     public var deleteTranscript: Bool
+    /// The session id the caller saw: a session reset or replaced since is refused.
+    public var expectedSessionId: String?
+    /// Only an archived session may go (OpenClaw's archive-then-delete).
+    public var archivedOnly = false
 
     public init(key: String, deleteTranscript: Bool = true) {
         self.key = key
         self.deleteTranscript = deleteTranscript
     }
 
+    /// What OpenClaw's schema has besides: its lifecycle guards and hooks, taken and not used.
+    static let ignored: Set<String> = ["agentId", "emitLifecycleHooks", "expectedLifecycleRevision", "expectedSessionUpdatedAt"]
+
     public static func parse(_ fields: [String: JSONValue]) -> Result<SessionsDeleteParams, GatewayError> {
         let key: String
-        switch SessionParams.key(in: fields, taking: ["key", "agentId", "deleteTranscript"]) {
+        switch SessionParams.key(in: fields, taking: ignored.union(["key", "deleteTranscript", "expectedSessionId", "archivedOnly"])) {
         case .success(let found): key = found
         case .failure(let error): return .failure(error)
         }
-        switch fields["deleteTranscript"] {
-        case nil: return .success(SessionsDeleteParams(key: key))
-        case .bool(let delete)?: return .success(SessionsDeleteParams(key: key, deleteTranscript: delete))
-        default: return .failure(.patchNotBool("deleteTranscript"))
+        var params = SessionsDeleteParams(key: key)
+        params.expectedSessionId = fields["expectedSessionId"]?.stringValue
+        for (name, value) in [("deleteTranscript", fields["deleteTranscript"]), ("archivedOnly", fields["archivedOnly"])] {
+            switch value {
+            case nil: continue
+            case .bool(let flag)?: if name == "archivedOnly" { params.archivedOnly = flag } else { params.deleteTranscript = flag }
+            default: return .failure(.patchNotBool(name))
+            }
         }
+        return .success(params)
     }
 }
 
