@@ -86,6 +86,11 @@ import Testing
         let generated = try #require(writer.request("sessions.create")?["payload"]?["key"]?.stringValue)
         #expect(generated.hasPrefix("chat-"))
         #expect(writer.request("sessions.create", .object(["fork": .bool(true)]))?["error"]?["message"] == .string("unsupported property 'fork'"))
+        let child = writer.request(
+            "sessions.create",
+            .object(["key": .string("child"), "parentSessionKey": .string("plans"), "agentId": .string("main")])
+        )
+        #expect(child?["payload"]?["key"] == .string("child"), "OpenClawKit's child session: the parent is taken, not kept")
 
         send(writer, "keep me", key: "plans", run: "r1")
         let kept = try #require(writer.request("sessions.delete", .object(["key": .string("plans"), "deleteTranscript": .bool(false)]))?["payload"])

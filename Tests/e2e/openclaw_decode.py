@@ -9,6 +9,8 @@ payload returns the problems a real client would hit decoding it (empty = it dec
 - `OpenClawChatSessionsChangedEvent` (ChatTransport.swift): `reason` a required String in the
   builds before the presence flags (the newest defaults it to ""), `sessionKey` a String, `session`
   a row as above.
+- `OpenClawChatCreateSessionResponse` (ChatModels.swift): `key` a required String, `ok` and
+  `sessionId` optional.
 - `OpenClawChatModelPatchResult` (ChatSessions.swift), what `sessions.patch` answers decode to:
   `entry` a required object (its `modelProvider`/`model` Strings), `resolved` optional with
   `modelProvider`, `model`, `thinkingLevel`, `verboseLevel` Strings and `fastMode` as above.
@@ -82,6 +84,18 @@ def patch_result_problems(payload: Any) -> list[str]:
             if not _typed(resolved.get(name), str):
                 problems.append(f"resolved.{name} must be a String: {resolved[name]!r}")
         problems += fast_mode_problems(resolved.get("fastMode"), "resolved")
+    return problems
+
+
+def create_result_problems(payload: Any) -> list[str]:
+    """`OpenClawChatCreateSessionResponse`: `key` a required String, `ok` a Bool, `sessionId` a String."""
+    if not isinstance(payload, dict):
+        return [f"sessions.create payload is not an object: {payload!r}"]
+    problems = [] if isinstance(payload.get("key"), str) else [f"key must be a String: {payload.get('key')!r}"]
+    if not _typed(payload.get("ok"), bool):
+        problems.append(f"ok must be a Bool: {payload['ok']!r}")
+    if not _typed(payload.get("sessionId"), str):
+        problems.append(f"sessionId must be a String: {payload['sessionId']!r}")
     return problems
 
 

@@ -16,7 +16,7 @@ import time
 from claude_cli import anthropic, claude_backend, claude_cli, processes_with  # noqa: F401  (fixtures)
 from conftest import make_config
 from gateway_client import Identity, paired
-from openclaw_decode import changed, entry_problems
+from openclaw_decode import changed, create_result_problems, entry_problems
 
 
 def gateway_relay(relay_factory, backend: dict | None = None, default: str = "echo"):
@@ -92,6 +92,10 @@ async def test_create_delete_and_compact_on_echo(relay_factory):
     watcher, _ = await paired(relay, Identity(), scopes=("operator.read",))
     made = await operator.request("sessions.create", {"key": "trip", "label": "Trip", "model": "echo/echo", "category": "Travel"})
     assert made["ok"] and made["payload"]["key"] == "trip" and made["payload"]["sessionId"], made
+    assert not create_result_problems(made["payload"]), create_result_problems(made["payload"])
+    # OpenClawKit's new child session sends its parent's key: taken, not kept.
+    child = await operator.request("sessions.create", {"key": "trip-notes", "agentId": "main", "parentSessionKey": "trip", "label": "Notes"})
+    assert child["ok"] and not create_result_problems(child["payload"]), child
     assert not entry_problems(made["payload"]["entry"], "entry") and made["payload"]["entry"]["category"] == "Travel", made
     await watcher.event("sessions.changed", where=changed("trip", "create"))
     bare = await operator.request("sessions.create", {})

@@ -28,9 +28,10 @@ extension GatewayDownstream {
     /// one the key names) with those settings, as `sessions.patch` takes them.
     func createSession(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
         var fields = request.fields
-        if let other = fields.keys.sorted().first(where: { !Self.createProperties.contains($0) }) {
+        if let other = fields.keys.sorted().first(where: { !Self.createProperties.contains($0) && !Self.createLineage.contains($0) }) {
             return socket.fail(request.id, .unsupportedProperty(other))
         }
+        for name in Self.createLineage { fields[name] = nil }
         if fields["key"] == nil { fields["key"] = .string("chat-" + Identifiers.newUUID().prefix(8).lowercased()) }
         patchSession(GatewayRequest(id: request.id, method: request.method, params: .object(fields)), on: socket) { [self] key, summary in
             SessionsEntryResult(key: key, entry: sessionEntry(summary))
@@ -39,6 +40,9 @@ extension GatewayDownstream {
 
     /// What `sessions.create` takes: the key and the settings `sessions.patch` sets.
     static let createProperties: Set<String> = ["key", "agentId", "label", "model", "thinkingLevel", "category"]
+    /// OpenClaw's session lineage (OpenClawKit sends `parentSessionKey` for a child session):
+    /// taken, not kept: the relay's sessions have no parents.
+    static let createLineage: Set<String> = ["parentSessionKey", "emitCommandHooks", "succeedsParent", "idempotencyKey"]
 
     /// `{key, deleteTranscript?}`: the session goes; with its transcript (the default) the
     /// conversation and its history are deleted, without it the conversation stays archived and
