@@ -35,6 +35,8 @@ import Testing
         #expect(reasons(writer, key: "main") == ["new"])
         let archived = "cv:" + (before.stringValue ?? "")
         #expect(writer.request("chat.history", .object(["sessionKey": .string(archived)]))?["payload"]?["messages"]?.arrayValue?.count == 2)
+        let byID = try #require(writer.request("sessions.reset", .object(["key": .string(archived)]))?["payload"])
+        #expect(byID["key"]?.stringValue?.hasPrefix("cv:") == true && byID["key"]?.stringValue != archived, "a cv: key's answer names the fresh one")
         for bad: JSONValue in [
             .object([:]), .object(["key": .string("main"), "reason": .string("later")]), .object(["key": .string("main"), "x": .int(1)]),
         ] {

@@ -17,8 +17,10 @@ extension GatewayDownstream {
             let reason = ResetReason(rawValue: params.reason) ?? .reset
             hub.turns.reset(conversationID: conversation.id, reason: reason, policy: settings.turnPolicy) { [self] result in
                 guard case .success(let reset?) = result else { return socket.fail(request.id, .patchNotStored) }
+                // A `cv:` key named the archived conversation: the answer names the fresh one.
                 summary(of: reset.fresh.id, answering: request.id, on: socket) { [self] summary in
-                    SessionsEntryResult(key: params.key, entry: sessionEntry(summary))
+                    let entry = sessionEntry(summary)
+                    return SessionsEntryResult(key: entry.key, entry: entry)
                 }
             }
         }
