@@ -40,7 +40,7 @@ public final class ClaudeCodeBackend: Backend {
             idleMillis: Int64(options.idleSeconds) * 1000,
             session: session,
             environment: environment.map { "\($0.key)=\($0.value)" },
-            arguments: { [options] session in options.arguments(resuming: session) }
+            arguments: { [options] session, effort in options.arguments(resuming: session, effort: effort) }
         )
         processes = ClaudeProcesses(plan: plan, logger: logger.map { Self.tagged($0, name) })
     }
@@ -66,6 +66,15 @@ public final class ClaudeCodeBackend: Backend {
             return TurnHandle {}
         }
         return processes.start(turn, directory: directory, events: events)
+    }
+
+    /// Claude Code's own `/compact` summarizes the session's context.
+    public var canCompact: Bool { true }
+
+    /// The conversation was reset: its process stops (the fresh conversation's first turn starts
+    /// one without `--resume`).
+    public func reset(conversationID: String, reason: ResetReason) {
+        processes.stop(conversationID: conversationID)
     }
 
     /// Stops every process (the relay stops): SIGTERM, so their tools end too; waits up to `limit`.

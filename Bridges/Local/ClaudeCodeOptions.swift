@@ -45,8 +45,8 @@ public struct ClaudeCodeOptions: Sendable, Equatable {
 
     public init() {}
 
-    /// The whole command line of a process, resuming `session` when given.
-    public func arguments(resuming session: String?) -> [String] {
+    /// The whole command line of a process, resuming `session` and with `--effort effort` when given.
+    public func arguments(resuming session: String?, effort: String? = nil) -> [String] {
         var arguments =
             command + [
                 "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
@@ -56,6 +56,21 @@ public struct ClaudeCodeOptions: Sendable, Equatable {
         for tool in allowedTools { arguments += ["--allowedTools", tool] }
         for tool in disallowedTools { arguments += ["--disallowedTools", tool] }
         if let session { arguments += ["--resume", session] }
+        if let effort { arguments += ["--effort", effort] }
         return arguments + extraArguments
+    }
+
+    /// Claude Code's `--effort` (its `--help`: low, medium, high, xhigh, max) for an OpenClaw
+    /// thinking level: `off` and `minimal` are its least, `low`; `adaptive` (the model decides)
+    /// and no level leave Claude Code's own default.
+    public static func effort(thinkingLevel: String?) -> String? {
+        switch thinkingLevel {
+        case "off", "minimal", "low": "low"
+        case "medium": "medium"
+        case "high": "high"
+        case "xhigh": "xhigh"
+        case "max": "max"
+        default: nil
+        }
     }
 }

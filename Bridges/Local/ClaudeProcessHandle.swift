@@ -35,6 +35,8 @@ enum ClaudeProcessInput: Sendable {
 /// How to start a Claude Code process.
 struct ClaudeLaunch: Sendable {
     var arguments: [String]
+    /// The `--effort` it runs with (from the conversation's thinking level; nil: Claude Code's default).
+    var effort: String?
     var environment: [String]
     var directory: String?
     var session: ClaudeSession.Settings

@@ -20,8 +20,8 @@ final class ClaudeProcesses: Sendable {
         var idleMillis: Int64
         var session: ClaudeSession.Settings
         var environment: [String]
-        /// The command line, resuming a session or not.
-        var arguments: @Sendable (_ resuming: String?) -> [String]
+        /// The command line, resuming a session or not, with an `--effort` or not.
+        var arguments: @Sendable (_ resuming: String?, _ effort: String?) -> [String]
     }
 
     private struct Table: Sendable {
@@ -116,6 +116,14 @@ final class ClaudeProcesses: Sendable {
         )
     }
 
+    /// Stops the conversation's process, if it has one (closing its input: it ends its turn's tools
+    /// as it exits).
+    func stop(conversationID: String) {
+        let process = table.withLock { $0.processes.removeValue(forKey: conversationID) }
+        process?.markOver()
+        process?.post(.stop(terminate: false))
+    }
+
     /// Stops every process (the relay stops): SIGTERM at once, so their tools stop too, and
     /// waits for them up to `limit`.
     func stopAll(within limit: Duration) {
@@ -146,11 +154,13 @@ final class ClaudeProcesses: Sendable {
         return TurnHandle {}
     }
 
-    /// Whether the conversation's process can take the turn: alive, in the same directory, and
-    /// holding the session the conversation has (a conversation whose session was forgotten or
-    /// replaced gets a new process).
+    /// Whether the conversation's process can take the turn: alive, in the same directory, with
+    /// the effort the conversation's thinking level asks for, and holding the session the
+    /// conversation has (a conversation whose session was forgotten or replaced, or whose thinking
+    /// level changed, gets a new process, which resumes the session).
     private static func fits(_ process: any ClaudeProcessHandle, turn: TurnRequest, directory: String?) -> Bool {
         process.launch.directory == directory && !process.isOver && process.reportedSession == turn.backendSession
+            && process.launch.effort == ClaudeCodeOptions.effort(thinkingLevel: turn.settings.thinkingLevel)
     }
 
     private static func assign(_ process: any ClaudeProcessHandle, use: UInt64) -> any ClaudeProcessHandle {
@@ -162,8 +172,10 @@ final class ClaudeProcesses: Sendable {
         var session = plan.session
         session.directory = directory
         session.resuming = turn.backendSession
+        let effort = ClaudeCodeOptions.effort(thinkingLevel: turn.settings.thinkingLevel)
         let launch = ClaudeLaunch(
-            arguments: plan.arguments(turn.backendSession),
+            arguments: plan.arguments(turn.backendSession, effort),
+            effort: effort,
             environment: plan.environment,
             directory: directory,
             session: session,

@@ -54,7 +54,7 @@ public final class ChatApp {
             let (now, payload) = (SystemClock().nowMillis(), event.payload ?? .null)
             switch event.event {
             case "chat": if let event = GatewayEvents.chat(payload, now: now) { post(event) }
-            case "sessions.changed": if let update = GatewayEvents.update(payload) { post(.sessionChanged(update)) }
+            case "sessions.changed": if let row = payload["session"], let update = GatewayEvents.update(row) { post(.sessionChanged(update)) }
             case "exec.approval.requested", "plugin.approval.requested":
                 if let approval = GatewayApprovals.approval(payload, kind: GatewayApprovals.kind(of: event.event)) {
                     post(.approvalRequested(approval))

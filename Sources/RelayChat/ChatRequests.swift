@@ -32,7 +32,7 @@ enum ChatRequests {
         case .abort(let key):
             client.call("chat.abort", ChatAbortParams(sessionKey: key)) { _ in }
         case .rename(let key, let title):
-            client.call("sessions.patch", SessionsPatchParams(key: key, label: title)) { result in
+            client.call("sessions.patch", JSONValue.object(["key": .string(key), "label": .string(title)])) { result in
                 switch result {
                 case .success(let payload):
                     if let entry = payload["entry"], let update = GatewayEvents.update(entry) { post(.sessionChanged(update)) }

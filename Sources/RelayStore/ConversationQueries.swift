@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import RelayCore
 
@@ -22,13 +23,17 @@ public enum ConversationQueries {
             updatedAt: millis,
             keys: [key] + draft.extraKeys
         )
+        conversation.settings = draft.settings
         conversation.changeSeq = try SeqQueries.next(db, userID: userID)
+        let settings = try settingsJSON(draft.settings)
         try db.run(
             """
-            INSERT INTO conversations (id, user_id, title, backend, working_directory, created_at, updated_at, archived, change_seq)
-            VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)
+            INSERT INTO conversations (id, user_id, title, backend, working_directory, settings, created_at, updated_at, archived, change_seq)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
             """,
-            [conversation.id, userID, draft.title, draft.backend, draft.workingDirectory, millis, millis, conversation.changeSeq]
+            [
+                conversation.id, userID, draft.title, draft.backend, draft.workingDirectory, settings, millis, millis, conversation.changeSeq,
+            ]
         )
         for name in [key] + draft.extraKeys { try addKey(db, name, conversationID: conversation.id, userID: userID) }
         return conversation
@@ -100,18 +105,23 @@ public enum ConversationQueries {
             .map { try conversation(db, from: $0) }
     }
 
-    /// Applies what `edit` changes (title, archived, backend) and moves the change marker; returns
-    /// the stored result, or nil when there is no such conversation.
-    public static func update(_ db: Database, id: String, at millis: Int64, _ edit: (inout Conversation) -> Void) throws -> Conversation? {
+    /// Applies what `edit` changes (title, archived, backend, settings; `edit` stamps the change
+    /// time) and moves the change marker; returns the stored result, or nil when there is no such
+    /// conversation.
+    public static func update(_ db: Database, id: String, _ edit: (inout Conversation) -> Void) throws -> Conversation? {
         guard var conversation = try fetch(db, id: id) else { return nil }
-        let wasArchived = conversation.archived
         edit(&conversation)
-        if conversation.archived != wasArchived { conversation.archivedAt = conversation.archived ? millis : nil }
-        conversation.updatedAt = millis
         conversation.changeSeq = try SeqQueries.next(db, userID: conversation.userID)
+        let settings = try settingsJSON(conversation.settings)
         try db.run(
-            "UPDATE conversations SET title = ?, backend = ?, archived = ?, archived_at = ?, updated_at = ?, change_seq = ? WHERE id = ?",
-            [conversation.title, conversation.backend, conversation.archived, conversation.archivedAt, millis, conversation.changeSeq, id]
+            """
+            UPDATE conversations SET title = ?, backend = ?, archived = ?, archived_at = ?, settings = ?, updated_at = ?, change_seq = ?
+            WHERE id = ?
+            """,
+            [
+                conversation.title, conversation.backend, conversation.archived, conversation.archivedAt, settings, conversation.updatedAt,
+                conversation.changeSeq, id,
+            ]
         )
         return conversation
     }
@@ -155,6 +165,14 @@ public enum ConversationQueries {
         )
         conversation.archivedAt = row["archived_at"]
         conversation.changeSeq = row["change_seq"] ?? 0
+        if let json: String = row["settings"] {
+            conversation.settings = (try? JSONDecoder().decode(ConversationSettings.self, from: Data(json.utf8))) ?? ConversationSettings()
+        }
         return conversation
+    }
+
+    /// The settings column: NULL while nothing is set, else their JSON (a new setting needs no migration).
+    static func settingsJSON(_ settings: ConversationSettings) throws -> String? {
+        settings.isDefault ? nil : String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)
     }
 }

@@ -184,6 +184,10 @@ enum Migrations {
         }
         migrator.registerMigration("v14-lean-log", migrate: leanLog)
         migrator.registerMigration("v15-queue-cursors", migrate: queueCursors)
+        migrator.registerMigration("v16-conversation-settings") { db in
+            // The user's settings per conversation (thinking level, pinned, category, …) as JSON; NULL = none set.
+            try db.execute(sql: "ALTER TABLE conversations ADD COLUMN settings TEXT")
+        }
         return migrator
     }
 

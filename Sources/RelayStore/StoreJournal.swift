@@ -40,7 +40,7 @@ public final class StoreJournal: CoreJournal {
     }
 
     public func edit(conversationID: String, _ edit: ConversationEdit, now: Int64, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
-        store.perform({ db in try ConversationQueries.update(db, id: conversationID, at: now) { edit.apply(to: &$0) } }, completion: completion)
+        store.perform({ db in try ConversationQueries.update(db, id: conversationID) { edit.apply(to: &$0, at: now) } }, completion: completion)
     }
 
     public func deleteConversation(id: String, completion: @escaping (Result<Bool, any Error>) -> Void) {

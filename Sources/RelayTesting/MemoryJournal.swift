@@ -140,6 +140,7 @@ extension MemoryJournal: CoreJournal {
             updatedAt: now,
             keys: [key] + draft.extraKeys
         )
+        conversation.settings = draft.settings
         conversation.changeSeq = nextSeq(userID)
         conversations[conversation.id] = conversation
         for name in [key] + draft.extraKeys { keys[Self.key(userID, name)] = conversation.id }
@@ -171,10 +172,7 @@ extension MemoryJournal: CoreJournal {
     ) {
         write(completion) {
             guard var conversation = conversations[conversationID] else { return nil }
-            let wasArchived = conversation.archived
-            edit.apply(to: &conversation)
-            if conversation.archived != wasArchived { conversation.archivedAt = conversation.archived ? now : nil }
-            conversation.updatedAt = now
+            edit.apply(to: &conversation, at: now)
             conversation.changeSeq = nextSeq(conversation.userID)
             conversations[conversationID] = conversation
             return conversation

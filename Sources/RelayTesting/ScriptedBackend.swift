@@ -45,6 +45,20 @@ public final class ScriptedBackend: Backend {
 
     public var runs: [Run] { started.withLock { $0 } }
 
+    private let resetsSeen = Mutex<[String]>([])
+    private let compacts = Mutex(false)
+
+    /// The conversations it was told were reset (`Backend.reset`), in order.
+    public var resets: [String] { resetsSeen.withLock { $0 } }
+
+    /// Whether it takes `/compact` as its own command (set by a test).
+    public var canCompact: Bool {
+        get { compacts.withLock { $0 } }
+        set { compacts.withLock { $0 = newValue } }
+    }
+
+    public func reset(conversationID: String, reason: ResetReason) { resetsSeen.withLock { $0.append(conversationID) } }
+
     public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         let run = Run(request: turn, events: events)
         started.withLock { $0.append(run) }

@@ -136,7 +136,12 @@ struct Conversations: ParsableCommand {
             let names = config.backends.map(\.name)
             guard names.contains(backend) else { fail("no backend named \(backend); configured: \(names.joined(separator: ", "))") }
             let backend = self.backend
-            guard try store.write({ db in try ConversationQueries.update(db, id: id, at: SystemClock().nowMillis()) { $0.backend = backend } }) != nil
+            guard
+                try store.write({ db in
+                    try ConversationQueries.update(db, id: id) {
+                        ConversationEdit.rebind(backend: backend).apply(to: &$0, at: SystemClock().nowMillis())
+                    }
+                }) != nil
             else {
                 fail("no conversation \(id) (clawrelay conversations list shows them)")
             }

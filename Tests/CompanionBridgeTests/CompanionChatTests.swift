@@ -56,6 +56,17 @@ import Testing
         #expect(again.first?["id"] == .string("chunk-0"), "chunk numbering restarts every turn")
     }
 
+    @Test func aResetSessionGoesOnUnderItsIdWithAFreshConversation() throws {
+        let bed = CompanionTestbed()
+        let sid = try #require(try bed.startProject("app")["session"]?["sessionId"]?.stringValue)
+        let client = bed.connect()
+        _ = try client.subscribe(sid)
+        Self.checkTurn(try client.command("before", session: sid, path: bed.path("app")), session: sid, answer: "echo: before")
+        // `/new` is the relay's (OpenClaw's gateway command): the session's keys move to a fresh conversation.
+        _ = try client.command("/new", session: sid, path: bed.path("app"))
+        Self.checkTurn(try client.command("after", session: sid, path: bed.path("app")), session: sid, answer: "echo: after")
+    }
+
     @Test func eachParagraphIsOneChunk() throws {
         let bed = CompanionTestbed()
         let sid = try bed.session("app")

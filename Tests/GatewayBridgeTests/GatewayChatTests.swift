@@ -129,7 +129,7 @@ import Testing
         let refusals: [(JSONValue, String)] = [
             (.object(["key": .string("main"), "label": .string(String(repeating: "x", count: 513))]), "label is longer than 512 bytes"),
             (.object(["key": .string("main"), "label": .int(7)]), "label must be a string or null"),
-            (.object(["key": .string("main"), "model": .string("gpt")]), "unsupported property 'model': this relay patches label only"),
+            (.object(["key": .string("main"), "traceLevel": .string("on")]), "unsupported property 'traceLevel'"),
             (.object(["label": .string("x")]), "key required"),
             (.object(["key": .string("cv:cv_no_such_conversation"), "label": .string("x")]), "unknown session"),
         ]
@@ -138,7 +138,9 @@ import Testing
         }
         let renamed = try #require(writer.request("sessions.patch", .object(["key": .string("main"), "label": .string("Trip ✈️")]))?["payload"])
         #expect(renamed["ok"] == .bool(true) && renamed["key"] == .string("main") && renamed["entry"]?["displayName"] == .string("Trip ✈️"))
-        #expect(writer.events("sessions.changed").last?["payload"]?["displayName"] == .string("Trip ✈️"))
+        let patched = try #require(writer.events("sessions.changed").last?["payload"])
+        #expect(patched["sessionKey"] == .string("main") && patched["reason"] == .string("patch"))
+        #expect(patched["session"]?["displayName"] == .string("Trip ✈️") && patched["session"]?["label"] == .string("Trip ✈️"))
         let (reader, _) = try bed.paired(TestDevice(), .scopes(["operator.read"]))
         #expect(
             reader.request("sessions.patch", .object(["key": .string("main"), "label": .string("x")]))?["error"]?["message"]
@@ -194,12 +196,17 @@ import Testing
         let (writer, _) = try bed.paired(TestDevice())
         let (watcher, _) = try bed.paired(TestDevice(), .scopes(["operator.read"]))
         _ = send(writer, "first", run: "k")
-        let unread = try #require(watcher.events("sessions.changed").last?["payload"])
+        // OpenClaw's shape: {sessionKey, reason, ts, session: the row}; the relay's counts are row fields.
+        let announced = try #require(watcher.events("sessions.changed").last?["payload"])
+        #expect(announced["sessionKey"] == .string("main") && announced["reason"] == .string("send") && announced["ts"]?.intValue != nil)
+        let unread = try #require(announced["session"])
         #expect(unread["key"] == .string("main") && unread["unreadCount"] == .int(1) && unread["lastMessagePreview"] == .string("echo: first"))
+        #expect(unread["unread"] == .bool(true) && unread["pinned"] == .bool(false) && unread["model"] == .string("echo"))
         let newest = try #require(unread["lastSeq"]?.intValue)
         let marked = writer.request("sessions.markRead", .object(["key": .string("main"), "seq": .int(newest)]))?["payload"]
         #expect(marked == .object(["key": .string("main"), "lastReadSeq": .int(newest), "unreadCount": .int(0)]))
-        #expect(watcher.events("sessions.changed").last?["payload"]?["unreadCount"] == .int(0))
+        let read = try #require(watcher.events("sessions.changed").last?["payload"])
+        #expect(read["reason"] == .string("read") && read["session"]?["unreadCount"] == .int(0) && read["session"]?["unread"] == .bool(false))
         let past = writer.request("sessions.markRead", .object(["key": .string("main"), "seq": .int(newest + 1000)]))?["payload"]
         #expect(past?["lastReadSeq"] == .int(newest), "a seq past the newest message is clamped")
     }

@@ -109,7 +109,12 @@ import Testing
         let bed = GatewayTestbed(backends: [ScriptedBackend.echo(), claude])
         let (client, _) = try bed.paired(TestDevice(), .openClawCLI)
         let plain = try #require(client.request("commands.list")?["payload"]?["commands"]?.arrayValue)
-        #expect(plain.compactMap { $0["name"]?.stringValue } == ["backend", "approve", "always", "deny", "stop"], "echo has no commands")
+        #expect(
+            plain.compactMap { $0["name"]?.stringValue } == [
+                "backend", "approve", "always", "deny", "new", "reset", "clear", "model", "think", "compact", "stop",
+            ],
+            "echo has no commands"
+        )
         let backendEntry = try #require(plain.first)
         #expect(backendEntry["textAliases"] == .array([.string("/backend")]) && backendEntry["source"] == .string("native"))
         #expect(backendEntry["scope"] == .string("text") && backendEntry["acceptsArgs"] == .bool(true) && backendEntry["args"] == nil)
@@ -117,10 +122,15 @@ import Testing
         _ = send(client, "hi", key: "backend:claude:work", run: "c1")
         let params = JSONValue.object(["scope": .string("text"), "includeArgs": .bool(true), "sessionKey": .string("backend:claude:work")])
         let listed = try #require(client.request("commands.list", params)?["payload"]?["commands"]?.arrayValue)
-        #expect(listed.compactMap { $0["name"]?.stringValue } == ["backend", "approve", "always", "deny", "stop", "compact", "cost"])
+        #expect(
+            listed.compactMap { $0["name"]?.stringValue } == [
+                "backend", "approve", "always", "deny", "new", "reset", "clear", "model", "think", "compact", "stop", "cost",
+            ],
+            "the relay runs /compact itself"
+        )
         #expect(listed.first?["args"]?.arrayValue?.first?["name"] == .string("name"))
-        let compact = try #require(listed.first { $0["name"] == .string("compact") })
-        #expect(compact["source"] == .string("plugin") && compact["textAliases"] == .array([.string("/compact")]))
+        let cost = try #require(listed.first { $0["name"] == .string("cost") })
+        #expect(cost["source"] == .string("plugin") && cost["textAliases"] == .array([.string("/cost")]))
         #expect(client.request("commands.list", .object(["scope": .string("native")]))?["payload"]?["commands"] == .array([]))
         #expect(client.request("commands.list", .object(["scope": .string("voice")]))?["error"]?["code"] == .string("INVALID_REQUEST"))
     }

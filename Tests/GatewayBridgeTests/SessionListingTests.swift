@@ -71,5 +71,20 @@ import Testing
         let blank = try #require(JSONValue.parse(GatewayJSON.encode(SessionListing.entry(empty, backend: "echo", backendKind: nil))))
         #expect(blank["lastMessagePreview"] == .null && blank["lastSeq"]?.intValue == 0 && blank["updatedAt"]?.intValue == 50)
         #expect(blank["backendKind"] == .null && blank["lastMessageRole"] == .null, "written as null, not left out")
+        // OpenClaw's row fields: the backend as `models.list` lists it, the label, the settings.
+        #expect(entry.model == "echo" && entry.modelProvider == "echo" && entry.label == "Chat" && entry.unread == true)
+        #expect(blank["unread"] == .bool(false) && blank["pinned"] == .bool(false) && blank["pinnedAt"] == .null && blank["fastMode"] == .null)
+        #expect(blank["label"] == .null && blank["thinkingLevel"] == .null && blank["category"] == .null && blank["model"] == .string("echo"))
+
+        var settings = ConversationSettings()
+        (settings.fastMode, settings.thinkingLevel, settings.markedUnread, settings.pinned) = (.auto, "high", true, true)
+        var set = conversation()
+        set.settings = settings
+        let marked = SessionListing.entry(
+            ConversationSummary(conversation: set, lastEvent: nil, lastReadSeq: 0, unreadCount: 0, messageCount: 0),
+            backend: "echo",
+            backendKind: nil
+        )
+        #expect(marked.fastMode == .string("auto") && marked.thinkingLevel == "high" && marked.unread == true && marked.pinned == true)
     }
 }

@@ -87,6 +87,13 @@ import Testing
         )
     }
 
+    @Test func thinkingLevelsMapOntoClaudeCodesEffort() {
+        let levels = ["off", "minimal", "low", "medium", "high", "adaptive", "xhigh", "max"]
+        #expect(levels.map(ClaudeCodeOptions.effort(thinkingLevel:)) == ["low", "low", "low", "medium", "high", nil, "xhigh", "max"])
+        #expect(ClaudeCodeOptions.effort(thinkingLevel: nil) == nil)
+        #expect(ClaudeCodeOptions().arguments(resuming: "s", effort: "max").suffix(4) == ["--resume", "s", "--effort", "max"])
+    }
+
     @Test func theVersionIsTheFirstWordOfClaudeVersion() {
         #expect(ClaudeCodeBackend.version(from: "2.1.332 (Claude Code)\n") == "2.1.332")
         #expect(ClaudeCodeBackend.version(from: "error: unknown option") == nil)

@@ -76,7 +76,7 @@ final class FakeClaudeProcess: ClaudeProcessHandle {
             idleMillis: 600_000,
             session: ClaudeSession.Settings(),
             environment: [],
-            arguments: { session in ["claude"] + (session.map { ["--resume", $0] } ?? []) }
+            arguments: { session, effort in ["claude"] + (session.map { ["--resume", $0] } ?? []) + (effort.map { ["--effort", $0] } ?? []) }
         )
         let processes = ClaudeProcesses(plan: plan, logger: nil) { conversation, launch, hooks in
             let process = FakeClaudeProcess(conversationID: conversation, launch: launch, hooks: hooks)
@@ -105,6 +105,24 @@ final class FakeClaudeProcess: ClaudeProcessHandle {
         #expect(first.stops == [false] && first.isOver)
         _ = processes.start(turn("c1", "four", session: nil), directory: "/other") { _ in }
         #expect(made.list.count == 3, "another directory: another process")
+    }
+
+    @Test func aThinkingLevelRunsWithItsEffortAndAChangeStartsAProcessThatResumes() throws {
+        let (processes, made) = manager()
+        var thinking = turn("c1", "one")
+        thinking.settings.thinkingLevel = "high"
+        _ = processes.start(thinking, directory: nil) { _ in }
+        let first = try #require(made.list.first)
+        #expect(first.launch.arguments == ["claude", "--effort", "high"] && first.launch.effort == "high")
+        first.finishTurns(session: "s-1")
+        thinking.backendSession = "s-1"
+        _ = processes.start(thinking, directory: nil) { _ in }
+        #expect(made.list.count == 1, "the same level: the same process")
+        first.finishTurns(session: "s-1")
+        thinking.settings.thinkingLevel = "minimal"
+        _ = processes.start(thinking, directory: nil) { _ in }
+        #expect(made.list.count == 2 && first.stops == [false], "another level: the old process stops")
+        #expect(made.list[1].launch.arguments == ["claude", "--resume", "s-1", "--effort", "low"], "and the new one resumes the session")
     }
 
     @Test func aNewProcessResumesTheConversationsSession() throws {

@@ -174,7 +174,7 @@ import Testing
         #expect(RelayCommand(" /always 4F2A ") == .approval(.allowAlways, "4F2A"))
         #expect(RelayCommand("/deny") == .approval(.deny, nil))
         #expect(RelayCommand("/denying 4f2a") == nil)
-        #expect(RelayCommand("/compact") == nil, "Claude Code's own commands pass through")
+        #expect(RelayCommand("/cost") == nil, "Claude Code's own commands pass through")
     }
 
     @Test func reportsAreStoredAndCountedPerBackend() {

@@ -11,7 +11,7 @@ import Testing
             changes.compactMap {
                 switch $0 {
                 case .created(let conversation), .conversation(let conversation): conversation
-                case .read: nil
+                default: nil
                 }
             }
         }

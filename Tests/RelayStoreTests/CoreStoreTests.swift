@@ -41,6 +41,28 @@ import Testing
         #expect(try temp.store.read { try ConversationQueries.fetch($0, id: conversation.id) }?.backendSession == nil)
     }
 
+    @Test func settingsAreStoredWithTheirConversationAndNullMeansNoneSet() throws {
+        let temp = try TemporaryStore()
+        var settings = ConversationSettings()
+        settings.category = "Work"
+        let draft = ConversationDraft(settings: settings)
+        let conversation = try temp.store.write { try ConversationQueries.resolve($0, key: .session("s"), userID: "u", draft: draft, at: 1) }
+        #expect(conversation.settings.category == "Work")
+        let edit = ConversationEdit.all([.configure(.thinkingLevel("high")), .configure(.fastMode(.auto)), .configure(.pinned(true))])
+        let edited = try #require(
+            try temp.store.write { db in try ConversationQueries.update(db, id: conversation.id) { edit.apply(to: &$0, at: 7) } }
+        )
+        #expect(edited.settings.pinnedAt == 7 && edited.updatedAt == 7)
+        let read = try #require(try temp.store.read { try ConversationQueries.fetch($0, id: conversation.id) })
+        #expect(read.settings == edited.settings && read.settings.thinkingLevel == "high" && read.settings.fastMode == .auto)
+        let cleared = ConversationEdit.all([
+            .configure(.thinkingLevel(nil)), .configure(.fastMode(nil)), .configure(.pinned(false)), .configure(.category(nil)),
+        ])
+        _ = try temp.store.write { db in try ConversationQueries.update(db, id: conversation.id) { cleared.apply(to: &$0, at: 9) } }
+        #expect(try temp.store.read { try $0.value(String.self, "SELECT settings FROM conversations WHERE id = ?", [conversation.id]) } == nil)
+        #expect(try temp.store.read { try ConversationQueries.fetch($0, id: conversation.id) }?.settings == ConversationSettings())
+    }
+
     @Test func theCoreMigrationTurnsStoredNamesIntoConversations() throws {
         let directory = NSTemporaryDirectory() + "clawrelay-migration-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

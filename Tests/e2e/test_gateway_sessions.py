@@ -1,6 +1,8 @@
 """The gateway's additions for a terminal chat client: every conversation of the mapped user in
 `sessions.list` (any protocol's, `cv:` keys), read cursors (`sessions.markRead`, the
-`sessions.changed` event, unread counts) and `backends.list`."""
+`sessions.changed` event, unread counts) and `backends.list`. `sessions.changed` is OpenClaw's
+`{sessionKey, reason, ts, session}` (`openclaw_decode.changed` checks it decodes as OpenClawKit's
+`OpenClawChatSessionsChangedEvent`); the relay's counts are fields of its `session` row."""
 import asyncio
 import json
 import socket
@@ -9,6 +11,7 @@ import discoclaw_client as dc
 from conftest import auth, relay_of_one_user, send_and_complete
 from discoclaw_client import app_decodes_everything  # noqa: F401  (autouse: DiscoClaw events must decode)
 from gateway_client import Identity, paired
+from openclaw_decode import changed
 
 
 def dead_port() -> int:
@@ -31,11 +34,6 @@ def entry(listing: dict, **match) -> dict:
     found = [s for s in listing["payload"]["sessions"] if all(s.get(k) == v for k, v in match.items())]
     assert len(found) == 1, (match, listing)
     return found[0]
-
-
-def changed(key: str, **fields):
-    """A `sessions.changed` payload predicate for one session key (and these field values)."""
-    return lambda p: p.get("key") == key and all(p.get(k) == v for k, v in fields.items())
 
 
 async def test_sessions_list_shows_every_protocols_conversations_and_cv_keys_reach_them(relay_factory):
@@ -108,14 +106,15 @@ async def test_mark_read_and_reads_elsewhere_reach_every_operator_and_survive_a_
 
     await answered(watcher, "first")
     unread = await watcher.event("sessions.changed", where=changed("main", unreadCount=1, lastMessagePreview="echo: first"))
-    assert unread["payload"]["displayName"] == "main" and unread["payload"]["lastReadSeq"] > 0, unread
+    assert unread["payload"]["reason"] == "send", unread
+    assert unread["payload"]["session"]["displayName"] == "main" and unread["payload"]["session"]["lastReadSeq"] > 0, unread
     await reader.event("sessions.changed", where=changed("main", unreadCount=1))
-    newest = unread["payload"]["lastSeq"]
+    newest = unread["payload"]["session"]["lastSeq"]
 
     marked = await reader.request("sessions.markRead", {"key": "main", "seq": newest})
     assert marked["ok"] and marked["payload"] == {"key": "main", "lastReadSeq": newest, "unreadCount": 0}, marked
-    seen = await watcher.event("sessions.changed", where=changed("main", unreadCount=0, lastReadSeq=newest))
-    assert seen["payload"]["lastMessagePreview"] == "echo: first", seen
+    seen = await watcher.event("sessions.changed", where=changed("main", "read", unreadCount=0, lastReadSeq=newest))
+    assert seen["payload"]["session"]["lastMessagePreview"] == "echo: first", seen
     back = await reader.request("sessions.markRead", {"key": "main", "seq": 1})
     assert back["payload"]["lastReadSeq"] == newest, "a cursor never moves back"
     past = await reader.request("sessions.markRead", {"key": "main", "seq": newest + 1000})
@@ -125,13 +124,13 @@ async def test_mark_read_and_reads_elsewhere_reach_every_operator_and_survive_a_
     again = await watcher.event("sessions.changed", where=changed("main", unreadCount=1, lastMessagePreview="echo: second"))
     # Reading on another device (the reader's chat.history) clears it for everyone.
     history = await reader.request("chat.history", {"sessionKey": "main"})
-    assert history["payload"]["messages"][-1]["seq"] == again["payload"]["lastSeq"], history
-    await watcher.event("sessions.changed", where=changed("main", unreadCount=0, lastReadSeq=again["payload"]["lastSeq"]))
+    assert history["payload"]["messages"][-1]["seq"] == again["payload"]["session"]["lastSeq"], history
+    await watcher.event("sessions.changed", where=changed("main", unreadCount=0, lastReadSeq=again["payload"]["session"]["lastSeq"]))
 
     await asyncio.to_thread(relay.restart)
     operator, _ = await paired(relay, Identity())
     main = entry(await operator.request("sessions.list"), key="main")
-    assert main["lastReadSeq"] == again["payload"]["lastSeq"] and main["unreadCount"] == 0, main
+    assert main["lastReadSeq"] == again["payload"]["session"]["lastSeq"] and main["unreadCount"] == 0, main
 
 
 async def test_a_new_conversation_elsewhere_is_announced(relay_factory):
@@ -139,13 +138,14 @@ async def test_a_new_conversation_elsewhere_is_announced(relay_factory):
     operator, _ = await paired(relay, Identity())
     phone = await asyncio.to_thread(dc.register, relay)
     created = await asyncio.to_thread(phone.create_conversation, "Fresh")
-    news = await operator.event("sessions.changed", where=lambda p: p.get("displayName") == "Fresh")
-    assert news["payload"]["key"].startswith("cv:") and news["payload"]["unreadCount"] == 0, news
-    assert news["payload"]["lastMessagePreview"] is None and news["payload"]["lastSeq"] == 0, news
+    news = await operator.event("sessions.changed", where=changed("cv:" + created["id"], "create", displayName="Fresh"))
+    row = news["payload"]["session"]
+    assert row["unreadCount"] == 0 and row["unread"] is False, news
+    assert row["lastMessagePreview"] is None and row["lastSeq"] == 0, news
     sock = await dc.Socket.connect(relay, phone.token)
     await dc.turn(phone, sock, created["id"], "ping")
-    answered = await operator.event("sessions.changed", where=changed(news["payload"]["key"], unreadCount=1))
-    assert answered["payload"]["lastMessagePreview"] == "echo: ping", answered
+    answered = await operator.event("sessions.changed", where=changed(row["key"], "send", unreadCount=1, unread=True))
+    assert answered["payload"]["session"]["lastMessagePreview"] == "echo: ping", answered
 
 
 async def test_backends_list_and_bad_params(relay_factory):
@@ -186,7 +186,7 @@ async def test_sessions_patch_renames_a_conversation_for_every_protocol(relay_fa
     renamed = await operator.request("sessions.patch", {"key": key, "label": "Trip plans ✈️"})
     assert renamed["ok"] and renamed["payload"]["ok"] is True and renamed["payload"]["key"] == key, renamed
     assert renamed["payload"]["entry"]["displayName"] == "Trip plans ✈️", renamed
-    await watcher.event("sessions.changed", where=changed(key, displayName="Trip plans ✈️"))
+    await watcher.event("sessions.changed", where=changed(key, "patch", displayName="Trip plans ✈️", label="Trip plans ✈️"))
     await app.recv_until(lambda f: f.get("type") == "conversation.updated" and f.get("conversationId") == conversation["id"])
     synced = await asyncio.to_thread(phone.sync, since)
     assert [c["title"] for c in synced["conversations"] if c["id"] == conversation["id"]] == ["Trip plans ✈️"], synced
@@ -197,7 +197,7 @@ async def test_sessions_patch_renames_a_conversation_for_every_protocol(relay_fa
     for params, message in (
         ({"key": key, "label": "x" * 513}, "label is longer than 512 bytes"),
         ({"key": key, "label": 7}, "label must be a string or null"),
-        ({"key": key, "model": "gpt"}, "unsupported property 'model': this relay patches label only"),
+        ({"key": key, "traceLevel": "on"}, "unsupported property 'traceLevel'"),
         ({"label": "x"}, "key required"),
         ({"key": "cv:cv_no_such_conversation", "label": "x"}, "unknown session"),
     ):

@@ -3,12 +3,18 @@ gateway too (unreadCount 0, `sessions.changed`), and the reverse."""
 import discoclaw_client as dc
 from discoclaw_client import app_decodes_everything  # noqa: F401  (autouse)
 from gateway_client import Identity, paired
+from openclaw_decode import changed
 
 
 def shared_relay(relay_factory):
     cfg = dc.discoclaw_config(user_id="alice")
     cfg["gateway"] = {"listen": "127.0.0.1:0", "user_id": "alice"}
     return relay_factory(cfg)
+
+
+def row_of(payload: dict, key: str) -> dict | None:
+    """The row of a `sessions.changed` payload about `key` (OpenClaw's shape: `{sessionKey, reason, session}`)."""
+    return payload.get("session") if payload.get("sessionKey") == key else None
 
 
 def entry(listing: dict, key: str) -> dict:
@@ -33,8 +39,9 @@ async def test_fetching_on_discoclaw_clears_the_gateway_unread_count(relay_facto
     assert before["unreadCount"] == 1, f"the answer is unread; the user's own message is not: {before}"
     device.sync(0)  # the app fetches it
     changed = await operator.event(
-        "sessions.changed", timeout=5, where=lambda p: p.get("key") == key and p.get("lastReadSeq", 0) >= done.complete["seq"])
-    assert changed["payload"]["unreadCount"] == 0, changed
+        "sessions.changed", timeout=5,
+        where=lambda p: row_of(p, key) is not None and row_of(p, key).get("lastReadSeq", 0) >= done.complete["seq"])
+    assert changed["payload"]["reason"] == "read" and changed["payload"]["session"]["unreadCount"] == 0, changed
     assert entry(await operator.request("sessions.list"), key)["unreadCount"] == 0
 
 
@@ -58,9 +65,8 @@ async def test_a_clawline_app_online_reads_what_it_shows_and_catches_up_on_recon
 
     phone, _ = await auth(relay, admin)
     online = await send_and_complete(phone, "while on screen")
-    shown = await operator.event("sessions.changed", timeout=5, where=lambda p: p.get("key") == "main" and p.get("unreadCount") == 0
-                                 and p.get("lastMessagePreview") == "echo: while on screen")
-    assert shown["payload"]["lastReadSeq"] == shown["payload"]["lastSeq"], shown
+    shown = await operator.event("sessions.changed", timeout=5, where=changed("main", unreadCount=0, lastMessagePreview="echo: while on screen"))
+    assert shown["payload"]["session"]["lastReadSeq"] == shown["payload"]["session"]["lastSeq"], shown
     await phone.close()
 
     sent = await operator.request("chat.send", {"sessionKey": "main", "message": "while away", "idempotencyKey": "away-1"})
@@ -70,6 +76,5 @@ async def test_a_clawline_app_online_reads_what_it_shows_and_catches_up_on_recon
 
     back, _ = await auth(relay, admin, last_message_id=online.final["id"])
     replayed = await back.recv_until(lambda f: f.get("type") == "message" and f.get("content") == "echo: while away")
-    caught_up = await operator.event("sessions.changed", timeout=5,
-                                     where=lambda p: p.get("key") == "main" and p.get("lastReadSeq") == away["lastSeq"])
-    assert caught_up["payload"]["unreadCount"] == 0, (caught_up, replayed)
+    caught_up = await operator.event("sessions.changed", timeout=5, where=changed("main", lastReadSeq=away["lastSeq"]))
+    assert caught_up["payload"]["session"]["unreadCount"] == 0, (caught_up, replayed)

@@ -4,7 +4,7 @@ import json
 import socket
 import time
 
-from conftest import accounts, free_port, is_assistant_final, make_config, message_frame, setup_admin, wait_account
+from conftest import accounts, free_port, is_assistant_final, make_config, message_frame, setup_admin, wait_account, wait_for
 
 
 
@@ -131,3 +131,72 @@ async def test_node_passthrough_carries_an_invoke_from_b_to_a_node_on_a(relay_fa
     while (await operator.request("node.list"))["payload"]["nodes"]:
         assert time.monotonic() < deadline, "the upstream node link outlived the device"
         await asyncio.sleep(0.1)
+
+
+async def upstream_pair(relay_factory, session_key: str | None):
+    """Relay A's Clawline answered by B's gateway (B answers with echo), A's account approved."""
+    b_port = free_port()
+    b_cfg = make_config()
+    b_cfg["gateway"] = {"listen": f"127.0.0.1:{b_port}"}
+    relay_b = relay_factory(b_cfg)
+    a_cfg = make_config(clawline={"backend": "up"})
+    a_cfg["backends"].append({"name": "up", "kind": "openclaw", "url": f"ws://127.0.0.1:{b_port}",
+                              **({"session_key": session_key} if session_key else {})})
+    relay_a = relay_factory(a_cfg)
+    await asyncio.to_thread(wait_account, relay_a, "awaiting_approval")
+    pending = [d for d in await asyncio.to_thread(relay_b.devices) if d["status"] == "pending"]
+    await asyncio.to_thread(relay_b.cli, "devices", "approve", pending[0]["deviceId"])
+    await asyncio.to_thread(wait_account, relay_a, "connected")
+    return relay_a, relay_b
+
+
+async def upstream_history(operator, key: str) -> list[str]:
+    res = await operator.request("chat.history", {"sessionKey": key})
+    assert res["ok"], res
+    return [m["content"][0]["text"] for m in res["payload"]["messages"]]
+
+
+async def test_a_reset_on_a_resets_a_fixed_upstream_session_on_b(relay_factory):
+    """`/new` on A: with `session_key`, A asks B for `sessions.reset` of that session (B's own
+    reset: a fresh transcript there too)."""
+    from gateway_client import Identity, paired
+    relay_a, relay_b = await upstream_pair(relay_factory, "shared")
+    _, client = await setup_admin(relay_a)
+    await client.send_json(message_frame("before the reset"))
+    await client.recv_until(is_assistant_final("echo: before the reset"), timeout=10)
+    operator, _ = await paired(relay_b, Identity())
+    assert await upstream_history(operator, "shared") == ["before the reset", "echo: before the reset"]
+
+    await client.send_json(message_frame("/new"))
+    await client.recv_until(lambda f: is_assistant_final()(f) and f["content"].startswith("Started a new session"), timeout=10)
+    deadline = time.monotonic() + 10
+    while await upstream_history(operator, "shared"):
+        assert time.monotonic() < deadline, "B's session was not reset"
+        await asyncio.sleep(0.05)
+
+    # `/compact` is a gateway's own command: A passes it on, and B (here answered by echo) runs it.
+    await client.send_json(message_frame("/compact"))
+    await client.recv_until(is_assistant_final("echo keeps no context of its own to compact."), timeout=10)
+
+
+async def test_after_a_reset_on_a_the_next_turn_has_a_fresh_upstream_session(relay_factory):
+    """Without `session_key` each conversation has its own upstream session
+    (`relay:<user>:<conversation>`); the reset conversation's successor gets a new one."""
+    from gateway_client import Identity, paired
+    relay_a, relay_b = await upstream_pair(relay_factory, None)
+    _, client = await setup_admin(relay_a)
+    await client.send_json(message_frame("first session"))
+    await client.recv_until(is_assistant_final("echo: first session"), timeout=10)
+    await client.send_json(message_frame("/reset"))
+    await client.recv_until(lambda f: is_assistant_final()(f) and f["content"].startswith("Started a new session"), timeout=10)
+    # The answer goes out before the keys move on (it stays with the archived conversation): a
+    # scripted client waits for the fresh conversation; a person cannot type that fast.
+    archived = lambda: [c for c in json.loads(relay_a.cli("conversations", "list", "--json").stdout) if c.get("archived")]
+    await asyncio.to_thread(wait_for, archived, 10, 0.05, "the archived conversation on A")
+    await client.send_json(message_frame("second session"))
+    await client.recv_until(is_assistant_final("echo: second session"), timeout=10)
+    operator, _ = await paired(relay_b, Identity())
+    keys = [s["key"] for s in (await operator.request("sessions.list"))["payload"]["sessions"] if s["key"].startswith("relay:")]
+    assert len(keys) == 2, keys
+    histories = sorted([await upstream_history(operator, key) for key in keys])
+    assert histories == [["first session", "echo: first session"], ["second session", "echo: second session"]], histories

@@ -99,6 +99,14 @@ public final class ClawlineDownstream: ListenerHandler {
             case .changed(let device): self?.follow(device)
             }
         }
+        // A reset (`/new` here, a gateway `sessions.reset`) gives the timeline a fresh conversation:
+        // the sockets on the old one write to the new one from now on.
+        hub.changes.observe { [weak self] change in
+            guard case .reset(let reset, _) = change, let self else { return }
+            for socket in sockets.values where socket.machine.conversationID == reset.old.id {
+                socket.machine.followReset(to: reset.fresh.id)
+            }
+        }
     }
 
     /// The admin channel's conversation (owned by the admins' audience), created the first time.

@@ -174,6 +174,9 @@ struct ClawlineSocketMachine {
     /// (the newest events that fit `maxReplayBytes`: it is written at once and must stay well
     /// under the listener's unsent-bytes limit), what was held meanwhile, the snapshot of a stream
     /// already running and, for an admin, the requests waiting for a decision.
+    /// The timeline was reset: its keys name `conversationID` now.
+    mutating func followReset(to conversationID: String) { self.conversationID = conversationID }
+
     mutating func authenticated(_ grant: Grant, maxReplayBytes: Int) -> [Action] {
         guard phase == .authenticating else { return [] }
         let device = grant.device

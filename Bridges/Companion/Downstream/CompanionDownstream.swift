@@ -92,6 +92,16 @@ public final class CompanionDownstream: ListenerHandler {
             }
         }
         hub.devices.observe { [weak self] event in self?.deviceChanged(event) }
+        // A reset session (`/new`, a gateway `sessions.reset`) is a fresh conversation under the
+        // same session id: sockets that held the old one hold the new one.
+        hub.changes.observe { [weak self] change in
+            guard case .reset(let reset, _) = change, let self else { return }
+            sessions.follow(reset)
+            for socket in sockets.values where socket.machine.held.contains(reset.old.id) {
+                socket.machine.release(reset.old.id)
+                socket.machine.hold(reset.fresh.id)
+            }
+        }
         scheduleSweep()
     }
 

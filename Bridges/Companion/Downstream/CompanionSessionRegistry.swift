@@ -41,6 +41,9 @@ final class CompanionSessionRegistry {
 
     func session(_ sessionID: String) -> Session? { table.session(sessionID) }
 
+    /// A conversation was reset (`/new`, a gateway `sessions.reset`): its session goes on, same id, with the fresh one.
+    func follow(_ reset: ConversationReset) { table.follow(reset: reset.old.id, to: reset.fresh.id) }
+
     /// The session id a conversation has for Companion clients (its conversation id when it has none).
     func sessionID(of conversationID: String) -> String {
         hub.conversations.key(of: conversationID, scheme: CompanionKeys.session) ?? conversationID

@@ -5,7 +5,8 @@
 struct CompanionSessions {
     struct Session: Equatable {
         let sessionID: String
-        let conversationID: String
+        /// Its conversation (a reset gives the session a fresh one).
+        var conversationID: String
         let workingDirectory: String
         let createdAt: Int64
         var lastActivity: Int64
@@ -62,6 +63,11 @@ struct CompanionSessions {
 
     @discardableResult
     mutating func remove(_ sessionID: String) -> Session? { byID.removeValue(forKey: sessionID) }
+
+    /// A conversation was reset: the session on it goes on with the fresh one.
+    mutating func follow(reset old: String, to fresh: String) {
+        for (id, session) in byID where session.conversationID == old { byID[id]?.conversationID = fresh }
+    }
 
     /// Closes sessions idle past their limit whose conversation has no turn running or waiting.
     mutating func expire(now: Int64, isBusy: (String) -> Bool) -> [Session] {

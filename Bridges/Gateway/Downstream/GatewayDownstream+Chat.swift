@@ -103,7 +103,8 @@ extension GatewayDownstream {
     private func send(_ params: ChatSendParams?, _ requestID: String, in conversation: Conversation, from socket: GatewaySocket) {
         guard let message = params?.message else { return socket.fail(requestID, .messageRequired) }
         let runID = params?.idempotencyKey ?? Identifiers.newUUID()
-        if message.trimmingCharacters(in: .whitespaces) == "/stop" {
+        // OpenClaw answers `/stop` with the runs it stopped, and keeps it out of the transcript.
+        if RelayCommand(message) == .stop {
             let aborted = hub.turns.abort(conversationID: conversation.id)
             return socket.reply(requestID, ChatSendResult(runId: runID, status: "aborted", runIds: aborted))
         }

@@ -19,7 +19,7 @@ extension GatewayDownstream {
             chatRuns.last = (event, payload)
             chatRuns.lastSessionMessage = nil
             // A new message changes its conversation's entry (preview, unread count).
-            if case .message(let message) = event { sessionChanged(message.conversationID) }
+            if case .message(let message) = event { sessionChanged(message.conversationID, reason: "send") }
         }
         if let payload { deliver(socket.event("chat", payloadJSON: payload), to: socket) }
         if case .message(let message) = event, socket.messageSessions.contains(message.conversationID) {

@@ -9,14 +9,6 @@ extension GatewayDownstream {
     static let commandScopes: Set<String> = ["text", "native", "both"]
 
     /// `/stop`, which `chat.send` answers itself (it aborts the session's runs).
-    static let stopCommand = CommandEntry(
-        name: "stop",
-        description: "Stop the session's running answers",
-        category: RelayCommandInfo.Category.session.rawValue,
-        source: "native",
-        acceptsArgs: false
-    )
-
     func listCommands(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
         if let scope = request.fields["scope"], !(scope.stringValue.map(Self.commandScopes.contains) ?? false) {
             return socket.fail(request.id, .invalidCommandScope)
@@ -47,7 +39,6 @@ extension GatewayDownstream {
                 args: includeArgs ? info.argument.map { [CommandEntry.Arg(name: $0.name, description: $0.summary, required: $0.required)] } : nil
             )
         }
-        entries.append(Self.stopCommand)
         let taken = Set(entries.map(\.name))
         for name in hub.router.backends[backend]?.slashCommands ?? [] where !taken.contains(name) {
             entries.append(CommandEntry(name: name, description: "\(backend)'s /\(name)", category: nil, source: "plugin", acceptsArgs: true))

@@ -11,15 +11,19 @@ struct UnknownBackend: Error {
     var configured: [String]
 }
 
-/// What a terminal chat client needs besides chat: every conversation of the user with unread
-/// counts (`sessions.list`, `sessions.markRead`, `sessions.patch`, the `sessions.changed` event)
-/// and the backends with their link states (`backends.list`).
+/// Every conversation of the user with unread counts (`sessions.list`, `sessions.markRead`, the
+/// `sessions.changed` event), the session methods (`GatewayDownstream+SessionPatch`) and the
+/// backends with their link states (`backends.list`).
 extension GatewayDownstream {
     func handleSessions(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
         switch request.method {
         case "sessions.list": listSessions(request, on: socket)
         case "sessions.markRead": markRead(request, on: socket)
-        case "sessions.patch": patch(request, on: socket)
+        case "sessions.patch": patchSession(request, on: socket)
+        case "sessions.reset": resetSession(request, on: socket)
+        case "sessions.create": createSession(request, on: socket)
+        case "sessions.delete": deleteSession(request, on: socket)
+        case "sessions.compact": compactSession(request, on: socket)
         default: listBackends(request, on: socket)
         }
     }
@@ -69,44 +73,9 @@ extension GatewayDownstream {
         }
     }
 
-    /// `{key, label}`: renames the session (`label: null` clears the title), for every protocol
-    /// that shows the conversation; answers `{ok, key, entry}` as OpenClaw does. Only the label
-    /// is patched: any other property (OpenClaw's model or thinking overrides) is refused rather
-    /// than silently ignored.
-    private func patch(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
-        let fields = request.fields
-        guard let key = fields["key"]?.stringValue, !key.isEmpty else { return socket.fail(request.id, .keyRequired) }
-        if let other = fields.keys.sorted().first(where: { $0 != "key" && $0 != "label" }) {
-            return socket.fail(request.id, .unsupportedPatch(other))
-        }
-        let label: String?
-        switch fields["label"] {
-        case .string(let text)?:
-            guard text.utf8.count <= Conversation.maxTitleBytes else {
-                return socket.fail(request.id, .labelTooLong(maxBytes: Conversation.maxTitleBytes))
-            }
-            label = text.isEmpty ? nil : text
-        case .null?: label = nil
-        default: return socket.fail(request.id, .labelNotString)
-        }
-        conversation(named: key, creating: false) { [self] result in
-            let conversation: Conversation
-            switch result {
-            case .success(let found): conversation = found
-            case .failure(let error): return socket.fail(request.id, Self.sessionError(error))
-            }
-            hub.conversations.edit(id: conversation.id, .retitle(label)) { [self] edited in
-                guard case .success(.some) = edited else { return socket.fail(request.id, .renameNotStored) }
-                summary(of: conversation.id, answering: request.id, on: socket) { [self] summary in
-                    SessionsPatchResult(key: key, entry: sessionEntry(summary))
-                }
-            }
-        }
-    }
-
     /// Reads the conversation's summary for this gateway's user and answers `requestID` with
     /// `payload(summary)`, or with UNAVAILABLE when it cannot be read.
-    private func summary<Payload: Codable & Equatable & Sendable>(
+    func summary<Payload: Codable & Equatable & Sendable>(
         of conversationID: String,
         answering requestID: String,
         on socket: GatewaySocket,
@@ -133,30 +102,57 @@ extension GatewayDownstream {
 
     // MARK: sessions.changed
 
-    /// A conversation was created or changed, or a read cursor moved, somewhere in the core.
+    /// A conversation was created, changed, reset, compacted or deleted, or a read cursor moved,
+    /// somewhere in the core (any protocol's doing).
     func conversationChanged(_ change: ConversationChange) {
         guard change.userID == settings.userID else { return }
-        sessionChanged(change.conversationID)
+        switch change {
+        case .created: sessionChanged(change.conversationID, reason: "create")
+        case .conversation: sessionChanged(change.conversationID, reason: "patch")
+        case .read: sessionChanged(change.conversationID, reason: "read")
+        case .reset(let reset, let reason):
+            // The key's fresh session, and the archived one (now named by its `cv:` key).
+            sessionChanged(reset.fresh.id, reason: reason.rawValue)
+            sessionChanged(reset.old.id, reason: "patch")
+        case .compacted(let id, _, let done): sessionChanged(id, reason: "compact", compacted: done)
+        case .deleted(let conversation): broadcastDeleted(SessionListing.key(of: conversation))
+        }
     }
 
-    /// Sends `sessions.changed` (the conversation's `sessions.list` entry) to every operator that
-    /// reads chat. Reads of one conversation do not pile up: a change while its summary is being
-    /// read makes one more read afterwards.
-    func sessionChanged(_ conversationID: String) {
+    /// Sends `sessions.changed {sessionKey, reason, ts, session}` (`session`: the conversation's
+    /// `sessions.list` row) to every operator that reads chat. Reads of one conversation do not
+    /// pile up: changes while its row is being read make one more read afterwards, sent with the
+    /// most telling of their reasons (a `create`, `reset` or `compact` over a `send` or `read`).
+    func sessionChanged(_ conversationID: String, reason: String, compacted: Bool? = nil) {
         guard sockets.values.contains(where: \.readsChat) else { return }
-        if summaryReads[conversationID] != nil {
-            summaryReads[conversationID] = true
+        let change = PendingSessionChange(reason: reason, compacted: compacted)
+        if let pending = summaryReads[conversationID] {
+            if pending?.isRoutine ?? true { summaryReads[conversationID] = change }
             return
         }
-        summaryReads[conversationID] = false
+        summaryReads[conversationID] = .some(nil)
         let user = settings.userID
         hub.history.summary(of: conversationID, for: user) { [weak self] result in
             guard let self else { return }
-            let again = summaryReads.removeValue(forKey: conversationID) ?? false
+            let again = summaryReads.removeValue(forKey: conversationID) ?? nil
             if case .success(let summary?) = result, summary.conversation.userID == user {
-                broadcast("sessions.changed", sessionEntry(summary), to: \.readsChat)
+                let entry = sessionEntry(summary)
+                broadcast(
+                    "sessions.changed",
+                    SessionsChanged(sessionKey: entry.key, reason: reason, ts: clock.nowMillis(), session: entry, compacted: compacted),
+                    to: \.readsChat
+                )
             }
-            if again { sessionChanged(conversationID) }
+            if let again { sessionChanged(conversationID, reason: again.reason, compacted: again.compacted) }
         }
     }
+}
+
+/// A `sessions.changed` waiting for its conversation's row to be read again.
+struct PendingSessionChange {
+    var reason: String
+    var compacted: Bool?
+
+    /// A message or a read: any other change says more.
+    var isRoutine: Bool { reason == "send" || reason == "read" }
 }

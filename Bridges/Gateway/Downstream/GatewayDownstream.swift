@@ -28,8 +28,9 @@ public final class GatewayDownstream: ListenerHandler {
     var invokes: [String: PendingInvoke] = [:]
     /// Chat runs as operators are shown them.
     let chatRuns = GatewayChatRuns()
-    /// Conversations whose `sessions.changed` entry is being read; true = read it again after.
-    var summaryReads: [String: Bool] = [:]
+    /// Conversations whose `sessions.changed` row is being read, with the change to read it again
+    /// for afterwards (nil: no change came meanwhile).
+    var summaryReads: [String: PendingSessionChange?] = [:]
     /// When each waiting device's refused connect was last logged at info (see `announcesWait`).
     var waitsLogged: [String: Int64] = [:]
     /// Mirrors downstream nodes onto upstream gateways; set before `start`.
@@ -210,7 +211,9 @@ public final class GatewayDownstream: ListenerHandler {
         case "chat.inject": inject(request, on: socket)
         case "agents.list", "agent.identity.get": handleAgents(request, on: socket)
         case "chat.send", "chat.history", "chat.abort": handleChat(request, on: socket)
-        case "sessions.list", "sessions.markRead", "sessions.patch", "backends.list": handleSessions(request, on: socket)
+        case "sessions.list", "sessions.markRead", "sessions.patch", "backends.list", "sessions.reset", "sessions.create", "sessions.delete",
+            "sessions.compact":
+            handleSessions(request, on: socket)
         case "sessions.messages.subscribe", "sessions.messages.unsubscribe": handleSessionMessages(request, on: socket)
         case "exec.approval.get", "exec.approval.list", "exec.approval.resolve", "plugin.approval.list", "plugin.approval.resolve":
             handleApprovals(request, on: socket)

@@ -40,6 +40,7 @@ extension GatewaySocketMachine {
         ("plugin.approval.list", .approvals), ("plugin.approval.resolve", .approvals),
         ("sessions.messages.subscribe", .chatReader), ("sessions.messages.unsubscribe", .chatReader),
         ("agent.wait", .chatReader), ("commands.list", .apps), ("chat.inject", .admin), ("agents.list", .apps), ("agent.identity.get", .apps),
+        ("sessions.reset", .chatWriter), ("sessions.create", .chatWriter), ("sessions.delete", .chatWriter), ("sessions.compact", .chatWriter),
     ]
 
     static let access = Dictionary(uniqueKeysWithValues: methods.map { ($0.name, $0.access) })

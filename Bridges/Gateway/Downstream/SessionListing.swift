@@ -44,7 +44,7 @@ enum SessionListing {
         max(summary.conversation.updatedAt, summary.lastEvent?.timestampMillis ?? 0)
     }
 
-    /// One entry of `sessions.list`, and the payload of `sessions.changed`.
+    /// One entry of `sessions.list`, and the row `sessions.changed` carries.
     static func entry(_ summary: ConversationSummary, backend: String, backendKind: String?) -> SessionEntry {
         let conversation = summary.conversation
         var entry = SessionEntry(key: key(of: conversation))
@@ -61,6 +61,23 @@ enum SessionListing {
         entry.unreadCount = Int64(summary.unreadCount)
         entry.messageCount = Int64(summary.messageCount)
         entry.archived = conversation.archived
+        entry.archivedAt = conversation.archivedAt
+        entry.label = conversation.title
+        settings(of: conversation, into: &entry)
+        entry.unread = conversation.settings.markedUnread || summary.unreadCount > 0
+        entry.modelProvider = backendKind
+        entry.model = backend
         return entry
+    }
+
+    /// The user's settings of the conversation, as OpenClaw's row fields.
+    private static func settings(of conversation: Conversation, into entry: inout SessionEntry) {
+        let settings = conversation.settings
+        entry.pinned = settings.pinned
+        entry.pinnedAt = settings.pinnedAt
+        entry.category = settings.category
+        entry.thinkingLevel = settings.thinkingLevel
+        entry.verboseLevel = settings.verboseLevel
+        entry.fastMode = settings.fastMode.map { $0 == .auto ? .string("auto") : .bool($0 == .on) }
     }
 }

@@ -34,6 +34,13 @@ public final class GatewayAccount: Backend {
     /// Closes the link for good (a reload removed or replaced the account). Loop thread.
     public func retire() { turns.value.link.stop() }
 
+    /// A gateway runs `/compact` itself (OpenClaw's gateway command).
+    public var canCompact: Bool { true }
+
+    /// A conversation's upstream session is `relay:<user>:<conversation>`, so the fresh
+    /// conversation has a fresh one; a fixed `session_key` is reset on the gateway (`sessions.reset`).
+    public func reset(conversationID: String, reason: ResetReason) { turns.value.reset(reason: reason.rawValue) }
+
     public func start(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         turns.startTurn(turn, events: events)
     }

@@ -44,6 +44,13 @@ final class GatewayAccountTurns: UpstreamTurns {
         }
     }
 
+    /// Resets the fixed upstream session, when the account has one (per-conversation sessions
+    /// need nothing: a reset conversation has a new id).
+    func reset(reason: String) {
+        guard let sessionKey, link.isReady else { return }
+        link.request("sessions.reset", JSONValue.object(["key": .string(sessionKey), "reason": .string(reason)])) { _ in }
+    }
+
     func cancel(_ runID: String) {
         guard let run = runs.removeValue(forKey: runID), link.isReady else { return }
         link.request("chat.abort", ChatAbortParams(sessionKey: run.sessionKey, runId: runID)) { _ in }

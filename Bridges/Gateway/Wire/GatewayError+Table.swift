@@ -151,16 +151,12 @@ extension GatewayError {
     public static func offsetTooLarge(max: Int64) -> GatewayError { invalid("offset must be at most \(max)") }
     public static func tooManySubscriptions(max: Int) -> GatewayError { invalid("at most \(max) sessions may be subscribed per connection") }
     public static let seqRequired = invalid("seq must be a non-negative integer")
-    public static func labelTooLong(maxBytes: Int) -> GatewayError { invalid("label is longer than \(maxBytes) bytes") }
-    public static let labelNotString = invalid("label must be a string or null")
-    public static func unsupportedPatch(_ property: String) -> GatewayError {
-        invalid("unsupported property '\(property.prefix(64))': this relay patches label only")
-    }
     public static let sessionsUnreadable = unavailable("the sessions could not be read")
     public static let sessionUnreadable = unavailable("the session could not be read")
     public static let readNotStored = unavailable("the read position could not be stored")
-    public static let renameNotStored = unavailable("the session could not be renamed")
     public static let injectNotStored = unavailable("the message could not be stored")
+    public static func labelTooLong(maxBytes: Int) -> GatewayError { invalid("label is longer than \(maxBytes) bytes") }
+    public static let labelNotString = invalid("label must be a string or null")
 
     // Approvals (OpenClaw's `approval-shared.ts`: the reason goes in `details.reason`, which its apps classify on)
     /// Unknown, expired, cancelled or another kind's: `details.reason` `APPROVAL_NOT_FOUND`.

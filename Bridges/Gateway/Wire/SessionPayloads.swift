@@ -1,14 +1,17 @@
 import RelayKit
 
-/// One conversation as `sessions.list`, `sessions.changed` and `sessions.patch` show it. The
-/// relay writes every field (`null` where it has no value); a real gateway's entries have `key`
-/// and some of the rest, so a client reads them as optional.
+/// One conversation as `sessions.list`, `sessions.changed` and `sessions.patch` show it: the
+/// fields of OpenClaw's session row the relay has (`label`, `category`, `pinned`, `archived`,
+/// `unread`, `thinkingLevel`, `fastMode`, `verboseLevel`, `modelProvider`/`model`: the backend's
+/// kind and name, as `models.list` lists them) and the relay's own (`backend`, unread counts,
+/// seqs, a preview). The relay writes every field (`null` where it has no value); a real
+/// gateway's entries have `key` and some of the rest, so a client reads them as optional.
 public struct SessionEntry: Codable, Equatable, Sendable {
     public var key: String
     public var sessionId: String?
     public var kind: String?
     public var displayName: String?
-    public var label: String?
+    @ExplicitNull public var label: String?
     public var backend: String?
     @ExplicitNull public var backendKind: String?
     public var updatedAt: Int64?
@@ -19,8 +22,39 @@ public struct SessionEntry: Codable, Equatable, Sendable {
     public var unreadCount: Int64?
     public var messageCount: Int64?
     public var archived: Bool?
+    @ExplicitNull public var archivedAt: Int64?
+    public var pinned: Bool?
+    @ExplicitNull public var pinnedAt: Int64?
+    /// Marked unread, or answers wait after the read cursor.
+    public var unread: Bool?
+    @ExplicitNull public var category: String?
+    @ExplicitNull public var thinkingLevel: String?
+    /// `true`, `false` or `"auto"`, as OpenClaw writes it.
+    @ExplicitNull public var fastMode: JSONValue?
+    @ExplicitNull public var verboseLevel: String?
+    @ExplicitNull public var modelProvider: String?
+    @ExplicitNull public var model: String?
 
     public init(key: String) { self.key = key }
+}
+
+/// The `sessions.changed` event, in OpenClaw's shape: which session, why (`create`, `patch`,
+/// `send`, `read`, `new`, `reset`, `compact`, `delete`), and its whole row (none for `delete`).
+public struct SessionsChanged: Codable, Equatable, Sendable {
+    public var sessionKey: String
+    public var reason: String
+    public var ts: Int64
+    public var session: SessionEntry?
+    /// Set for `compact`: whether the backend compacted.
+    public var compacted: Bool?
+
+    public init(sessionKey: String, reason: String, ts: Int64, session: SessionEntry?, compacted: Bool? = nil) {
+        self.sessionKey = sessionKey
+        self.reason = reason
+        self.ts = ts
+        self.session = session
+        self.compacted = compacted
+    }
 }
 
 /// `sessions.list {limit?}` → `{ts, count, sessions, truncated}`.
@@ -65,29 +99,6 @@ public struct MarkReadResult: Codable, Equatable, Sendable {
         self.key = key
         self.lastReadSeq = lastReadSeq
         self.unreadCount = unreadCount
-    }
-}
-
-/// `sessions.patch {key, label}`: `label` a string or `null` (clears the title); the relay
-/// patches nothing else.
-public struct SessionsPatchParams: Codable, Equatable, Sendable {
-    public var key: String?
-    @ExplicitNull public var label: String?
-
-    public init(key: String, label: String?) {
-        self.key = key
-        self.label = label
-    }
-}
-
-public struct SessionsPatchResult: Codable, Equatable, Sendable {
-    public var ok = true
-    public var key: String
-    public var entry: SessionEntry
-
-    public init(key: String, entry: SessionEntry) {
-        self.key = key
-        self.entry = entry
     }
 }
 

@@ -25,6 +25,9 @@ public struct TurnRequest: Sendable {
     /// What a backend that cannot run a turn read-only is told first (the Companion server's own words).
     public static let readOnlyInstruction =
         "PLANNING MODE ACTIVE: You MUST NOT modify any code files. You can ONLY create or edit documentation files (*.md, *.txt, README, TODO, CHANGELOG, *.plan). If the user asks you to modify code, politely refuse and offer to create a plan or documentation instead.\n\nUser request: "
+    /// The user's settings of the conversation (a backend uses those it understands: Claude Code
+    /// its thinking effort).
+    public var settings: ConversationSettings
 
     public init(
         userID: String,
@@ -33,7 +36,8 @@ public struct TurnRequest: Sendable {
         text: String,
         runID: String = Identifiers.newUUID(),
         workingDirectory: String? = nil,
-        backendSession: String? = nil
+        backendSession: String? = nil,
+        settings: ConversationSettings = ConversationSettings()
     ) {
         self.userID = userID
         self.deviceID = deviceID
@@ -42,6 +46,7 @@ public struct TurnRequest: Sendable {
         self.runID = runID
         self.workingDirectory = workingDirectory
         self.backendSession = backendSession
+        self.settings = settings
     }
 }
 
@@ -117,6 +122,13 @@ public protocol Backend: AnyObject, Sendable {
     /// The relay no longer routes to this backend (a reload removed or replaced it) and no turn
     /// runs on it: let go of what it holds (its link, its processes). Loop thread; once.
     func retire()
+    /// The user reset the conversation (`Turns.reset`): its keys name a fresh conversation now, so
+    /// let go of what belongs to this one (Claude Code: its process); a backend whose upstream
+    /// session is not per conversation resets it there. Loop thread.
+    func reset(conversationID: String, reason: ResetReason)
+    /// It compacts a conversation's context when a turn says `/compact` (its own command), so the
+    /// relay passes `/compact` to it instead of answering it.
+    var canCompact: Bool { get }
 }
 
 extension Backend {
@@ -126,6 +138,10 @@ extension Backend {
     public var slashCommands: [String] { [] }
 
     public func retire() {}
+
+    public func reset(conversationID: String, reason: ResetReason) {}
+
+    public var canCompact: Bool { false }
 }
 
 /// The core's registry of backends by name: what picks the backend for a conversation (its own,

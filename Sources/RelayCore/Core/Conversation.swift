@@ -6,15 +6,49 @@ public enum ConversationEdit: Sendable, Equatable {
     case retitle(String?)
     /// Archived (hidden from lists that leave archived ones out), or back.
     case archive(Bool)
+    /// One of the user's settings for it.
+    case configure(ConversationSetting)
     /// Several edits applied together, as one change.
     case all([ConversationEdit])
 
-    public func apply(to conversation: inout Conversation) {
+    /// Applies the edit as of `now`: the conversation's change time and the times of its
+    /// archiving and pinning follow. Every journal applies edits through this.
+    public func apply(to conversation: inout Conversation, at now: Int64) {
+        let (wasArchived, wasPinned) = (conversation.archived, conversation.settings.pinned)
+        apply(to: &conversation)
+        if conversation.archived != wasArchived { conversation.archivedAt = conversation.archived ? now : nil }
+        if conversation.settings.pinned != wasPinned { conversation.settings.pinnedAt = conversation.settings.pinned ? now : nil }
+        conversation.updatedAt = now
+    }
+
+    private func apply(to conversation: inout Conversation) {
         switch self {
         case .rebind(let backend): conversation.backend = backend
         case .retitle(let title): conversation.title = title
         case .archive(let archived): conversation.archived = archived
+        case .configure(let setting): setting.apply(to: &conversation.settings)
         case .all(let edits): for edit in edits { edit.apply(to: &conversation) }
+        }
+    }
+}
+
+/// One of `ConversationSettings`, set (nil clears the optional ones).
+public enum ConversationSetting: Sendable, Equatable {
+    case thinkingLevel(String?)
+    case fastMode(ConversationSettings.FastMode?)
+    case verboseLevel(String?)
+    case category(String?)
+    case pinned(Bool)
+    case markedUnread(Bool)
+
+    func apply(to settings: inout ConversationSettings) {
+        switch self {
+        case .thinkingLevel(let level): settings.thinkingLevel = level
+        case .fastMode(let mode): settings.fastMode = mode
+        case .verboseLevel(let level): settings.verboseLevel = level
+        case .category(let category): settings.category = category
+        case .pinned(let pinned): settings.pinned = pinned
+        case .markedUnread(let marked): settings.markedUnread = marked
         }
     }
 }
@@ -38,6 +72,8 @@ public struct Conversation: Sendable, Equatable, Codable {
     public var archived: Bool
     /// When it was archived (nil while it is not).
     public var archivedAt: Int64?
+    /// The user's settings for it (thinking level, pinned, category, …).
+    public var settings = ConversationSettings()
     /// The user clock's seq of its last change (creation, rename, archive, rebinding): clients
     /// that sync by seq see it again once this passes their cursor.
     public var changeSeq: Int64 = 0
@@ -108,11 +144,20 @@ public struct ConversationDraft: Sendable, Equatable {
     public var title: String?
     public var backend: String?
     public var workingDirectory: String?
+    /// The settings it starts with.
+    public var settings: ConversationSettings
     /// More keys that name the new conversation too (e.g. its working directory).
     public var extraKeys: [ConversationKey]
 
-    public init(title: String? = nil, backend: String? = nil, workingDirectory: String? = nil, extraKeys: [ConversationKey] = []) {
+    public init(
+        title: String? = nil,
+        backend: String? = nil,
+        workingDirectory: String? = nil,
+        settings: ConversationSettings = ConversationSettings(),
+        extraKeys: [ConversationKey] = []
+    ) {
         self.title = title
+        self.settings = settings
         self.backend = backend
         self.workingDirectory = workingDirectory
         self.extraKeys = extraKeys

@@ -126,11 +126,49 @@ public final class Conversations {
     }
 
     /// Deletes the conversation and everything in it; `completion` gets false when there was none.
+    /// Observers of `ConversationChanges` hear the deletion.
     public func delete(id: String, completion: @escaping (Result<Bool, any Error>) -> Void) {
-        journal.deleteConversation(id: id) { [weak self] result in
-            if case .success(true) = result { self?.forget(id: id) }
+        load(id: id) { [self] loaded in
+            journal.deleteConversation(id: id) { [weak self] result in
+                if case .success(true) = result {
+                    self?.forget(id: id)
+                    if case .success(let conversation?) = loaded { self?.changes.publish(.deleted(conversation)) }
+                }
+                completion(result)
+            }
+        }
+    }
+
+    /// Gives the conversation's keys a fresh conversation and archives it (`Turns.reset` says
+    /// what else a reset does); nil when there is no such conversation. Observers hear the reset.
+    public func reset(id: String, reason: ResetReason, completion: @escaping (Result<ConversationReset?, any Error>) -> Void) {
+        journal.resetConversation(id: id, freshID: Conversation.newID(), now: clock.nowMillis()) { [weak self] result in
+            if case .success(let reset?) = result, let self {
+                cache.remove(id: id)
+                cache.remember(reset.old)
+                cache.remember(reset.fresh)
+                changes.publish(.reset(reset, reason))
+            }
             completion(result)
         }
+    }
+
+    /// Takes the gateway session keys (`session:…`) off the conversation and archives it: the
+    /// session is gone from lists that follow keys, its history stays (reachable by id).
+    public func detach(id: String, completion: @escaping (Result<Conversation?, any Error>) -> Void) {
+        journal.detachConversation(id: id, scheme: ConversationKey.sessionScheme, now: clock.nowMillis()) { [weak self] result in
+            if case .success(let detached?) = result, let self {
+                cache.remove(id: id)
+                cache.remember(detached)
+                changes.publish(.conversation(detached))
+            }
+            completion(result)
+        }
+    }
+
+    /// The backend compacted the conversation's context (`done`), or had none to compact.
+    public func compacted(_ id: String, userID: String, done: Bool) {
+        changes.publish(.compacted(conversationID: id, userID: userID, done: done))
     }
 
     /// The conversation was deleted: its cached entry and keys go.

@@ -175,6 +175,13 @@ public protocol CoreJournal: AnyObject {
     /// Deletes a conversation and everything in it (history, message records, keys, queued events,
     /// pending pushes, read cursors); false when there was none.
     func deleteConversation(id: String, completion: @escaping (Result<Bool, any Error>) -> Void)
+    /// Resets a conversation at `now`: a new one (`ConversationReset.fresh`, with id `freshID`)
+    /// takes its keys, and it is archived (`ConversationReset.archived`), each with a new change
+    /// seq; nil when there is no such conversation.
+    func resetConversation(id: String, freshID: String, now: Int64, completion: @escaping (Result<ConversationReset?, any Error>) -> Void)
+    /// Takes a conversation's keys of `scheme` off it and archives it, with a new change seq; nil
+    /// when there is no such conversation.
+    func detachConversation(id: String, scheme: String, now: Int64, completion: @escaping (Result<Conversation?, any Error>) -> Void)
     /// Points one more key at a conversation (a Companion session id adopted for a directory).
     func addKey(_ key: ConversationKey, to conversation: Conversation, completion: @escaping (Result<Void, any Error>) -> Void)
     /// Stores the backend's own session id for a conversation (nil forgets it); nobody waits for it.

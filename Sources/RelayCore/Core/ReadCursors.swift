@@ -24,18 +24,28 @@ public enum ConversationChange: Sendable, Equatable {
     case conversation(Conversation)
     /// The user's read cursor moved forward.
     case read(ReadCursor)
+    /// Started afresh: its keys name a new conversation (`conversationID`), the old one is archived.
+    case reset(ConversationReset, ResetReason)
+    /// Deleted with its history.
+    case deleted(Conversation)
+    /// Its backend compacted its context (`done`), or had none to compact.
+    case compacted(conversationID: String, userID: String, done: Bool)
 
     public var userID: String {
         switch self {
-        case .created(let conversation), .conversation(let conversation): conversation.userID
+        case .created(let conversation), .conversation(let conversation), .deleted(let conversation): conversation.userID
         case .read(let cursor): cursor.userID
+        case .reset(let reset, _): reset.fresh.userID
+        case .compacted(_, let userID, _): userID
         }
     }
 
     public var conversationID: String {
         switch self {
-        case .created(let conversation), .conversation(let conversation): conversation.id
+        case .created(let conversation), .conversation(let conversation), .deleted(let conversation): conversation.id
         case .read(let cursor): cursor.conversationID
+        case .reset(let reset, _): reset.fresh.id
+        case .compacted(let id, _, _): id
         }
     }
 }

@@ -38,6 +38,23 @@ extension RelayCommand {
         RelayCommandInfo(name: "approve", summary: "Allow a waiting tool request once", category: .tools, argument: approvalID),
         RelayCommandInfo(name: "always", summary: "Allow a waiting tool request for the rest of the session", category: .tools, argument: approvalID),
         RelayCommandInfo(name: "deny", summary: "Refuse a waiting tool request", category: .tools, argument: approvalID),
+        RelayCommandInfo(name: "new", summary: "Start a fresh session (the old one is archived)", category: .session),
+        RelayCommandInfo(name: "reset", summary: "Start a fresh session (the old one is archived)", category: .session),
+        RelayCommandInfo(name: "clear", summary: "Start a fresh session (the old one is archived)", category: .session),
+        RelayCommandInfo(
+            name: "model",
+            summary: "Show the backend answering this conversation, or switch it",
+            category: .options,
+            argument: .init(name: "model", summary: "A backend name (or <kind>/<name>)", required: false)
+        ),
+        RelayCommandInfo(
+            name: "think",
+            summary: "Show or set the thinking level",
+            category: .options,
+            argument: .init(name: "level", summary: ThinkingLevel.all.joined(separator: ", ") + " or default", required: false)
+        ),
+        RelayCommandInfo(name: "compact", summary: "Compact the session's context, when the backend can", category: .session),
+        RelayCommandInfo(name: "stop", summary: "Stop the session's running and waiting answers", category: .session),
     ]
 
     private static let approvalID = RelayCommandInfo.Argument(

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A message the relay answers itself, in any protocol: it is stored in the conversation's
-/// history like any message, its reply is stored as the answer, and no backend sees either.
+/// history like any message, its reply is stored as the answer, and no backend sees either
+/// (`/compact` excepted, on a backend that compacts: it is that backend's own command).
 public enum RelayCommand: Equatable, Sendable {
     /// `/backend` shows the conversation's backend and the choices; `/backend NAME` binds the
     /// conversation to `NAME` for the turns after it.
@@ -10,6 +11,20 @@ public enum RelayCommand: Equatable, Sendable {
     /// unique prefix of 4+ characters) names; without an ID, the user's only pending one. Answered
     /// at once, not behind the conversation's running turn (which may be the one waiting).
     case approval(ApprovalDecision, String?)
+    /// `/new`, `/reset`, `/clear` (OpenClaw's gateway commands): a fresh session for the
+    /// conversation's keys (`Turns.reset`), after the turns before it.
+    case reset(ResetReason)
+    /// `/model NAME`: `/backend NAME` in OpenClaw's words (`<kind>/NAME`, as its pickers write a
+    /// model, is taken too); bare, it shows the choices.
+    case model(String?)
+    /// `/think LEVEL`: the conversation's thinking level (`ThinkingLevel`; `default` clears it);
+    /// bare, it shows the level.
+    case think(String?)
+    /// `/compact`: a backend that compacts its context does (Claude Code's own `/compact`); the
+    /// others say they have nothing to compact.
+    case compact
+    /// `/stop`: stops the conversation's running and queued turns, at once.
+    case stop
 
     static let approvalWords: [String: ApprovalDecision] = ["/approve": .allowOnce, "/always": .allowAlways, "/deny": .deny]
 
@@ -23,69 +38,30 @@ public enum RelayCommand: Equatable, Sendable {
         let word = String(trimmed.prefix { !$0.isWhitespace })
         let rest = trimmed.dropFirst(word.count).trimmingCharacters(in: .whitespacesAndNewlines)
         let argument = rest.isEmpty ? nil : rest
-        if word == "/backend" {
-            self = .backend(argument)
-        } else if let decision = Self.approvalWords[word] {
+        switch word {
+        case "/backend": self = .backend(argument)
+        case "/model": self = .model(argument)
+        case "/think": self = .think(argument)
+        case "/new" where argument == nil: self = .reset(.new)
+        case "/reset" where argument == nil, "/clear" where argument == nil: self = .reset(.reset)
+        case "/compact" where argument == nil: self = .compact
+        case "/stop" where argument == nil: self = .stop
+        default:
+            guard let decision = Self.approvalWords[word] else { return nil }
             self = .approval(decision, argument)
-        } else {
-            return nil
+        }
+    }
+
+    /// Answered at once, beside the conversation's turns (not in its queue).
+    var isAside: Bool {
+        switch self {
+        case .approval, .stop: true
+        default: false
         }
     }
 }
 
-extension Turns {
-    /// Runs a relay command in its turn's place (in order with the conversation's other turns).
-    func run(_ command: RelayCommand, _ turn: Turn, in conversation: Conversation?) {
-        let current = router.backendName(for: conversation, policy: turn.policy)
-        let choices = router.backends.keys.sorted().joined(separator: ", ")
-        switch command {
-        case .backend(nil):
-            finish(turn, text: "This conversation is answered by \(current). Backends: \(choices). Switch with /backend NAME.")
-        case .backend(let name?) where router.backends[name] == nil:
-            finish(turn, text: "There is no backend named \(name.prefix(64)). Backends: \(choices).")
-        case .backend(let name?):
-            conversations.edit(id: turn.conversationID, .rebind(backend: name)) { [self] result in
-                switch result {
-                case .success:
-                    finish(turn, text: "This conversation is now answered by \(name) (it was \(current)).")
-                case .failure(let error):
-                    end(turn, .failed, reason: "the conversation could not be rebound: \(error)")
-                }
-            }
-        case .approval(let decision, let id):
-            decide(decision, approvalID: id, for: turn) { [self] reply in finish(turn, text: reply) }
-        }
-    }
-
-    /// `/approve`, `/always`, `/deny`: decided and answered at once, beside the conversation's turns.
-    func answerAside(_ turn: Turn, decision: ApprovalDecision, approvalID: String?) {
-        turn.isAside = true
-        turn.startedAt = clock.nowMillis()
-        decide(decision, approvalID: approvalID, for: turn) { [self] reply in finish(turn, text: reply) }
-    }
-
-    private func decide(_ decision: ApprovalDecision, approvalID: String?, for turn: Turn, reply: @escaping (String) -> Void) {
-        let pending = approvals.pending(userID: turn.userID)
-        guard let id = approvalID ?? (pending.count == 1 ? pending[0].id : nil) else {
-            let listed = pending.map { "\($0.shortID) (\($0.toolName): \($0.summary.prefix(60)))" }.joined(separator: ", ")
-            return reply(
-                pending.isEmpty
-                    ? "There is no approval waiting." : "Several approvals are waiting: \(listed). Say which, e.g. /approve \(pending[0].shortID)."
-            )
-        }
-        approvals.decide(id, userID: turn.userID, decision: decision, deviceID: turn.ref.deviceID) { result in
-            switch result {
-            case .success(let approval):
-                let done =
-                    switch decision {
-                    case .allowOnce: "Approved once"
-                    case .allowAlways: "Always allowed for this session"
-                    case .deny: "Denied"
-                    }
-                reply("\(done): \(approval.toolName) \(approval.summary.prefix(200)) (\(approval.shortID)).")
-            case .failure(let refusal):
-                reply("Could not \(decision == .deny ? "deny" : "approve"): \(refusal).")
-            }
-        }
-    }
+/// Why a conversation starts afresh, as OpenClaw's `sessions.reset` and `sessions.changed` name it.
+public enum ResetReason: String, Sendable, Equatable {
+    case new, reset
 }

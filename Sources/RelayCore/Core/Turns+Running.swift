@@ -21,9 +21,15 @@ extension Turns {
     /// Runs the active `turn` in `conversation` (nil: it is gone; the policy's backend answers).
     private func start(_ turn: Turn, in conversation: Conversation?) {
         let conversationID = turn.conversationID
-        if let command = RelayCommand(turn.text) { return run(command, turn, in: conversation) }
         let backendName = router.backendName(for: conversation, policy: turn.policy)
+        let command = RelayCommand(turn.text)
+        if let command, command != .compact || router.backends[backendName]?.canCompact != true { return run(command, turn, in: conversation) }
         guard let backend = router.backends[backendName] else { return end(turn, .failed, reason: "no backend named \(backendName)") }
+        if command == .compact {
+            whenEnded(runID: turn.ref.runID) { [conversations] end in
+                if case .answered = end { conversations.compacted(turn.conversationID, userID: turn.userID, done: true) }
+            }
+        }
         turn.backendName = backend.name
         turn.backend = backend
         armInactivityTimer(turn)
@@ -36,7 +42,8 @@ extension Turns {
             text: turn.readOnly && !backend.honoursReadOnly ? TurnRequest.readOnlyInstruction + turn.text : turn.text,
             runID: turn.ref.runID,
             workingDirectory: conversation?.workingDirectory,
-            backendSession: conversation?.backendSession
+            backendSession: conversation?.backendSession,
+            settings: conversation?.settings ?? ConversationSettings()
         )
         request.readOnly = turn.readOnly
         attachments(of: turn) { [self] attachments in

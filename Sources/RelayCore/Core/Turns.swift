@@ -191,8 +191,8 @@ public final class Turns {
                     let turn = Turn(message, ref: ref, policy: policy, answer: answer)
                     turn.stamps.received = message.receivedAt
                     turn.stamps.committed = committedAt
-                    if case .approval(let decision, let id) = RelayCommand(message.content) {
-                        answerAside(turn, decision: decision, approvalID: id)
+                    if let command = RelayCommand(message.content), command.isAside {
+                        answerAside(turn, command)
                     } else {
                         enqueue(turn)
                     }
