@@ -33,6 +33,21 @@ import Testing
         #expect(core.backend.runs.last?.request.backendSession == nil && core.backend.runs.last?.request.conversationID == fresh.id)
     }
 
+    @Test func aMessageSentWhileAResetIsUnderWayGoesToTheFreshConversation() {
+        let core = CoreFixture()
+        core.connect("phone")
+        let old = core.conversation.id
+        var outcome: SubmitOutcome?
+        core.hub.turns.reset(conversationID: old, reason: .new, policy: TurnPolicy()) { _ in }
+        // Sent before the reset is stored (a client that reacts at once to `/new`'s answer).
+        core.hub.turns.submit(core.message("right after", device: "phone", conversation: core.conversation), policy: TurnPolicy()) { outcome = $0 }
+        core.loop.runUntilIdle()
+        let fresh = core.resolve(.main)
+        #expect(outcome?.isAccepted == true && fresh.id != old)
+        #expect(core.backend.runs.last?.request.conversationID == fresh.id && core.backend.runs.last?.request.text == "right after")
+        #expect(core.journal.events.filter { $0.conversationID == old }.allSatisfy { $0.content != "right after" })
+    }
+
     @Test func aResetStopsTheConversationsTurnsAndKeepsItsSettings() throws {
         let core = CoreFixture()
         core.submit(core.message("running", device: "phone"))

@@ -21,7 +21,9 @@ extension Turns {
             }
             edit(turn, .configure(.thinkingLevel(level)), done: "Thinking: \(level ?? "the backend's default") from the next message.")
         case .reset(let reason):
-            // The command's own exchange stays with the conversation being archived; the keys move on.
+            // The command's own exchange stays with the conversation being archived; the keys move
+            // on once it is stored, and messages sent meanwhile wait for the fresh conversation.
+            beginReset(turn.conversationID)
             whenEnded(runID: turn.ref.runID) { [self] _ in
                 reset(conversationID: turn.conversationID, reason: reason, policy: turn.policy) { _ in }
             }

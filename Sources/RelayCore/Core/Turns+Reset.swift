@@ -13,12 +13,42 @@ extension Turns {
         policy: TurnPolicy,
         completion: @escaping (Result<ConversationReset?, any Error>) -> Void
     ) {
+        beginReset(conversationID)
         abort(conversationID: conversationID, reason: "the session was reset")
         conversations.reset(id: conversationID, reason: reason) { [self] result in
             if case .success(let reset?) = result {
                 router.backend(named: router.backendName(for: reset.old, policy: policy))?.reset(conversationID: reset.old.id, reason: reason)
             }
+            // What was sent meanwhile goes where the keys point now (the old conversation if it failed).
+            endReset(conversationID, fresh: (try? result.get())??.fresh.id)
             completion(result)
+        }
+    }
+
+    /// A message that waits for a reset.
+    struct HeldMessage {
+        var message: UserMessage
+        var policy: TurnPolicy
+        var completion: (SubmitOutcome) -> Void
+    }
+
+    /// The most messages one reset holds (a reset takes a store round trip).
+    static let maxHeldPerReset = 64
+
+    func beginReset(_ conversationID: String) {
+        if resetting[conversationID] == nil { resetting[conversationID] = [] }
+    }
+
+    func hold(_ message: UserMessage, policy: TurnPolicy, completion: @escaping (SubmitOutcome) -> Void) {
+        guard resetting[message.conversationID, default: []].count < Self.maxHeldPerReset else { return completion(.queueFull) }
+        resetting[message.conversationID, default: []].append(HeldMessage(message: message, policy: policy, completion: completion))
+    }
+
+    private func endReset(_ conversationID: String, fresh: String?) {
+        for held in resetting.removeValue(forKey: conversationID) ?? [] {
+            var message = held.message
+            if let fresh { message.conversationID = fresh }
+            submit(message, policy: held.policy, completion: held.completion)
         }
     }
 }

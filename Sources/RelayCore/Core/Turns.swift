@@ -128,6 +128,9 @@ public final class Turns {
     var endings = RunEndings(capacity: RunEndings.defaultCapacity)
     /// Who waits for a backend to have no turn running (`whenIdle`).
     var idleWaiters: [(backend: any Backend, done: () -> Void)] = []
+    /// Messages to a conversation whose reset is under way, held until its keys name the fresh
+    /// one (then they go there), by the conversation being reset.
+    var resetting: [String: [HeldMessage]] = [:]
     public internal(set) var completedCount = 0
     public internal(set) var failedCount = 0
 
@@ -164,6 +167,7 @@ public final class Turns {
     /// Stores `message` (idempotently), acknowledges it through `completion`, publishes its user
     /// event and starts or queues its turn. `completion` runs before the user event is published.
     public func submit(_ message: UserMessage, policy: TurnPolicy, completion: @escaping (SubmitOutcome) -> Void) {
+        if resetting[message.conversationID] != nil { return hold(message, policy: policy, completion: completion) }
         let lane = lane(message.conversationID)
         guard lane.waiting(of: message.deviceID) < policy.maxQueuedPerDevice else { return completion(.queueFull) }
         nextToken += 1
