@@ -216,7 +216,12 @@ public final class Relay {
         loop.execute(with: hub) { $0.start() }
         if let clawline { loop.execute(with: clawline) { $0.start() } }
         if let gateway { loop.execute(with: gateway) { $0.start() } }
-        if let companion { loop.execute(with: companion) { $0.start() } }
+        if let companion {
+            loop.execute(with: companion) { companion in
+                companion.start()
+                companion.cutOff(failed)
+            }
+        }
         if let discoClaw { loop.execute(with: discoClaw) { $0.start() } }
         for connect in upstreams { loop.execute(with: connect) { $0() } }
         self.desk = desk

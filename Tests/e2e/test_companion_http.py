@@ -227,3 +227,21 @@ async def test_the_optional_socket_gets_heartbeats_while_a_turn_runs(fake_apns, 
         assert last["activity"] == "Complete" and last["projectPath"] == project, last
     [push] = await wait_apns(fake_apns, 1)
     assert processable(push, project)["message"] == "working done", push
+
+
+async def test_a_turn_cut_off_by_a_crash_still_ends_with_a_push_after_the_restart(fake_apns, relay_factory, tmp_path):
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    slow = {"name": "slow", "kind": "command", "timeout_seconds": 30,
+            "command": ["/bin/sh", "-c", f"cat >/dev/null; printf working; read line < {gate}"]}
+    relay = http_relay(relay_factory, tmp_path, fake_apns, "slow", (slow,))
+    project = real(relay.projects / "app")
+    token = make_device_token()
+    ack = accepted(await asyncio.to_thread(post, relay, "long job", project, token))
+    relay.kill()  # kill -9: the turn is cut off with no answer
+    threading.Thread(target=lambda: open(gate, "w").close(), daemon=True).start()  # let the orphaned program end
+    relay.start()
+    [push] = await wait_apns(fake_apns, 1, timeout=20)
+    body = processable(push, project)
+    assert body["message"].startswith("⚠️ The relay restarted") and body["requestId"] == ack["requestId"], body
+    assert body["sessionId"] == ack["sessionId"], body

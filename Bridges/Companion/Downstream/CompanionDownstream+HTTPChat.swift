@@ -158,6 +158,35 @@ extension CompanionDownstream {
         }
     }
 
+    /// The HTTP app's turns that the last stop cut off still end with their one push (nothing
+    /// else would clear the app's "thinking" state): it says to send the message again. Loop
+    /// thread, at start-up.
+    public func cutOff(_ records: [MessageRecord]) {
+        for record in records where record.deviceID.hasPrefix(Self.httpDeviceProtocol + ":") {
+            guard let conversationID = record.conversationID else { continue }
+            hub.conversations.load(id: conversationID) { [self] result in
+                guard case .success(let conversation?) = result else { return }
+                let place = conversation.workingDirectory ?? projects.root
+                let answer = CompanionAnswerPush.Answer(
+                    text: "⚠️ The relay restarted while Claude was answering; send the message again.",
+                    messageID: Identifiers.newUUID(),
+                    fetchable: false,
+                    projectPath: place == projects.root ? HTTPChatPost.workspace : place,
+                    sessionID: conversation.key(in: CompanionKeys.session) ?? conversation.id,
+                    requestID: record.clientID.hasPrefix("http_") ? String(record.clientID.dropFirst(5)) : record.clientID,
+                    timestampMillis: clock.nowMillis()
+                )
+                hub.pushes.sendAnswer(
+                    deviceID: record.deviceID,
+                    conversationID: conversationID,
+                    text: answer.text,
+                    failed: true,
+                    content: CompanionAnswerPush.content(answer)
+                )
+            }
+        }
+    }
+
     /// Stops the session's running and queued turns; none of them gets a push. 200 whatever ran
     /// (the app then starts a fresh conversation).
     func killChat(_ body: CompanionFields, _ exchange: HTTPExchange) {
