@@ -27,6 +27,16 @@ def http_relay(relay_factory, tmp_path, fake, backend: str = "echo", extra_backe
     return relay
 
 
+def gated_relay(relay_factory, tmp_path, fake, then: str = ""):
+    """A relay whose backend prints "working", then waits until the test writes to the returned
+    fifo (then prints `then`): a turn that runs as long as the test wants."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    slow = {"name": "slow", "kind": "command", "timeout_seconds": 30,
+            "command": ["/bin/sh", "-c", f"cat >/dev/null; printf working; read line < {gate}; printf '{then}'"]}
+    return http_relay(relay_factory, tmp_path, fake, "slow", (slow,)), gate
+
+
 def post(relay, message: str, project: str, token: str | None, session: str | None = None, status: int = 200, **extra) -> dict:
     body = {"message": message, "projectPath": project, "mode": "normal", "timestamp": "2025-09-12T19:40:00Z", **extra}
     if token is not None:
@@ -141,11 +151,7 @@ async def test_an_empty_answer_is_a_message_push_too(fake_apns, relay_factory, t
 
 
 async def test_kill_stops_the_turn_and_no_push_follows(fake_apns, relay_factory, tmp_path):
-    gate = tmp_path / "gate"
-    os.mkfifo(gate)
-    slow = {"name": "slow", "kind": "command", "timeout_seconds": 30,
-            "command": ["/bin/sh", "-c", f"cat >/dev/null; printf working; read line < {gate}"]}
-    relay = http_relay(relay_factory, tmp_path, fake_apns, "slow", (slow,))
+    relay, gate = gated_relay(relay_factory, tmp_path, fake_apns)
     project = real(relay.projects / "app")
     token = make_device_token()
     ack = accepted(await asyncio.to_thread(post, relay, "long job", project, token))
@@ -203,11 +209,7 @@ async def test_planning_mode_runs_claude_code_in_its_plan_mode_for_that_turn_onl
 async def test_the_optional_socket_gets_heartbeats_while_a_turn_runs(fake_apns, relay_factory, tmp_path):
     import websockets
     from companion_client import TOKEN, cport
-    gate = tmp_path / "gate"
-    os.mkfifo(gate)
-    slow = {"name": "slow", "kind": "command", "timeout_seconds": 30,
-            "command": ["/bin/sh", "-c", f"cat >/dev/null; printf working; read line < {gate}; printf ' done'"]}
-    relay = http_relay(relay_factory, tmp_path, fake_apns, "slow", (slow,))
+    relay, gate = gated_relay(relay_factory, tmp_path, fake_apns, " done")
     project = real(relay.projects / "app")
     async with websockets.connect(f"ws://127.0.0.1:{cport(relay)}/ws?token={TOKEN}") as ws:
         assert json.loads(await asyncio.wait_for(ws.recv(), 5))["type"] == "welcome"
@@ -230,11 +232,7 @@ async def test_the_optional_socket_gets_heartbeats_while_a_turn_runs(fake_apns, 
 
 
 async def test_a_turn_cut_off_by_a_crash_still_ends_with_a_push_after_the_restart(fake_apns, relay_factory, tmp_path):
-    gate = tmp_path / "gate"
-    os.mkfifo(gate)
-    slow = {"name": "slow", "kind": "command", "timeout_seconds": 30,
-            "command": ["/bin/sh", "-c", f"cat >/dev/null; printf working; read line < {gate}"]}
-    relay = http_relay(relay_factory, tmp_path, fake_apns, "slow", (slow,))
+    relay, gate = gated_relay(relay_factory, tmp_path, fake_apns)
     project = real(relay.projects / "app")
     token = make_device_token()
     ack = accepted(await asyncio.to_thread(post, relay, "long job", project, token))
