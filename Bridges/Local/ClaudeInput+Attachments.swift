@@ -1,3 +1,4 @@
+import Foundation
 import RelayCore
 
 extension ClaudeInput {
@@ -19,7 +20,7 @@ extension ClaudeInput {
             case let mime where imageTypes.contains(mime): return source("image", mime, data)
             case "application/pdf": return source("document", "application/pdf", data)
             case let mime where mime.hasPrefix("text/"):
-                let body = attachment.bytes(limit: maxAttachmentBytes).flatMap { String(data: $0, encoding: .utf8) }
+                let body = Data(base64Encoded: data).flatMap { String(data: $0, encoding: .utf8) }
                 return text("Attached file \(name):\n\(body ?? "(not UTF-8 text)")")
             default:
                 return text("[\(name) (\(attachment.mimeType.prefix(64))) was attached; Claude Code takes images, PDFs and text files only]")

@@ -1,6 +1,5 @@
 import Dispatch
 import RelayCore
-import Synchronization
 
 /// A built-in backend that answers every turn with `echo: <text>`, streamed word by word, and a
 /// line per attachment (`[attached: photo.png, image/png]`) so a test sees what reached it.

@@ -7,7 +7,7 @@ public enum MessageRules {
     public static let maxInlineBytes = 256 * 1024
     public static let maxMessageBytes = 320 * 1024
     public static let maxAttachments = 4
-    public static let inlineMimeTypes: Set<String> = ["image/png", "image/jpeg", "image/gif", "image/webp", "image/heic"]
+    public static let inlineMimeTypes = InlineImage.mimeTypes
 
     public struct Validated: Equatable, Sendable {
         /// The attachments to store and echo, or nil when there are none.

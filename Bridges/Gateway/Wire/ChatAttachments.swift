@@ -9,7 +9,8 @@ public enum ChatAttachments {
     public static let maxCount = 8
     public static let maxImageBytes = 4 << 20
     public static let maxBytes = 8 << 20
-    public static let imageTypes: Set<String> = ["image/png", "image/jpeg", "image/gif", "image/webp", "image/heic"]
+    /// What Clawline devices of the same user can show of the stored message.
+    public static let imageTypes = InlineImage.mimeTypes
 
     /// `hello-ok.policy.attachments`.
     public struct Policy: Codable, Equatable, Sendable {

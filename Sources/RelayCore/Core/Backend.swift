@@ -200,23 +200,22 @@ extension LoopBound where Value: UpstreamTurns {
     /// uploaded files are read first, off the loop (a turn cancelled meanwhile never starts).
     public func startTurn(_ turn: TurnRequest, events: @escaping @Sendable (TurnEvent) -> Void) -> TurnHandle {
         let id = Identifiers.newUUID()
-        guard turn.attachments.contains(where: { $0.path != nil }) else {
-            if loop.isOnLoop {
-                value.start(turn, id: id, events: events)
-            } else {
-                loop.execute { self.value.start(turn, id: id, events: events) }
-            }
-            return TurnHandle { [loop] in loop.execute { self.value.cancel(id) } }
+        let cancelled = SharedFlag()
+        let begin = { @Sendable [loop] (turn: TurnRequest) in
+            let start = { @Sendable in if !cancelled.isSet { self.value.start(turn, id: id, events: events) } }
+            if loop.isOnLoop { start() } else { loop.execute(start) }
         }
-        let shared = SharedFlag()
-        DispatchQueue.global().async { [loop] in
-            var inlining = turn
-            inlining.attachments = turn.attachments.compactMap { $0.inlined(limit: TurnAttachment.maxInlinedBytes) }
-            let inlined = inlining
-            loop.execute { if !shared.isSet { self.value.start(inlined, id: id, events: events) } }
+        if turn.attachments.contains(where: { $0.path != nil }) {
+            DispatchQueue.global().async {
+                var inlined = turn
+                inlined.attachments = turn.attachments.compactMap { $0.inlined(limit: TurnAttachment.maxInlinedBytes) }
+                begin(inlined)
+            }
+        } else {
+            begin(turn)
         }
         return TurnHandle { [loop] in
-            shared.set()
+            cancelled.set()
             loop.execute { self.value.cancel(id) }
         }
     }

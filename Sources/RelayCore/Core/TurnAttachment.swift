@@ -18,8 +18,6 @@ public struct TurnAttachment: Sendable, Equatable {
         self.path = path
     }
 
-    public var isImage: Bool { mimeType.hasPrefix("image/") }
-
     /// The bytes as base64: the inline ones as they are, a file's read now (at most `limit`
     /// bytes; nil when it is missing or larger). Reads a file: not on the loop.
     public func base64Bytes(limit: Int) -> String? {
