@@ -10,6 +10,8 @@ import RelayTransport
 /// its APNs token is the device (`companion-http:<hash>`).
 extension CompanionDownstream {
     static let httpDeviceProtocol = "companion-http"
+    /// A posted message's client id is this and the request id its acknowledgement gave.
+    static let httpClientPrefix = "http_"
     static func httpDeviceID(token: String) -> String { "companion-http:" + Digest.sha256Hex(token).prefix(16) }
 
     func postChat(_ body: CompanionFields, _ exchange: HTTPExchange) {
@@ -72,7 +74,7 @@ extension CompanionDownstream {
             post.message,
             in: session,
             readOnly: post.planning,
-            clientID: "http_" + requestID,
+            clientID: Self.httpClientPrefix + requestID,
             deviceID: deviceID,
             failed: { error in exchange.respond(CompanionREST.json(error.code.httpStatus, HTTPChatRefusal(error.message))) },
             started: { [self] runID in
@@ -147,14 +149,19 @@ extension CompanionDownstream {
             answer.text = "⚠️ " + failure.shown
             failed = true
         }
+        send(answer, failed: failed, to: deviceID, conversationID: session.conversationID)
+    }
+
+    /// Sends a turn's one push now.
+    private func send(_ answer: CompanionAnswerPush.Answer, failed: Bool, to deviceID: String, conversationID: String) {
         hub.pushes.sendAnswer(
             deviceID: deviceID,
-            conversationID: session.conversationID,
+            conversationID: conversationID,
             text: answer.text,
             failed: failed,
             content: CompanionAnswerPush.content(answer)
         ) { [logger] sent in
-            if !sent { logger.warning("the answer push was not delivered", metadata: ["device": "\(deviceID)", "session": "\(session.sessionID)"]) }
+            if !sent { logger.warning("the answer push was not delivered", metadata: ["device": "\(deviceID)", "session": "\(answer.sessionID)"]) }
         }
     }
 
@@ -173,16 +180,11 @@ extension CompanionDownstream {
                     fetchable: false,
                     projectPath: place == projects.root ? HTTPChatPost.workspace : place,
                     sessionID: conversation.key(in: CompanionKeys.session) ?? conversation.id,
-                    requestID: record.clientID.hasPrefix("http_") ? String(record.clientID.dropFirst(5)) : record.clientID,
+                    requestID: record.clientID.hasPrefix(Self.httpClientPrefix)
+                        ? String(record.clientID.dropFirst(Self.httpClientPrefix.count)) : record.clientID,
                     timestampMillis: clock.nowMillis()
                 )
-                hub.pushes.sendAnswer(
-                    deviceID: record.deviceID,
-                    conversationID: conversationID,
-                    text: answer.text,
-                    failed: true,
-                    content: CompanionAnswerPush.content(answer)
-                )
+                send(answer, failed: true, to: record.deviceID, conversationID: conversationID)
             }
         }
     }
