@@ -7,13 +7,14 @@ import RelayTransport
 extension GatewayDownstream {
     /// A chat method's params, read once.
     private enum ChatCall {
-        case send(ChatSendParams?)
+        /// With its attachments checked (refused ones answer before any conversation is made).
+        case send(ChatSendParams?, ChatAttachments.Checked)
         case abort(ChatAbortParams?)
         case history(ChatHistoryParams?)
 
         var sessionKey: String? {
             switch self {
-            case .send(let params): params?.sessionKey
+            case .send(let params, _): params?.sessionKey
             case .abort(let params): params?.sessionKey
             case .history(let params): params?.sessionKey
             }
@@ -23,7 +24,12 @@ extension GatewayDownstream {
     func handleChat(_ request: GatewayRequest<JSONValue>, on socket: GatewaySocket) {
         let call: ChatCall
         switch request.method {
-        case "chat.send": call = .send(request.params(as: ChatSendParams.self))
+        case "chat.send":
+            let params = request.params(as: ChatSendParams.self)
+            switch ChatAttachments.check(params?.attachments) {
+            case .success(let checked): call = .send(params, checked)
+            case .failure(let error): return socket.fail(request.id, error)
+            }
         case "chat.abort": call = .abort(request.params(as: ChatAbortParams.self))
         default: call = .history(request.params(as: ChatHistoryParams.self))
         }
@@ -36,7 +42,7 @@ extension GatewayDownstream {
             case .failure(let error): return socket.fail(request.id, Self.sessionError(error))
             }
             switch call {
-            case .send(let params): send(params, request.id, in: conversation, from: socket)
+            case .send(let params, let attachments): send(params, attachments, request.id, in: conversation, from: socket)
             case .abort(let params):
                 let aborted = hub.turns.abort(conversationID: conversation.id, runID: params?.runId)
                 socket.reply(request.id, ChatAbortResult(runIds: aborted))
@@ -100,18 +106,19 @@ extension GatewayDownstream {
         return parts.count >= 2 && parts[0] == "backend" ? String(parts[1]) : nil
     }
 
-    private func send(_ params: ChatSendParams?, _ requestID: String, in conversation: Conversation, from socket: GatewaySocket) {
+    private func send(
+        _ params: ChatSendParams?,
+        _ attachments: ChatAttachments.Checked,
+        _ requestID: String,
+        in conversation: Conversation,
+        from socket: GatewaySocket
+    ) {
         guard let message = params?.message else { return socket.fail(requestID, .messageRequired) }
         let runID = params?.idempotencyKey ?? Identifiers.newUUID()
         // OpenClaw answers `/stop` with the runs it stopped, and keeps it out of the transcript.
         if RelayCommand(message) == .stop {
             let aborted = hub.turns.abort(conversationID: conversation.id)
             return socket.reply(requestID, ChatSendResult(runId: runID, status: "aborted", runIds: aborted))
-        }
-        let attachments: ChatAttachments.Checked
-        switch ChatAttachments.check(params?.attachments) {
-        case .success(let checked): attachments = checked
-        case .failure(let error): return socket.fail(requestID, error)
         }
         var policy = settings.turnPolicy
         if let timeout = params?.timeoutMs, timeout > 0 { policy.inactivityMillis = Int(min(timeout, 3_600_000)) }
