@@ -70,4 +70,16 @@ import Testing
             watcher.request("sessions.messages.unsubscribe", .object(["key": .string("cv:cv_nothing")]))?["payload"]?["subscribed"] == .bool(false)
         )
     }
+
+    @Test func aSubscriptionFollowsItsSessionThroughAReset() throws {
+        let bed = GatewayTestbed()
+        let (watcher, _) = try bed.paired(TestDevice())
+        let (writer, _) = try bed.paired(TestDevice())
+        _ = watcher.request("sessions.messages.subscribe", .object(["key": .string("main")]))
+        #expect(writer.request("sessions.reset", .object(["key": .string("main")]))?["ok"] == .bool(true))
+        _ = watcher.events("session.message")
+        _ = send(writer, "after the reset", run: "r1")
+        let got = watcher.events("session.message").compactMap { $0["payload"]?["message"]?["content"]?.arrayValue?.first?["text"]?.stringValue }
+        #expect(got == ["after the reset", "echo: after the reset"])
+    }
 }

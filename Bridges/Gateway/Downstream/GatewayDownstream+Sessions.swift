@@ -111,7 +111,9 @@ extension GatewayDownstream {
         case .conversation: sessionChanged(change.conversationID, reason: "patch")
         case .read: sessionChanged(change.conversationID, reason: "read")
         case .reset(let reset, let reason):
-            // The key's fresh session, and the archived one (now named by its `cv:` key).
+            // The key's fresh session, and the archived one (now named by its `cv:` key). Sockets
+            // that take the key's messages go on with the fresh one, as Clawline and Companion do.
+            for socket in sockets.values where socket.messageSessions.remove(reset.old.id) != nil { socket.messageSessions.insert(reset.fresh.id) }
             sessionChanged(reset.fresh.id, reason: reason.rawValue)
             sessionChanged(reset.old.id, reason: "patch")
         case .compacted(let id, _, let done): sessionChanged(id, reason: "compact", compacted: done)
