@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.1.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -89,6 +90,12 @@ let package = Package(
                 "RelayCore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // The PostgreSQL store (several nodes on one database): its own target, so SQLite-only work never builds postgres-nio.
+        .target(
+            name: "RelayStorePostgres",
+            dependencies: ["RelayCore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(name: "ClawlineWire", dependencies: ["RelayKit"], path: "Bridges/Clawline/Wire", swiftSettings: swiftSettings),
@@ -197,6 +204,14 @@ let package = Package(
         ),
         .testTarget(name: "RelayKitTests", dependencies: ["RelayKit", "RelayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "RelayTransportTests", dependencies: ["RelayTransport", "RelayTesting", "RelayCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RelayStorePostgresTests",
+            dependencies: [
+                "RelayStorePostgres", "RelayCore", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ClawlineBridgeTests",

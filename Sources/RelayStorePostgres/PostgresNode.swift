@@ -1,0 +1,145 @@
+import Foundation
+import Logging
+import PostgresNIO
+import RelayCore
+import Synchronization
+
+/// A node's membership (SCALE-OUT.md §4.9): its row in `nodes` with a fresh incarnation and a
+/// lease, the node's advisory lock held on its own control connection, heartbeats, and the sweep
+/// that declares other nodes dead.
+///
+/// - Important: a heartbeat that updates no row means this incarnation was declared dead: the
+///   node must stop acting (crash-only restart with a new incarnation).
+public final class PostgresNode: Sendable {
+    /// What a sweep did: the nodes it declared dead and the turns it failed for them.
+    public struct Sweep: Sendable, Equatable {
+        public var deadNodes: [NodeIdentity] = []
+        /// The failed turns' run ids, with the failure events' positions.
+        public var failedTurns: [String: StreamPosition] = [:]
+
+        public var positions: [StreamPosition] { failedTurns.values.sorted { ($0.stream, $0.last) < ($1.stream, $1.last) } }
+    }
+
+    public let identity: NodeIdentity
+    private let settings: PostgresSettings
+    private let lease: Duration
+    private let logger: Logger
+    private let connection: Mutex<PostgresConnection?> = Mutex(nil)
+
+    public init(settings: PostgresSettings, identity: NodeIdentity, lease: Duration = .seconds(10), logger: Logger) {
+        self.settings = settings
+        self.identity = identity
+        self.lease = lease
+        self.logger = logger
+    }
+
+    /// Connects the control connection, takes the node's lock and registers this incarnation
+    /// (burying an earlier one of the same node id). Returns the positions of the turns buried.
+    @discardableResult
+    public func register() async throws -> [StreamPosition] {
+        let configuration = try settings.configuration(applicationName: "clawrelay:\(identity.nodeID):control")
+        let control: PostgresConnection
+        do {
+            control = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        } catch {
+            throw PostgresStoreError(
+                code: .connectionLost,
+                message: "cannot connect to PostgreSQL (\(settings)): \(PostgresStoreError.summary(of: error))"
+            )
+        }
+        do {
+            let locked = try await control.query(
+                "SELECT pg_try_advisory_lock(hashtext(\("clawrelay-node:" + identity.nodeID))::bigint)",
+                logger: logger
+            )
+            var held = false
+            for try await value in locked.decode(Bool.self) { held = value }
+            guard held else {
+                throw PostgresStoreError(
+                    code: .rejected,
+                    message: "node id \(identity.nodeID) is in use by another running node; give each node its own [cluster] node_id"
+                )
+            }
+            let rows = try await control.query(
+                "SELECT o_stream, o_seq FROM relay_register_node(\(identity.nodeID), \(identity.incarnation), \(seconds(lease)))",
+                logger: logger
+            )
+            var positions: [StreamPosition] = []
+            for try await (stream, seq) in rows.decode((String, Int64).self) {
+                positions.append(StreamPosition(stream: stream, prev: seq - 1, last: seq))
+            }
+            connection.withLock { $0 = control }
+            logger.info("postgres: node registered", metadata: ["node": "\(identity)"])
+            return positions
+        } catch {
+            try? await control.close()
+            if let error = error as? PostgresStoreError { throw error }
+            throw PostgresStoreError(code: .rejected, message: "cannot register node \(identity.nodeID): \(PostgresStoreError.summary(of: error))")
+        }
+    }
+
+    /// Renews the lease; false when this incarnation was declared dead (fenced).
+    public func heartbeat() async throws -> Bool {
+        let rows = try await control().query(
+            """
+            UPDATE nodes SET heartbeat_at = now(), expires_at = now() + make_interval(secs => \(seconds(lease)))
+            WHERE node_id = \(identity.nodeID) AND incarnation = \(identity.incarnation) RETURNING 1
+            """,
+            logger: logger
+        )
+        var renewed = false
+        for try await _ in rows.decode(Int.self) { renewed = true }
+        if !renewed { logger.error("postgres: this node was declared dead; its writes are fenced", metadata: ["node": "\(identity)"]) }
+        return renewed
+    }
+
+    /// Declares dead the nodes whose lease expired or whose lock is gone, failing their running
+    /// turns, in one transaction.
+    public func sweep() async throws -> Sweep {
+        let rows = try await control().query("SELECT * FROM relay_sweep_nodes()", logger: logger)
+        var sweep = Sweep()
+        for try await (node, incarnation, run, stream, seq) in rows.decode((String, UUID, String?, String?, Int64?).self) {
+            let dead = NodeIdentity(nodeID: node, incarnation: incarnation)
+            if !sweep.deadNodes.contains(dead) { sweep.deadNodes.append(dead) }
+            if let run, let stream, let seq { sweep.failedTurns[run] = StreamPosition(stream: stream, prev: seq - 1, last: seq) }
+        }
+        for dead in sweep.deadNodes {
+            logger.warning("postgres: node declared dead", metadata: ["node": "\(dead)", "failed_turns": "\(sweep.failedTurns.count)"])
+        }
+        return sweep
+    }
+
+    /// Heartbeats and sweeps every `interval` until cancelled or fenced; returns false when fenced.
+    public func run(every interval: Duration = .seconds(2), onSweep: @Sendable (Sweep) -> Void = { _ in }) async throws -> Bool {
+        while !Task.isCancelled {
+            guard try await heartbeat() else { return false }
+            let sweep = try await sweep()
+            if !sweep.deadNodes.isEmpty { onSweep(sweep) }
+            try await Task.sleep(for: interval)
+        }
+        return true
+    }
+
+    /// Leaves the cluster: the connection closes, which frees the node's lock.
+    public func close() async {
+        let control = connection.withLock { connection -> PostgresConnection? in
+            defer { connection = nil }
+            return connection
+        }
+        try? await control?.close()
+    }
+
+    private func control() throws -> PostgresConnection {
+        guard let control = connection.withLock({ $0 }), !control.isClosed else {
+            throw PostgresStoreError(
+                code: .connectionLost,
+                message: "node \(identity.nodeID) has no control connection (its lock is gone): register again"
+            )
+        }
+        return control
+    }
+
+    private func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}

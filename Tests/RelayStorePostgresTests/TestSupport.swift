@@ -1,0 +1,60 @@
+import Foundation
+import PostgresNIO
+import RelayCore
+import RelayStorePostgres
+import Synchronization
+
+/// Polls `condition` every 10 ms until it holds; fails the test when `timeout` passes first.
+func eventually(_ what: String, timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else { throw FixtureError("timed out waiting for \(what)") }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
+
+extension PostgresWriter {
+    func accept(_ request: AcceptRequest) async -> Result<PostgresAcceptance, PostgresStoreError> {
+        await withCheckedContinuation { continuation in accept(request) { continuation.resume(returning: $0) } }
+    }
+
+    func claim(_ conversationID: String) async -> Result<ClaimResult, PostgresStoreError> {
+        await withCheckedContinuation { continuation in claim(conversationID: conversationID) { continuation.resume(returning: $0) } }
+    }
+
+    func end(_ ending: TurnEnding) async -> Result<FencedWrite, PostgresStoreError> {
+        await withCheckedContinuation { continuation in end(ending) { continuation.resume(returning: $0) } }
+    }
+}
+
+/// A message from `device` to conversation `conversation` of `user`.
+func request(user: String = "u1", conversation: String = "c1", device: String = "d1", client: String, content: String = "hello") -> AcceptRequest {
+    AcceptRequest(UserMessage(conversationID: conversation, userID: user, deviceID: device, clientID: client, content: content), backend: "echo")
+}
+
+/// Collects what a callback reports, for tests to poll.
+final class Recorder<Value: Sendable>: Sendable {
+    private let values = Mutex<[Value]>([])
+
+    func append(_ value: Value) { values.withLock { $0.append(value) } }
+    var all: [Value] { values.withLock { $0 } }
+}
+
+extension TestDatabase {
+    /// Runs `sql` and returns its first column as Int64 values.
+    func integers(_ sql: String) async throws -> [Int64] {
+        let connection = try await connect()
+        defer { Task { try? await connection.close() } }
+        var values: [Int64] = []
+        for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Int64.self) { values.append(value) }
+        return values
+    }
+
+    /// Terminates the sessions named `applicationName` in this database; how many there were.
+    @discardableResult
+    func terminate(_ applicationName: String) async throws -> Int {
+        try await integers(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '\(name)' AND application_name = '\(applicationName)'"
+        ).first.map(Int.init) ?? 0
+    }
+}
