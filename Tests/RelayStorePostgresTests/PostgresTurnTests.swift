@@ -21,6 +21,12 @@ import Testing
             let claimed = results.compactMap { if case .claimed(let run, _) = $0 { run } else { nil } }
             #expect(claimed == [accepted[round]], "round \(round): \(results)")
             #expect(results.filter { $0 == .notClaimed }.count == writers.count - 1)
+            if round == 0 {
+                // Whatever a claimer does, the index refuses a second running turn.
+                await #expect(throws: (any Error).self) {
+                    try await database.integers("UPDATE turns SET state = 1 WHERE run_id = '\(accepted[1])' RETURNING 1")
+                }
+            }
             let answer = TurnEnding(runID: accepted[round], .answer(eventID: "answer-\(round)", content: "done"))
             #expect(try await writers[round].end(answer).get().positions.count == 1)
         }
