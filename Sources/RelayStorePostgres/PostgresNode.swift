@@ -25,6 +25,7 @@ public final class PostgresNode: Sendable {
     private let lease: Duration
     private let logger: Logger
     private let connection: Mutex<PostgresConnection?> = Mutex(nil)
+    private let registrations = Mutex(0)
 
     public init(settings: PostgresSettings, identity: NodeIdentity, lease: Duration = .seconds(10), logger: Logger) {
         self.settings = settings
@@ -35,8 +36,19 @@ public final class PostgresNode: Sendable {
 
     /// Connects the control connection, takes the node's lock and registers this incarnation
     /// (burying an earlier one of the same node id). Returns the positions of the turns buried.
+    ///
+    /// - Important: once per incarnation. An incarnation that lost its control connection may
+    ///   have been declared dead meanwhile and must never come back: start a new `PostgresNode`.
     @discardableResult
     public func register() async throws -> [StreamPosition] {
+        guard
+            registrations.withLock({ count in
+                defer { count += 1 }
+                return count == 0
+            })
+        else {
+            throw PostgresStoreError(code: .rejected, message: "node \(identity) registered once already; a new start needs a new incarnation")
+        }
         let configuration = try settings.configuration(applicationName: "clawrelay:\(identity.nodeID):control")
         let control: PostgresConnection
         do {
@@ -120,7 +132,8 @@ public final class PostgresNode: Sendable {
         return true
     }
 
-    /// Leaves the cluster: the connection closes, which frees the node's lock.
+    /// Closes the control connection, which frees the node's lock: the next sweep buries this
+    /// incarnation (failing any turn still running on it), as after a crash.
     public func close() async {
         let control = connection.withLock { connection -> PostgresConnection? in
             defer { connection = nil }

@@ -104,6 +104,7 @@ import Testing
         _ = try await database.integers("UPDATE nodes SET expires_at = now() - interval '1 second' WHERE node_id = 'frozen' RETURNING 1")
         #expect(try await survivor.sweep().deadNodes == [frozen.identity])
         #expect(try await frozen.heartbeat() == false)
+        await #expect(throws: PostgresStoreError.self) { try await frozen.register() }
         #expect(try await survivor.heartbeat())
         for node in nodes { await node.close() }
     }

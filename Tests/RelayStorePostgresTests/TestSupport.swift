@@ -44,10 +44,17 @@ extension TestDatabase {
     /// Runs `sql` and returns its first column as Int64 values.
     func integers(_ sql: String) async throws -> [Int64] {
         let connection = try await connect()
-        defer { Task { try? await connection.close() } }
-        var values: [Int64] = []
-        for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Int64.self) { values.append(value) }
-        return values
+        do {
+            var values: [Int64] = []
+            for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Int64.self) {
+                values.append(value)
+            }
+            try await connection.close()
+            return values
+        } catch {
+            try? await connection.close()
+            throw error
+        }
     }
 
     /// Terminates the sessions named `applicationName` in this database; how many there were.
