@@ -8,8 +8,9 @@ import Synchronization
 /// (re)connect, once LISTEN is in place, and on a timer.
 ///
 /// - Important: `report` runs on the listener's tasks (a notification and a timed resync may
-///   report at the same time: keep it short and thread-safe); a resync
-///   reports `(known, last]` for each followed stream that moved past what was reported before.
+///   report at the same time: keep it short and thread-safe). A notification's positions are
+///   reported as sent; a resync reports `(known, last]` for each followed stream that moved past
+///   what was reported before.
 public final class PostgresListener: Sendable {
     /// Where reported positions came from.
     public enum Source: Sendable, Equatable {
