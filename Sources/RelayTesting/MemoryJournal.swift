@@ -20,6 +20,7 @@ public final class MemoryJournal {
         public var reason: String?
         public var endedSeq: Int64?
         public var endedAt: Int64?
+        public var cause: TurnFailure.Cause?
     }
 
     /// The stored parts of a message (what a retry is compared with).
@@ -300,16 +301,18 @@ extension MemoryJournal: CoreJournal {
         }
     }
 
-    public func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Void, any Error>) -> Void) {
+    public func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Int64, any Error>) -> Void) {
         let key = "\(failure.turn.deviceID)|\(failure.turn.clientID)"
+        let seq = nextSeq(failure.userID)
         if records[key] != nil {
             records[key]?.state = failure.cause == .aborted ? .aborted : .failed
             records[key]?.reason = failure.reason
-            records[key]?.endedSeq = nextSeq(failure.userID)
+            records[key]?.endedSeq = seq
             records[key]?.endedAt = failure.timestampMillis
+            records[key]?.cause = failure.cause
         }
         enqueue(.failure(failure), now: failure.timestampMillis, queue: queue)
-        later(.success(()), completion)
+        later(.success(seq), completion)
     }
 
     public func enqueue(_ item: QueueItem, now: Int64, queue: [QueueTarget]) {

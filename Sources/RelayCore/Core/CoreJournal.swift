@@ -212,8 +212,9 @@ public protocol CoreJournal: AnyObject {
         queue: [QueueTarget],
         completion: @escaping (Result<ChatEvent, any Error>) -> Void
     )
-    /// Records how a turn ended without an answer and queues the failure for `queue`.
-    func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Void, any Error>) -> Void)
+    /// Records how a turn ended without an answer and queues the failure for `queue`; `completion`
+    /// gets the seq the failure took on the user's clock.
+    func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Int64, any Error>) -> Void)
     /// Queues an event that was already stored, for devices that left the foreground meanwhile.
     func enqueue(_ item: QueueItem, now: Int64, queue: [QueueTarget])
 

@@ -264,7 +264,8 @@ extension Turns {
                 logger.error("could not record a failed turn", metadata: ["run": "\(failure.turn.runID)", "error": "\(error)"])
             }
             guard let self else { return }
-            queue.publish(.turnFailed(failure), userID: failure.userID, queuedFor: targets)
+            let seq = try? result.get()
+            queue.publish(.turnFailed(failure), userID: failure.userID, queuedFor: targets, seqs: seq.map { $0...$0 })
             ended(failure.turn.runID, .failed(failure))
             then?()
         }

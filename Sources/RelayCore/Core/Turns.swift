@@ -190,7 +190,7 @@ public final class Turns {
                 event.turn = ref
                 counters.accepted(deviceID: message.deviceID)
                 completion(.accepted(event, runID: runID, answer: answer))
-                queue.publish(.message(event), userID: message.userID, queuedFor: targets)
+                queue.publish(.message(event), userID: message.userID, queuedFor: targets, seqs: event.seq...max(event.seq, answer.seq))
                 if stillWanted {
                     let turn = Turn(message, ref: ref, policy: policy, answer: answer)
                     turn.stamps.received = message.receivedAt
