@@ -9,11 +9,13 @@ final class ClusterFixture {
         let hub: RelayHub
         let backend: ScriptedBackend
         let fabric: MemoryFabric
+        let identity: NodeIncarnation
 
-        init(hub: RelayHub, backend: ScriptedBackend, fabric: MemoryFabric) {
+        init(hub: RelayHub, backend: ScriptedBackend, fabric: MemoryFabric, identity: NodeIncarnation) {
             self.hub = hub
             self.backend = backend
             self.fabric = fabric
+            self.identity = identity
         }
     }
 
@@ -31,16 +33,17 @@ final class ClusterFixture {
         for index in 0..<count {
             let backend = ScriptedBackend(name: "scripted")
             let fabric = cluster.join()
+            let identity = NodeIncarnation(node: "node-\(index)", incarnation: "i\(index)")
             let hub = RelayHub(
                 journal: journal,
                 router: Router(backends: [backend], defaultBackend: nil),
                 loop: loop,
                 clock: loop.clock,
                 logger: Logger(label: "node-\(index)"),
-                cluster: ClusterLink(fabric: fabric, journal: journal)
+                cluster: ClusterLink(node: identity, fabric: fabric, journal: journal, ledger: journal)
             )
             hub.start()
-            nodes.append(Node(hub: hub, backend: backend, fabric: fabric))
+            nodes.append(Node(hub: hub, backend: backend, fabric: fabric, identity: identity))
         }
         var resolved: Conversation?
         nodes[0].hub.conversations.resolve(.main, userID: user, draft: ConversationDraft()) { resolved = try? $0.get() }
@@ -77,6 +80,12 @@ final class ClusterFixture {
 
     /// Lets the resync run once on every node.
     func resync() { loop.advance(millis: 1_000) }
+
+    /// The node is gone (crashed): it hears nothing more; what it still writes is its own affair.
+    func drop(_ node: Int) { cluster.remove(nodes[node].fabric) }
+
+    /// What the backends of all nodes were asked, in start order per node.
+    func runs(on node: Int) -> [String] { nodes[node].backend.runs.map(\.request.text) }
 }
 
 extension RecordingEndpoint {

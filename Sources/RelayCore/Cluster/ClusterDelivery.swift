@@ -24,6 +24,9 @@ public final class ClusterDelivery {
     private let logger: Logger
     private var followers: [String: StreamFollower<Payload>] = [:]
     private var resyncing = false
+    /// Runs after positions from other nodes (or a resync) were taken in: turns waiting for another
+    /// node's turn to end ask again.
+    var onMoved: (() -> Void)?
     /// True while a change another node made is handed to `Conversations` (it is not this node's to announce).
     private var applyingRemote = false
     /// Catch-up reads and head resyncs done, and reads that failed (for `/metrics` and tests).
@@ -85,6 +88,7 @@ public final class ClusterDelivery {
             let listened = !bus.endpoints(of: position.stream).isEmpty
             perform(followers[position.stream, default: StreamFollower()].heard(position, listened: listened), stream: position.stream)
         }
+        onMoved?()
     }
 
     /// Reads the heads of the streams with sockets here and catches up those that moved unheard.

@@ -43,18 +43,30 @@ public protocol ClusterJournal: AnyObject {
     func streamHeads(_ streams: [String], completion: @escaping (Result<[String: Int64], any Error>) -> Void)
 }
 
-/// How a hub takes part in a cluster: the fabric that carries hints and the journal's log reads.
+/// How a hub takes part in a cluster: who it is, the fabric that carries hints, the journal's log
+/// reads and the cluster's turn queue.
 public struct ClusterLink {
+    public var node: NodeIncarnation
     public var fabric: any ClusterFabric
     public var journal: any ClusterJournal
+    public var ledger: any TurnLedger
     /// How often the heads of the streams with local sockets are read, to heal lost positions.
     public var resyncMillis: Int
     /// Most entries one catch-up read asks for.
     public var readLimit: Int
 
-    public init(fabric: any ClusterFabric, journal: any ClusterJournal, resyncMillis: Int = 1_000, readLimit: Int = 500) {
+    public init(
+        node: NodeIncarnation,
+        fabric: any ClusterFabric,
+        journal: any ClusterJournal,
+        ledger: any TurnLedger,
+        resyncMillis: Int = 1_000,
+        readLimit: Int = 500
+    ) {
+        self.node = node
         self.fabric = fabric
         self.journal = journal
+        self.ledger = ledger
         self.resyncMillis = resyncMillis
         self.readLimit = readLimit
     }

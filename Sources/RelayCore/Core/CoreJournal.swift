@@ -26,6 +26,9 @@ public struct UserMessage: Sendable {
     public var receivedAt: UInt64 = 0
     /// Answer it without changing anything (the Companion app's planning mode): see `TurnRequest.readOnly`.
     public var readOnly = false
+    /// In a cluster: the node that accepted it, which registers its turn in the `TurnLedger` in
+    /// the same write; nil on a single node and for relay commands answered at once.
+    public var acceptingNode: NodeIncarnation?
 
     public init(
         conversationID: String,

@@ -140,8 +140,10 @@ public final class RelayHub {
             counters: counters,
             approvals: approvals,
             usage: journal,
-            assets: assets
+            assets: assets,
+            cluster: cluster
         )
+        delivery?.onMoved = { [weak turns] in turns?.retryClaims() }
         approvals.observe { [weak self] update in self?.approvalChanged(update) }
         presence.onChange = { [weak self] deviceID, entry, state in self?.presenceChanged(deviceID, entry, state) }
         if let delivery { changes.observe { [weak delivery] change in delivery?.changed(change) } }

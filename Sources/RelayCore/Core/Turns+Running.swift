@@ -1,8 +1,37 @@
 extension Turns {
     /// Starts the conversation's next queued turn when none is running.
     func runNext(_ conversationID: String) {
-        guard let lane = lanes[conversationID], lane.active == nil else { return }
-        guard !lane.queue.isEmpty else { return dropIfIdle(conversationID) }
+        guard let lane = lanes[conversationID], lane.active == nil, !lane.claiming else { return }
+        guard let next = lane.queue.first else { return dropIfIdle(conversationID) }
+        guard let cluster else { return startFirst(of: lane, conversationID) }
+        // One turn per conversation runs in the whole cluster: the ledger says when this one may.
+        lane.claiming = true
+        lane.waitsForClaim = false
+        cluster.ledger.claim(runID: next.ref.runID, conversationID: conversationID, node: cluster.node) { [self] result in
+            lane.claiming = false
+            guard lanes[conversationID] === lane, lane.active == nil, lane.queue.first === next else { return runNext(conversationID) }
+            switch result {
+            case .success(.running):
+                startFirst(of: lane, conversationID)
+            case .success(.ended):
+                // Failed elsewhere (its node was declared dead): the failure is out already.
+                lane.queue.removeFirst()
+                runNext(conversationID)
+            case .success(.waiting):
+                lane.waitsForClaim = true
+            case .failure(let error):
+                lane.waitsForClaim = true
+                logger.warning("could not claim a turn", metadata: ["run": "\(next.ref.runID)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Asks again for the turns told to wait for another node's (the log moved: that one may have ended).
+    func retryClaims() {
+        for (conversationID, lane) in lanes where lane.waitsForClaim { runNext(conversationID) }
+    }
+
+    private func startFirst(of lane: Lane, _ conversationID: String) {
         let turn = lane.queue.removeFirst()
         lane.active = turn
         turn.startedAt = clock.nowMillis()
@@ -264,6 +293,12 @@ extension Turns {
                 logger.error("could not record a failed turn", metadata: ["run": "\(failure.turn.runID)", "error": "\(error)"])
             }
             guard let self else { return }
+            if case .failure(let error) = result, error is TurnFenced {
+                // Not this node's any more: whoever took it over told every device.
+                ended(failure.turn.runID, .failed(failure))
+                then?()
+                return
+            }
             let seq = try? result.get()
             queue.publish(.turnFailed(failure), userID: failure.userID, queuedFor: targets, seqs: seq.map { $0...$0 })
             ended(failure.turn.runID, .failed(failure))

@@ -93,6 +93,10 @@ public final class Turns {
         var queue: [Turn] = []
         /// Devices of messages handed to the store and not answered yet, in submission order.
         var accepting: [(token: UInt64, deviceID: String)] = []
+        /// In a cluster: the first queued turn asked the ledger to run (`claiming`), or was told
+        /// to wait for another node's turn (`waitsForClaim`: asked again when the log moves).
+        var claiming = false
+        var waitsForClaim = false
 
         var isIdle: Bool { active == nil && queue.isEmpty && accepting.isEmpty }
 
@@ -117,6 +121,8 @@ public final class Turns {
     let approvals: Approvals
     let usage: UsageJournal
     let assets: Assets
+    /// In a cluster: who this node is and the cluster's turn queue; nil on a single node.
+    let cluster: ClusterLink?
     var lanes: [String: Lane] = [:]
     private var nextToken: UInt64 = 0
     /// Bumped whenever a device's turns are abandoned, so messages it had in flight do not start turns.
@@ -147,8 +153,10 @@ public final class Turns {
         counters: RelayCounters,
         approvals: Approvals,
         usage: UsageJournal,
-        assets: Assets
+        assets: Assets,
+        cluster: ClusterLink?
     ) {
+        self.cluster = cluster
         self.assets = assets
         self.counters = counters
         self.approvals = approvals
@@ -168,6 +176,8 @@ public final class Turns {
     /// event and starts or queues its turn. `completion` runs before the user event is published.
     public func submit(_ message: UserMessage, policy: TurnPolicy, completion: @escaping (SubmitOutcome) -> Void) {
         if resetting[message.conversationID] != nil { return hold(message, policy: policy, completion: completion) }
+        var message = message
+        if let cluster, RelayCommand(message.content)?.isAside != true { message.acceptingNode = cluster.node }
         let lane = lane(message.conversationID)
         guard lane.waiting(of: message.deviceID) < policy.maxQueuedPerDevice else { return completion(.queueFull) }
         nextToken += 1

@@ -1,0 +1,53 @@
+/// A node of a cluster as it runs now: its configured id and the incarnation it took at start
+/// (a node that restarts, or was declared dead and comes back, is a new incarnation).
+public struct NodeIncarnation: Sendable, Hashable, CustomStringConvertible {
+    public var node: String
+    public var incarnation: String
+
+    public init(node: String, incarnation: String) {
+        self.node = node
+        self.incarnation = incarnation
+    }
+
+    public var description: String { "\(node)#\(incarnation)" }
+}
+
+/// What asking to run a turn got.
+public enum TurnClaim: Sendable, Equatable {
+    /// This node runs it now: no other turn of the conversation runs, none accepted before it waits.
+    case running
+    /// Another turn of the conversation runs, or one accepted before it waits: ask again later.
+    case waiting
+    /// It ended meanwhile (its node was declared dead and its turns failed): nothing to run.
+    case ended
+}
+
+/// A write about a turn this node no longer owns (it was declared dead and the turn failed, or
+/// another node runs it): refused, nothing was stored.
+public struct TurnFenced: Error, Sendable, CustomStringConvertible {
+    public var runID: String
+
+    public init(runID: String) { self.runID = runID }
+
+    public var description: String { "run \(runID) is no longer this node's (fenced)" }
+}
+
+/// The cluster's turn queue: every turn a node accepted for a conversation, in acceptance (user
+/// event seq) order, and which node runs one. Exactly one turn per conversation runs at a time,
+/// across nodes, in FIFO order. A turn is registered when its message is accepted
+/// (`UserMessage.acceptingNode`), released when its answer or failure is stored; finishing or
+/// failing a turn that is no longer active is refused with `TurnFenced`.
+///
+/// - Important: called on the loop; completions run on the loop.
+public protocol TurnLedger: AnyObject {
+    /// Asks to run `runID` (a turn of `conversationID`) on `node`.
+    func claim(runID: String, conversationID: String, node: NodeIncarnation, completion: @escaping (Result<TurnClaim, any Error>) -> Void)
+    /// `node` is dead: its running and waiting turns fail with `reason` (as a restart fails them),
+    /// each failure at a seq of its stream; `completion` gets them, for whoever hands them out.
+    func declareDead(
+        _ node: NodeIncarnation,
+        reason: String,
+        now: Int64,
+        completion: @escaping (Result<[(failure: TurnFailure, seq: Int64)], any Error>) -> Void
+    )
+}
