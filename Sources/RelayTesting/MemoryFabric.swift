@@ -53,6 +53,12 @@ public final class MemoryCluster {
         }
     }
 
+    func send(_ control: ClusterControl, from fabric: MemoryFabric) {
+        for node in nodes where node !== fabric {
+            loop.execute(with: node) { $0.control?(control) }
+        }
+    }
+
     private func send(_ positions: [StreamPosition], from sender: ObjectIdentifier) {
         for node in nodes where ObjectIdentifier(node) != sender {
             loop.execute(with: node) { $0.positions?(positions) }
@@ -65,6 +71,7 @@ public final class MemoryFabric: ClusterFabric {
     private unowned let cluster: MemoryCluster
     fileprivate var positions: (([StreamPosition]) -> Void)?
     fileprivate var live: ((BusEvent, String) -> Void)?
+    fileprivate var control: ((ClusterControl) -> Void)?
 
     init(cluster: MemoryCluster) { self.cluster = cluster }
 
@@ -72,8 +79,15 @@ public final class MemoryFabric: ClusterFabric {
 
     public func sendLive(_ event: BusEvent, stream: String) { cluster.sendLive(event, stream: stream, from: self) }
 
-    public func receive(positions: @escaping ([StreamPosition]) -> Void, live: @escaping (BusEvent, String) -> Void) {
+    public func send(_ control: ClusterControl) { cluster.send(control, from: self) }
+
+    public func receive(
+        positions: @escaping ([StreamPosition]) -> Void,
+        live: @escaping (BusEvent, String) -> Void,
+        control: @escaping (ClusterControl) -> Void
+    ) {
         self.positions = positions
         self.live = live
+        self.control = control
     }
 }

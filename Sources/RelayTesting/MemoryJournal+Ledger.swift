@@ -42,6 +42,8 @@ extension MemoryJournal: TurnLedger {
         }
     }
 
+    public func withdraw(runID: String) { ledger.removeValue(forKey: runID) }
+
     public func declareDead(
         _ node: NodeIncarnation,
         reason: String,

@@ -88,4 +88,45 @@ import Testing
         #expect(laptop.contents.dropLast().last == "done")
         #expect(laptop.contents.last?.contains("answered by scripted") == true, "then node 1 answered it")
     }
+
+    @Test func stopOnOneNodeStopsTheTurnRunningOnAnother() {
+        let fixture = ClusterFixture(nodes: 2)
+        let phone = fixture.connect("phone", on: 0)
+        let laptop = fixture.connect("laptop", on: 1)
+        fixture.send("long job", from: "phone", on: 0)
+        fixture.send("/stop", from: "laptop", on: 1)
+        #expect(fixture.nodes[0].backend.runs.first?.isCancelled == true, "node 0 heard the request and stopped its turn")
+        #expect(laptop.failures.map(\.cause) == [.aborted])
+        #expect(phone.failures.map(\.turn.clientID) == ["c_long job"])
+        #expect(fixture.nodes[0].hub.turns.activeCount == 0)
+    }
+
+    @Test func aWaitingTurnWhoseDeviceWentAwayDoesNotHoldUpTheConversation() {
+        let fixture = ClusterFixture(nodes: 2)
+        fixture.connect("phone", on: 0)
+        let laptop = fixture.connect("laptop", on: 1)
+        fixture.connect("tablet", on: 1)
+        fixture.send("first", from: "phone", on: 0)
+        fixture.send("dropped", from: "laptop", on: 1)
+        fixture.send("third", from: "tablet", on: 1)
+        fixture.nodes[1].hub.turns.abandon(deviceID: "laptop")
+        fixture.loop.runUntilIdle()
+        fixture.emit(.final("one"), on: 0)
+        #expect(fixture.runs(on: 1) == ["third"], "the dropped turn was given back, so the next one runs")
+        #expect(laptop.failures.isEmpty, "a dropped turn is not a failure: a retry of its message runs it")
+    }
+
+    @Test func aRetriedMessageWhoseTurnWasGivenBackRunsAgain() {
+        let fixture = ClusterFixture(nodes: 2)
+        fixture.connect("phone", on: 0)
+        fixture.connect("laptop", on: 1)
+        fixture.send("first", from: "phone", on: 0)
+        fixture.send("again", from: "laptop", on: 1)
+        fixture.nodes[1].hub.turns.abandon(deviceID: "laptop")
+        fixture.loop.runUntilIdle()
+        fixture.emit(.final("one"), on: 0)
+        fixture.connect("laptop", on: 1)
+        fixture.send("again", from: "laptop", on: 1)
+        #expect(fixture.runs(on: 1) == ["again"])
+    }
 }

@@ -27,6 +27,8 @@ public final class ClusterDelivery {
     /// Runs after positions from other nodes (or a resync) were taken in: turns waiting for another
     /// node's turn to end ask again.
     var onMoved: (() -> Void)?
+    /// What other nodes ask of this one.
+    var onControl: ((ClusterControl) -> Void)?
     /// True while a change another node made is handed to `Conversations` (it is not this node's to announce).
     private var applyingRemote = false
     /// Catch-up reads and head resyncs done, and reads that failed (for `/metrics` and tests).
@@ -42,7 +44,8 @@ public final class ClusterDelivery {
         self.logger = logger
         link.fabric.receive(
             positions: { [weak self] positions in self?.heard(positions) },
-            live: { [weak self] event, stream in self?.bus.publishHere(event, to: stream) }
+            live: { [weak self] event, stream in self?.bus.publishHere(event, to: stream) },
+            control: { [weak self] control in self?.onControl?(control) }
         )
         bus.forwardLive = { [weak self] event, stream in self?.link.fabric.sendLive(event, stream: stream) }
     }
@@ -96,7 +99,10 @@ public final class ClusterDelivery {
     func resync() {
         guard !resyncing else { return }
         let streams = bus.audiences.sorted()
-        guard !streams.isEmpty else { return }
+        guard !streams.isEmpty else {
+            onMoved?()
+            return
+        }
         resyncing = true
         resyncs += 1
         link.journal.streamHeads(streams) { [weak self] result in

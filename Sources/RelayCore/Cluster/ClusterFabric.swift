@@ -11,8 +11,20 @@ public protocol ClusterFabric: AnyObject {
     func announce(_ positions: [StreamPosition])
     /// A live event for a stream's sockets on the other nodes; may be lost.
     func sendLive(_ event: BusEvent, stream: String)
-    /// Where positions and live events from other nodes go (set once, by the hub).
-    func receive(positions: @escaping ([StreamPosition]) -> Void, live: @escaping (BusEvent, String) -> Void)
+    /// A request for the other nodes (a turn to stop); may be lost.
+    func send(_ control: ClusterControl)
+    /// Where positions, live events and requests from other nodes go (set once, by the hub).
+    func receive(
+        positions: @escaping ([StreamPosition]) -> Void,
+        live: @escaping (BusEvent, String) -> Void,
+        control: @escaping (ClusterControl) -> Void
+    )
+}
+
+/// What one node asks of the others.
+public enum ClusterControl: Sendable, Equatable {
+    /// Stop the conversation's turns (or only `runID`) that run or wait there.
+    case abort(conversationID: String, runID: String?, reason: String)
 }
 
 /// One durable entry of a stream's log, as a node that did not write it reads it.

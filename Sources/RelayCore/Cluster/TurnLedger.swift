@@ -42,6 +42,10 @@ public struct TurnFenced: Error, Sendable, CustomStringConvertible {
 public protocol TurnLedger: AnyObject {
     /// Asks to run `runID` (a turn of `conversationID`) on `node`.
     func claim(runID: String, conversationID: String, node: NodeIncarnation, completion: @escaping (Result<TurnClaim, any Error>) -> Void)
+    /// This node gives `runID` back without ending it (its device went away, or it was dropped while
+    /// being claimed): its message stays unanswered, a retry claims it again, and the turns behind
+    /// it may run.
+    func withdraw(runID: String)
     /// `node` is dead: its running and waiting turns fail with `reason` (as a restart fails them),
     /// each failure at a seq of its stream; `completion` gets them, for whoever hands them out.
     func declareDead(

@@ -144,6 +144,11 @@ public final class RelayHub {
             cluster: cluster
         )
         delivery?.onMoved = { [weak turns] in turns?.retryClaims() }
+        delivery?.onControl = { [weak turns] control in
+            switch control {
+            case .abort(let conversationID, let runID, let reason): turns?.abortHere(conversationID: conversationID, runID: runID, reason: reason)
+            }
+        }
         approvals.observe { [weak self] update in self?.approvalChanged(update) }
         presence.onChange = { [weak self] deviceID, entry, state in self?.presenceChanged(deviceID, entry, state) }
         if let delivery { changes.observe { [weak delivery] change in delivery?.changed(change) } }

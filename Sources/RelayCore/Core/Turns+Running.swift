@@ -1,37 +1,6 @@
 extension Turns {
-    /// Starts the conversation's next queued turn when none is running.
-    func runNext(_ conversationID: String) {
-        guard let lane = lanes[conversationID], lane.active == nil, !lane.claiming else { return }
-        guard let next = lane.queue.first else { return dropIfIdle(conversationID) }
-        guard let cluster else { return startFirst(of: lane, conversationID) }
-        // One turn per conversation runs in the whole cluster: the ledger says when this one may.
-        lane.claiming = true
-        lane.waitsForClaim = false
-        cluster.ledger.claim(runID: next.ref.runID, conversationID: conversationID, node: cluster.node) { [self] result in
-            lane.claiming = false
-            guard lanes[conversationID] === lane, lane.active == nil, lane.queue.first === next else { return runNext(conversationID) }
-            switch result {
-            case .success(.running):
-                startFirst(of: lane, conversationID)
-            case .success(.ended):
-                // Failed elsewhere (its node was declared dead): the failure is out already.
-                lane.queue.removeFirst()
-                runNext(conversationID)
-            case .success(.waiting):
-                lane.waitsForClaim = true
-            case .failure(let error):
-                lane.waitsForClaim = true
-                logger.warning("could not claim a turn", metadata: ["run": "\(next.ref.runID)", "error": "\(error)"])
-            }
-        }
-    }
-
-    /// Asks again for the turns told to wait for another node's (the log moved: that one may have ended).
-    func retryClaims() {
-        for (conversationID, lane) in lanes where lane.waitsForClaim { runNext(conversationID) }
-    }
-
-    private func startFirst(of lane: Lane, _ conversationID: String) {
+    /// Makes the lane's first queued turn the active one and starts it.
+    func startFirst(of lane: Lane, _ conversationID: String) {
         let turn = lane.queue.removeFirst()
         lane.active = turn
         turn.startedAt = clock.nowMillis()
@@ -306,9 +275,17 @@ extension Turns {
         }
     }
 
-    /// Aborts a conversation's turns (or the one with `runID`), active and queued; returns their run ids.
+    /// Aborts a conversation's turns (or the one with `runID`), active and queued; returns their run
+    /// ids. In a cluster the other nodes are asked to abort theirs too (their run ids are not known here).
     @discardableResult
     public func abort(conversationID: String, runID: String? = nil, reason: String = "aborted") -> [String] {
+        cluster?.fabric.send(.abort(conversationID: conversationID, runID: runID, reason: reason))
+        return abortHere(conversationID: conversationID, runID: runID, reason: reason)
+    }
+
+    /// `abort` on this node only.
+    @discardableResult
+    func abortHere(conversationID: String, runID: String? = nil, reason: String) -> [String] {
         guard let lane = lanes[conversationID] else { return [] }
         var aborted: [String] = []
         let queued = lane.queue.filter { runID == nil || $0.ref.runID == runID }
@@ -339,7 +316,7 @@ extension Turns {
     /// protocol's failure before its socket closes. Returns how many turns ended.
     @discardableResult
     public func abortAll(reason: String) -> Int {
-        lanes.keys.sorted().reduce(0) { count, conversationID in count + abort(conversationID: conversationID, reason: reason).count }
+        lanes.keys.sorted().reduce(0) { count, conversationID in count + abortHere(conversationID: conversationID, reason: reason).count }
     }
 
     /// The device went away and its protocol cancels on disconnect: its running turn fails, its
@@ -359,6 +336,7 @@ extension Turns {
                     answerID: dropped.eventID
                 )
                 ended(dropped.ref.runID, .failed(failure))
+                cluster?.ledger.withdraw(runID: dropped.ref.runID)
             }
             lane.queue.removeAll { $0.ref.deviceID == deviceID }
             if let active = lane.active, active.ref.deviceID == deviceID {

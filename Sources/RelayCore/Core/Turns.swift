@@ -222,6 +222,7 @@ public final class Turns {
                         answerID: answer.id
                     )
                     ended(runID, .failed(failure))
+                    cluster?.ledger.withdraw(runID: runID)
                 }
             case .success(.duplicate(let state, let runID, let answer)):
                 let ref = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)

@@ -1,0 +1,38 @@
+extension Turns {
+    /// Starts the conversation's next queued turn when none is active. In a cluster the ledger
+    /// decides first: one turn per conversation runs on all nodes together, in acceptance order.
+    func runNext(_ conversationID: String) {
+        guard let lane = lanes[conversationID], lane.active == nil, !lane.claiming else { return }
+        guard let next = lane.queue.first else { return dropIfIdle(conversationID) }
+        guard let cluster else { return startFirst(of: lane, conversationID) }
+        // One turn per conversation runs in the whole cluster: the ledger says when this one may.
+        lane.claiming = true
+        lane.waitsForClaim = false
+        cluster.ledger.claim(runID: next.ref.runID, conversationID: conversationID, node: cluster.node) { [self] result in
+            lane.claiming = false
+            guard lanes[conversationID] === lane, lane.active == nil, lane.queue.first === next else {
+                // Dropped or aborted while it was being claimed: a claim it got is given back.
+                if case .success(.running) = result, !lane.queue.contains(where: { $0 === next }) { cluster.ledger.withdraw(runID: next.ref.runID) }
+                return runNext(conversationID)
+            }
+            switch result {
+            case .success(.running):
+                startFirst(of: lane, conversationID)
+            case .success(.ended):
+                // Failed elsewhere (its node was declared dead): the failure is out already.
+                lane.queue.removeFirst()
+                runNext(conversationID)
+            case .success(.waiting):
+                lane.waitsForClaim = true
+            case .failure(let error):
+                lane.waitsForClaim = true
+                logger.warning("could not claim a turn", metadata: ["run": "\(next.ref.runID)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Asks again for the turns told to wait for another node's (the log moved: that one may have ended).
+    func retryClaims() {
+        for (conversationID, lane) in lanes where lane.waitsForClaim { runNext(conversationID) }
+    }
+}
