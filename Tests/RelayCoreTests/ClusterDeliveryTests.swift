@@ -115,4 +115,22 @@ import Testing
         fixture.send("two", from: "phone", on: 0)
         #expect(laptop.contents == ["two"], "once a socket is there, what comes after is read")
     }
+
+    @Test func aBackgroundedQueueDeviceOnAnotherNodeGetsTheEventQueuedThereAndDrainedOnce() {
+        let fixture = ClusterFixture(nodes: 2)
+        fixture.connect("phone", on: 0)
+        let tablet = fixture.connect("tablet", on: 1, delivery: .queue(ttlMillis: 60_000, capacity: 100, scheme: nil))
+        fixture.nodes[1].hub.presence.signal(.backgrounded, deviceID: "tablet")
+        fixture.send("while away", from: "phone", on: 0)
+        fixture.emit(.final("answer"), on: 0)
+        #expect(tablet.events.isEmpty)
+        #expect(fixture.journal.queue(of: "tablet").count == 2, "node 1 queued what node 0 stored, for the device whose presence it holds")
+        fixture.nodes[1].hub.presence.signal(.foregrounded, deviceID: "tablet")
+        fixture.loop.runUntilIdle()
+        let drained: [String] = tablet.queued.map { if case .message(let event) = $0.item { event.content } else { "" } }
+        #expect(drained == ["while away", "answer"])
+        #expect(fixture.journal.queue(of: "tablet").isEmpty)
+        fixture.send("back", from: "phone", on: 0)
+        #expect(tablet.contents == ["back"], "in the foreground it takes events live again")
+    }
 }

@@ -53,10 +53,10 @@ final class ClusterFixture {
 
     /// A foreground socket of the user on `node`.
     @discardableResult
-    func connect(_ deviceID: String, on node: Int) -> RecordingEndpoint {
+    func connect(_ deviceID: String, on node: Int, delivery: MissedDelivery = .replay) -> RecordingEndpoint {
         sockets += 1
         let endpoint = RecordingEndpoint(deviceID: deviceID)
-        nodes[node].hub.attach(endpoint, socket: sockets, userID: user, protocolName: "test", delivery: .replay)
+        nodes[node].hub.attach(endpoint, socket: sockets, userID: user, protocolName: "test", delivery: delivery)
         loop.runUntilIdle()
         return endpoint
     }

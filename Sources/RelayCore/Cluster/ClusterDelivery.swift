@@ -11,14 +11,17 @@ import Logging
 public final class ClusterDelivery {
     /// What a follower hands out.
     enum Payload {
-        /// A bus event for the stream's sockets, except devices that got it queued.
+        /// A bus event this node stored, for the stream's sockets except devices that got it queued.
         case event(BusEvent, skipping: Set<String>)
+        /// A bus event another node stored: this node hands it to its own devices, live or queued.
+        case remote(BusEvent)
         /// A conversation another node changed.
         case conversation(Conversation)
     }
 
     private let link: ClusterLink
     private let bus: Bus
+    private let presence: Presence
     private let conversations: Conversations
     private let loop: any LoopScheduler
     private let logger: Logger
@@ -29,6 +32,8 @@ public final class ClusterDelivery {
     var onMoved: (() -> Void)?
     /// What other nodes ask of this one.
     var onControl: ((ClusterControl) -> Void)?
+    /// Hands another node's durable event to this node's devices (`NotificationQueue.handOutRemote`).
+    var onRemoteEvent: ((BusEvent, String) -> Void)?
     /// True while a change another node made is handed to `Conversations` (it is not this node's to announce).
     private var applyingRemote = false
     /// Catch-up reads and head resyncs done, and reads that failed (for `/metrics` and tests).
@@ -36,9 +41,10 @@ public final class ClusterDelivery {
     public private(set) var resyncs = 0
     public private(set) var failedReads = 0
 
-    init(link: ClusterLink, bus: Bus, conversations: Conversations, loop: any LoopScheduler, logger: Logger) {
+    init(link: ClusterLink, bus: Bus, presence: Presence, conversations: Conversations, loop: any LoopScheduler, logger: Logger) {
         self.link = link
         self.bus = bus
+        self.presence = presence
         self.conversations = conversations
         self.loop = loop
         self.logger = logger
@@ -88,17 +94,17 @@ public final class ClusterDelivery {
     /// Positions other nodes announced (or repeated, or sent late).
     func heard(_ positions: [StreamPosition]) {
         for position in positions {
-            let listened = !bus.endpoints(of: position.stream).isEmpty
+            let listened = hasReaders(position.stream)
             perform(followers[position.stream, default: StreamFollower()].heard(position, listened: listened), stream: position.stream)
         }
         onMoved?()
     }
 
-    /// Reads the heads of the streams with sockets here and catches up those that moved unheard.
+    /// Reads the heads of the streams with readers here and catches up those that moved unheard.
     /// A stream not followed yet starts at its head (its sockets replayed what came before).
     func resync() {
         guard !resyncing else { return }
-        let streams = bus.audiences.sorted()
+        let streams = Set(bus.audiences + presence.queueUsers).sorted()
         guard !streams.isEmpty else {
             onMoved?()
             return
@@ -111,6 +117,11 @@ public final class ClusterDelivery {
             guard case .success(let heads) = result else { return }
             heard(heads.sorted { $0.key < $1.key }.map { StreamPosition(stream: $0.key, prev: $0.value, last: $0.value) })
         }
+    }
+
+    /// True when this node has someone for the stream's events: a socket, or a device that keeps a queue.
+    private func hasReaders(_ stream: String) -> Bool {
+        !bus.endpoints(of: stream).isEmpty || !presence.queueDevices(userID: stream).isEmpty
     }
 
     /// The follower of `stream` as it stands (tests).
@@ -147,8 +158,8 @@ public final class ClusterDelivery {
 
     private static func payload(_ entry: StreamEntry) -> Payload {
         switch entry {
-        case .message(let event): .event(.message(event), skipping: [])
-        case .failure(let failure, _): .event(.turnFailed(failure), skipping: [])
+        case .message(let event): .remote(.message(event))
+        case .failure(let failure, _): .remote(.turnFailed(failure))
         case .conversation(let conversation): .conversation(conversation)
         }
     }
@@ -157,6 +168,8 @@ public final class ClusterDelivery {
         switch payload {
         case .event(let event, let skipping):
             bus.publish(event, to: stream, skipping: skipping)
+        case .remote(let event):
+            if let onRemoteEvent { onRemoteEvent(event, stream) } else { bus.publishHere(event, to: stream) }
         case .conversation(let conversation):
             // This node's own changes were announced when they were made.
             if let cached = conversations.cached(id: conversation.id), cached.changeSeq >= conversation.changeSeq { return }

@@ -76,6 +76,15 @@ public final class NotificationQueue {
         pushes.published(event, userID: userID, runMillis: runMillis)
     }
 
+    /// Hands a durable event another node of the cluster stored to this node's devices: live to
+    /// those that take it, queued for those that keep a queue and do not (each node queues for
+    /// the devices whose presence it holds). Pushes are the storing node's.
+    func handOutRemote(_ event: BusEvent, userID: String) {
+        let targets = targets(userID: userID, conversationID: event.conversationID)
+        bus.publishHere(event, to: userID, skipping: Set(targets.map(\.deviceID)))
+        if !targets.isEmpty, let item = QueueItem(event) { journal.enqueue(item, now: clock.nowMillis(), queue: targets) }
+    }
+
     /// Sends the device's queued events of the conversations `endpoint` listens to, oldest first,
     /// and deletes them once written.
     public func drain(deviceID: String, to endpoint: DeviceEndpoint) {

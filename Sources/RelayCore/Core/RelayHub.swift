@@ -94,7 +94,8 @@ public final class RelayHub {
         conversations = Conversations(journal: journal, clock: clock, changes: changes, cacheLimit: settings.conversationCacheLimit)
         cursors = ReadCursors(journal: journal, clock: clock, changes: changes)
         devices = Devices(journal: journal, loop: loop, clock: clock, logger: logger, seenFlushMillis: settings.seenFlushMillis)
-        delivery = cluster.map { [bus, conversations] in ClusterDelivery(link: $0, bus: bus, conversations: conversations, loop: loop, logger: logger)
+        delivery = cluster.map { [bus, presence, conversations] in
+            ClusterDelivery(link: $0, bus: bus, presence: presence, conversations: conversations, loop: loop, logger: logger)
         }
         history = History(journal: journal)
         assets = Assets(journal: journal)
@@ -144,6 +145,7 @@ public final class RelayHub {
             cluster: cluster
         )
         delivery?.onMoved = { [weak turns] in turns?.retryClaims() }
+        delivery?.onRemoteEvent = { [weak queue] event, userID in queue?.handOutRemote(event, userID: userID) }
         delivery?.onControl = { [weak turns] control in
             switch control {
             case .abort(let conversationID, let runID, let reason): turns?.abortHere(conversationID: conversationID, runID: runID, reason: reason)
