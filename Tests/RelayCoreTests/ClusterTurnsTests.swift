@@ -129,4 +129,25 @@ import Testing
         fixture.send("again", from: "laptop", on: 1)
         #expect(fixture.runs(on: 1) == ["again"])
     }
+
+    @Test func aWaitOnOneNodeForARunOnAnotherEndsWithItsAnswerOrFailure() {
+        let fixture = ClusterFixture(nodes: 2)
+        fixture.connect("phone", on: 0)
+        fixture.connect("laptop", on: 1)
+        fixture.send("answered", from: "phone", on: 0)
+        let answeredRun = fixture.nodes[0].backend.runs[0].request.runID
+        var ends: [String] = []
+        fixture.nodes[1].hub.turns.whenEnded(runID: answeredRun) { end in
+            if case .answered(let event) = end { ends.append(event.content) }
+        }
+        fixture.emit(.final("the answer"), on: 0)
+        fixture.send("failing", from: "phone", on: 0)
+        let failingRun = fixture.nodes[0].backend.runs[1].request.runID
+        fixture.nodes[1].hub.turns.whenEnded(runID: failingRun) { end in
+            if case .failed(let failure) = end { ends.append(failure.reason) }
+        }
+        fixture.emit(.failed("no luck"), on: 0)
+        #expect(ends == ["the answer", "no luck"])
+        #expect(fixture.nodes[1].hub.turns.watchCount == 0)
+    }
 }

@@ -35,4 +35,17 @@ extension Turns {
     func retryClaims() {
         for (conversationID, lane) in lanes where lane.waitsForClaim { runNext(conversationID) }
     }
+
+    /// Another node stored a run's answer or failure: whoever waits for that run here hears it
+    /// (`agent.wait` on a socket of this node for a turn another node ran).
+    func endedElsewhere(_ event: BusEvent) {
+        switch event {
+        case .message(let answer) where answer.role == .assistant && !answer.isNote:
+            if let runID = answer.turn?.runID { ended(runID, .answered(answer)) }
+        case .turnFailed(let failure):
+            ended(failure.turn.runID, .failed(failure))
+        default:
+            break
+        }
+    }
 }

@@ -145,7 +145,10 @@ public final class RelayHub {
             cluster: cluster
         )
         delivery?.onMoved = { [weak turns] in turns?.retryClaims() }
-        delivery?.onRemoteEvent = { [weak queue] event, userID in queue?.handOutRemote(event, userID: userID) }
+        delivery?.onRemoteEvent = { [weak queue, weak turns] event, userID in
+            queue?.handOutRemote(event, userID: userID)
+            turns?.endedElsewhere(event)
+        }
         delivery?.onControl = { [weak turns] control in
             switch control {
             case .abort(let conversationID, let runID, let reason): turns?.abortHere(conversationID: conversationID, runID: runID, reason: reason)
