@@ -46,15 +46,24 @@ extension MemoryJournal: TurnLedger {
 
     public func declareDead(
         _ node: NodeIncarnation,
+        survivor: NodeIncarnation,
         reason: String,
         now: Int64,
-        completion: @escaping (Result<[(failure: TurnFailure, seq: Int64)], any Error>) -> Void
+        completion: @escaping (Result<DeadNodeTurns, any Error>) -> Void
     ) {
         write(completion) {
-            var failed: [(failure: TurnFailure, seq: Int64)] = []
+            var dead = DeadNodeTurns(failed: [], adopted: [])
             for (runID, entry) in ledger.sorted(by: { $0.value.order < $1.value.order }) where entry.node == node {
+                guard let (key, record) = records.first(where: { $0.value.runID == runID }), record.state == .active else {
+                    ledger.removeValue(forKey: runID)
+                    continue
+                }
+                if !entry.running, let event = events.first(where: { $0.id == record.userEventID }) {
+                    ledger[runID]?.node = survivor
+                    dead.adopted.append(AdoptedTurn(message: Self.storedMessage(record, event), runID: runID, answer: record.answer))
+                    continue
+                }
                 ledger.removeValue(forKey: runID)
-                guard let (key, record) = records.first(where: { $0.value.runID == runID }), record.state == .active else { continue }
                 let seq = nextSeq(record.userID)
                 records[key]?.state = .failed
                 records[key]?.reason = reason
@@ -70,9 +79,26 @@ extension MemoryJournal: TurnLedger {
                     timestampMillis: now,
                     answerID: record.answer.id
                 )
-                failed.append((failure, seq))
+                dead.failed.append((failure, seq))
             }
-            return failed
+            return dead
         }
+    }
+
+    /// The message a record and its user event hold, as it was accepted.
+    private static func storedMessage(_ record: Record, _ event: ChatEvent) -> UserMessage {
+        var message = UserMessage(
+            conversationID: record.conversationID,
+            userID: record.userID,
+            senderID: event.userID,
+            deviceID: record.deviceID,
+            clientID: record.clientID,
+            runID: record.runID,
+            content: event.content,
+            attachmentsJSON: event.attachmentsJSON,
+            attachmentsHash: record.message.attachmentsHash
+        )
+        message.receivedAt = 0
+        return message
     }
 }

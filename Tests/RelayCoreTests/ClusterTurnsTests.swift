@@ -46,13 +46,13 @@ import Testing
         fixture.send("next", from: "laptop", on: 1)
         fixture.drop(0)
         var failed: Int?
-        fixture.nodes[1].hub.declareDead(fixture.nodes[0].identity) { failed = try? $0.get() }
+        fixture.nodes[1].hub.declareDead(fixture.nodes[0].identity) { failed = try? $0.get().failed }
         fixture.loop.runUntilIdle()
         #expect(failed == 1)
         #expect(laptop.failures.map(\.turn.clientID) == ["c_cut off"])
         #expect(laptop.failures.first?.reason.contains("node-0") == true)
         #expect(fixture.runs(on: 1) == ["next"], "the turn that waited runs on the survivor")
-        fixture.nodes[1].hub.declareDead(fixture.nodes[0].identity) { failed = try? $0.get() }
+        fixture.nodes[1].hub.declareDead(fixture.nodes[0].identity) { failed = try? $0.get().failed }
         fixture.loop.runUntilIdle()
         #expect(failed == 0, "declaring it dead again fails nothing twice")
         #expect(laptop.failures.count == 1)
@@ -149,5 +149,27 @@ import Testing
         fixture.emit(.failed("no luck"), on: 0)
         #expect(ends == ["the answer", "no luck"])
         #expect(fixture.nodes[1].hub.turns.watchCount == 0)
+    }
+
+    @Test func aDeadNodesWaitingTurnsRunOnTheSurvivorInAcceptanceOrder() {
+        let fixture = ClusterFixture(nodes: 2)
+        let phone = fixture.connect("phone", on: 0)
+        let laptop = fixture.connect("laptop", on: 1)
+        fixture.send("running", from: "phone", on: 0)
+        fixture.send("queued on 0", from: "phone", on: 0)
+        fixture.send("queued on 1", from: "laptop", on: 1)
+        fixture.drop(0)
+        var outcome: (failed: Int, adopted: Int)?
+        fixture.nodes[1].hub.declareDead(fixture.nodes[0].identity) { outcome = try? $0.get() }
+        fixture.loop.runUntilIdle()
+        #expect(outcome?.failed == 1 && outcome?.adopted == 1)
+        #expect(fixture.runs(on: 1) == ["queued on 0"], "the dead node's queued turn runs first: it was accepted first")
+        fixture.emit(.final("zero"), on: 1)
+        #expect(fixture.runs(on: 1) == ["queued on 0", "queued on 1"])
+        fixture.emit(.final("one"), on: 1)
+        #expect(laptop.contents == ["running", "queued on 0", "queued on 1", "zero", "one"])
+        #expect(laptop.failures.map(\.turn.clientID) == ["c_running"])
+        #expect(phone.contents == ["running", "queued on 0", "queued on 1"], "the dead node's socket heard nothing after it died")
+        #expect(fixture.journal.records.values.allSatisfy { $0.state != .active }, "every message has its answer or failure")
     }
 }

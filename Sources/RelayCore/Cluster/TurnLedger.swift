@@ -46,12 +46,40 @@ public protocol TurnLedger: AnyObject {
     /// being claimed): its message stays unanswered, a retry claims it again, and the turns behind
     /// it may run.
     func withdraw(runID: String)
-    /// `node` is dead: its running and waiting turns fail with `reason` (as a restart fails them),
-    /// each failure at a seq of its stream; `completion` gets them, for whoever hands them out.
+    /// `node` is dead: its running turns fail with `reason` (as a restart fails them), each failure
+    /// at a seq of its stream, and its waiting turns become `survivor`'s, in their order;
+    /// `completion` gets both, for the survivor to hand out and to run.
     func declareDead(
         _ node: NodeIncarnation,
+        survivor: NodeIncarnation,
         reason: String,
         now: Int64,
-        completion: @escaping (Result<[(failure: TurnFailure, seq: Int64)], any Error>) -> Void
+        completion: @escaping (Result<DeadNodeTurns, any Error>) -> Void
     )
+}
+
+/// What became of a dead node's turns.
+public struct DeadNodeTurns: Sendable {
+    /// Its running turns, failed, with the seqs their failures took.
+    public var failed: [(failure: TurnFailure, seq: Int64)]
+    /// Its waiting turns, now the survivor's, oldest first: their stored messages, run ids and answer slots.
+    public var adopted: [AdoptedTurn]
+
+    public init(failed: [(failure: TurnFailure, seq: Int64)], adopted: [AdoptedTurn]) {
+        self.failed = failed
+        self.adopted = adopted
+    }
+}
+
+/// A waiting turn a survivor takes over from a dead node: the message as stored.
+public struct AdoptedTurn: Sendable {
+    public var message: UserMessage
+    public var runID: String
+    public var answer: AnswerSlot
+
+    public init(message: UserMessage, runID: String, answer: AnswerSlot) {
+        self.message = message
+        self.runID = runID
+        self.answer = answer
+    }
 }

@@ -11,8 +11,9 @@ extension Turns {
         cluster.ledger.claim(runID: next.ref.runID, conversationID: conversationID, node: cluster.node) { [self] result in
             lane.claiming = false
             guard lanes[conversationID] === lane, lane.active == nil, lane.queue.first === next else {
-                // Dropped or aborted while it was being claimed: a claim it got is given back.
-                if case .success(.running) = result, !lane.queue.contains(where: { $0 === next }) { cluster.ledger.withdraw(runID: next.ref.runID) }
+                // Dropped, aborted or passed by an older turn while it was being claimed: a claim
+                // it got is given back (a turn still queued asks again in its order).
+                if case .success(.running) = result { cluster.ledger.withdraw(runID: next.ref.runID) }
                 return runNext(conversationID)
             }
             switch result {
@@ -47,5 +48,14 @@ extension Turns {
         default:
             break
         }
+    }
+
+    /// Queues a dead node's waiting turn here, in acceptance order among this conversation's queued
+    /// turns (the ledger runs them in that order), with the conversation's own backend.
+    func adopt(_ adopted: AdoptedTurn) {
+        let ref = TurnRef(runID: adopted.runID, deviceID: adopted.message.deviceID, clientID: adopted.message.clientID)
+        let turn = Turn(adopted.message, ref: ref, policy: TurnPolicy(), answer: adopted.answer)
+        lane(adopted.message.conversationID).insertInOrder(turn)
+        runNext(adopted.message.conversationID)
     }
 }

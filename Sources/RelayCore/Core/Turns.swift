@@ -100,6 +100,12 @@ public final class Turns {
 
         var isIdle: Bool { active == nil && queue.isEmpty && accepting.isEmpty }
 
+        /// Queues `turn` before the first turn accepted after it (answer slots follow acceptance).
+        func insertInOrder(_ turn: Turn) {
+            let index = queue.firstIndex { $0.answer.seq > turn.answer.seq } ?? queue.endIndex
+            queue.insert(turn, at: index)
+        }
+
         /// The device's turns that will wait behind the active one (the first pending turn of
         /// the conversation is, or is about to become, the active one).
         func waiting(of deviceID: String) -> Int {
@@ -288,7 +294,10 @@ public final class Turns {
     }
 
     private func enqueue(_ turn: Turn) {
-        lane(turn.conversationID).queue.append(turn)
+        let lane = lane(turn.conversationID)
+        // In a cluster the ledger runs a conversation's turns in acceptance order, so a node's own
+        // queue must hold them in that order too (a resumed old message goes before newer ones).
+        if cluster != nil { lane.insertInOrder(turn) } else { lane.queue.append(turn) }
         runNext(turn.conversationID)
     }
 }
