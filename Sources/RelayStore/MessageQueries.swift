@@ -82,8 +82,10 @@ public enum MessageQueries {
         )
     }
 
-    /// Records a turn that ended without an answer, and queues the failure for `queue`.
-    public static func fail(_ db: Database, _ failure: TurnFailure, queue: [QueueTarget]) throws {
+    /// Records a turn that ended without an answer, and queues the failure for `queue`; returns the
+    /// seq the failure took.
+    @discardableResult
+    public static func fail(_ db: Database, _ failure: TurnFailure, queue: [QueueTarget]) throws -> Int64 {
         let state: MessageState = failure.cause == .aborted ? .aborted : .failed
         let seq = try SeqQueries.next(db, userID: failure.userID)
         try db.run(
@@ -95,6 +97,7 @@ public enum MessageQueries {
         )
         try ConversationQueries.touch(db, id: failure.conversationID, at: failure.timestampMillis)
         try QueueQueries.enqueue(db, .failure(failure), targets: queue, at: failure.timestampMillis)
+        return seq
     }
 
     /// Persists the assistant's answer, finalizes the record and queues the answer for `queue`.

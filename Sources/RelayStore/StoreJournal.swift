@@ -119,7 +119,7 @@ public final class StoreJournal: CoreJournal {
         )
     }
 
-    public func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Void, any Error>) -> Void) {
+    public func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Int64, any Error>) -> Void) {
         store.perform({ db in try MessageQueries.fail(db, failure, queue: queue) }, completion: completion)
     }
 

@@ -20,6 +20,7 @@ public final class MemoryJournal {
         public var reason: String?
         public var endedSeq: Int64?
         public var endedAt: Int64?
+        public var cause: TurnFailure.Cause?
     }
 
     /// The stored parts of a message (what a retry is compared with).
@@ -69,6 +70,9 @@ public final class MemoryJournal {
     /// Run reports by run id, and approval records by approval id.
     public internal(set) var turnReports: [String: TurnReportRecord] = [:]
     public internal(set) var approvals: [String: ApprovalRecord] = [:]
+    /// The cluster's turn queue by run id (`TurnLedger`), and every run ever registered in it.
+    var ledger: [String: LedgerEntry] = [:]
+    var ledgerRuns: Set<String> = []
     /// When set, every write that reports back fails with this error.
     public var failWrites: (any Error)?
 
@@ -231,6 +235,9 @@ extension MemoryJournal: CoreJournal {
             )
             moveCursor(userID: message.senderID, conversationID: message.conversationID, seq: event.seq, now: now)
             let answer = AnswerSlot(id: Identifiers.newEventID(), seq: nextSeq(message.userID))
+            if let node = message.acceptingNode {
+                register(runID: runID, conversationID: message.conversationID, order: event.seq, node: node)
+            }
             records[recordKey] = Record(
                 message: summary,
                 state: .active,
@@ -258,6 +265,7 @@ extension MemoryJournal: CoreJournal {
         completion: @escaping (Result<ChatEvent, any Error>) -> Void
     ) {
         write(completion) {
+            try settle(runID: turn.runID, record: "\(turn.deviceID)|\(turn.clientID)")
             records["\(turn.deviceID)|\(turn.clientID)"]?.state = .finalized
             var event = ChatEvent(
                 id: eventID,
@@ -300,16 +308,19 @@ extension MemoryJournal: CoreJournal {
         }
     }
 
-    public func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Void, any Error>) -> Void) {
+    public func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Int64, any Error>) -> Void) {
         let key = "\(failure.turn.deviceID)|\(failure.turn.clientID)"
+        do { try settle(runID: failure.turn.runID, record: key) } catch { return later(.failure(error), completion) }
+        let seq = nextSeq(failure.userID)
         if records[key] != nil {
             records[key]?.state = failure.cause == .aborted ? .aborted : .failed
             records[key]?.reason = failure.reason
-            records[key]?.endedSeq = nextSeq(failure.userID)
+            records[key]?.endedSeq = seq
             records[key]?.endedAt = failure.timestampMillis
+            records[key]?.cause = failure.cause
         }
         enqueue(.failure(failure), now: failure.timestampMillis, queue: queue)
-        later(.success(()), completion)
+        later(.success(seq), completion)
     }
 
     public func enqueue(_ item: QueueItem, now: Int64, queue: [QueueTarget]) {

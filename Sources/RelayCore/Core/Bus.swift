@@ -35,6 +35,9 @@ public final class Bus {
     private var memberships: [ObjectIdentifier: Int] = [:]
     /// Per device, its endpoints in registration order (the newest is last).
     private var byDevice: [String: [DeviceEndpoint]] = [:]
+    /// Where live events (typing, progress, tools, approvals: what no queue keeps) go besides this
+    /// node's sockets: the cluster's other nodes. Nil on a single node.
+    var forwardLive: ((BusEvent, String) -> Void)?
 
     init(presence: Presence) { self.presence = presence }
 
@@ -64,6 +67,12 @@ public final class Bus {
     /// Delivers to every socket of `user` whose device is in the foreground and that listens to
     /// the event's conversation, except devices in `skipping` (they get it from their queue).
     public func publish(_ event: BusEvent, to user: String, skipping: Set<String> = []) {
+        if let forwardLive, QueueItem(event) == nil { forwardLive(event, user) }
+        publishHere(event, to: user, skipping: skipping)
+    }
+
+    /// `publish` to this node's sockets only (what another node forwarded).
+    func publishHere(_ event: BusEvent, to user: String, skipping: Set<String> = []) {
         guard let targets = endpoints[user] else { return }
         let conversationID = event.conversationID
         for endpoint in targets.values
@@ -85,4 +94,7 @@ public final class Bus {
     public func newestEndpoint(ofDevice deviceID: String) -> DeviceEndpoint? { byDevice[deviceID]?.last }
 
     public var endpointCount: Int { endpoints.values.reduce(0) { $0 + $1.count } }
+
+    /// The users and audiences with at least one socket here.
+    var audiences: [String] { Array(endpoints.keys) }
 }

@@ -26,6 +26,9 @@ public struct UserMessage: Sendable {
     public var receivedAt: UInt64 = 0
     /// Answer it without changing anything (the Companion app's planning mode): see `TurnRequest.readOnly`.
     public var readOnly = false
+    /// In a cluster: the node that accepted it, which registers its turn in the `TurnLedger` in
+    /// the same write; nil on a single node and for relay commands answered at once.
+    public var acceptingNode: NodeIncarnation?
 
     public init(
         conversationID: String,
@@ -212,8 +215,9 @@ public protocol CoreJournal: AnyObject {
         queue: [QueueTarget],
         completion: @escaping (Result<ChatEvent, any Error>) -> Void
     )
-    /// Records how a turn ended without an answer and queues the failure for `queue`.
-    func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Void, any Error>) -> Void)
+    /// Records how a turn ended without an answer and queues the failure for `queue`; `completion`
+    /// gets the seq the failure took on the user's clock.
+    func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Int64, any Error>) -> Void)
     /// Queues an event that was already stored, for devices that left the foreground meanwhile.
     func enqueue(_ item: QueueItem, now: Int64, queue: [QueueTarget])
 

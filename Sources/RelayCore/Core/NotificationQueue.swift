@@ -15,6 +15,8 @@ public final class NotificationQueue {
     private let clock: any Clock
     private let pushes: Pushes
     private let cursors: ReadCursors
+    /// In a cluster: hands events out in stream order with other nodes' events; nil on a single node.
+    private let delivery: ClusterDelivery?
     /// Devices whose queue is being read.
     private var draining: Set<String> = []
     /// Devices that asked for a drain while one was running.
@@ -33,8 +35,10 @@ public final class NotificationQueue {
         conversations: Conversations,
         pushes: Pushes,
         cursors: ReadCursors,
+        delivery: ClusterDelivery?,
         clock: any Clock
     ) {
+        self.delivery = delivery
         self.journal = journal
         self.presence = presence
         self.bus = bus
@@ -57,13 +61,28 @@ public final class NotificationQueue {
 
     /// Hands a stored durable event out: live to the devices that take it, except those it was
     /// queued for at submission; queued now for devices that stopped taking it live since; and
-    /// to the pushes of devices that are away (`runMillis`: how long its turn ran).
-    public func publish(_ event: BusEvent, userID: String, queuedFor targets: [QueueTarget], runMillis: Int64 = 0) {
+    /// to the pushes of devices that are away (`runMillis`: how long its turn ran). `seqs`: the
+    /// seqs of the user's clock its write took (a message's own seq when nil; an accepted
+    /// message's range ends at its answer's slot).
+    public func publish(_ event: BusEvent, userID: String, queuedFor targets: [QueueTarget], runMillis: Int64 = 0, seqs: ClosedRange<Int64>? = nil) {
         let queued = Set(targets.map(\.deviceID))
-        bus.publish(event, to: userID, skipping: queued)
+        if let delivery, let seqs = seqs ?? event.messageSeq.map({ $0...$0 }) {
+            delivery.committed(stream: userID, first: seqs.lowerBound, last: seqs.upperBound, event: event, skipping: queued)
+        } else {
+            bus.publish(event, to: userID, skipping: queued)
+        }
         let late = self.targets(userID: userID, conversationID: event.conversationID).filter { !queued.contains($0.deviceID) }
         if !late.isEmpty, let item = QueueItem(event) { journal.enqueue(item, now: clock.nowMillis(), queue: late) }
         pushes.published(event, userID: userID, runMillis: runMillis)
+    }
+
+    /// Hands a durable event another node of the cluster stored to this node's devices: live to
+    /// those that take it, queued for those that keep a queue and do not (each node queues for
+    /// the devices whose presence it holds). Pushes are the storing node's.
+    func handOutRemote(_ event: BusEvent, userID: String) {
+        let targets = targets(userID: userID, conversationID: event.conversationID)
+        bus.publishHere(event, to: userID, skipping: Set(targets.map(\.deviceID)))
+        if !targets.isEmpty, let item = QueueItem(event) { journal.enqueue(item, now: clock.nowMillis(), queue: targets) }
     }
 
     /// Sends the device's queued events of the conversations `endpoint` listens to, oldest first,

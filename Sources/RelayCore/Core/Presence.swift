@@ -69,6 +69,9 @@ public final class Presence {
     public func isForeground(_ deviceID: String) -> Bool { state(of: deviceID) == .foreground }
 
     /// The devices of `userID` that keep a queue, with their policy, in device id order.
+    /// The users with a device that keeps a queue.
+    var queueUsers: [String] { queueing.compactMap { $0.value.isEmpty ? nil : $0.key } }
+
     func queueDevices(userID: String) -> [(deviceID: String, entry: Entry)] {
         guard let devices = queueing[userID], !devices.isEmpty else { return [] }
         return devices.sorted().compactMap { deviceID in entries[deviceID].map { (deviceID, $0) } }

@@ -64,6 +64,9 @@ public final class RelayHub {
     public let approvals: Approvals
     /// What `/metrics` counts, by protocol.
     public let counters: RelayCounters
+    /// In a cluster: other nodes' events read from the log and handed out here in stream order;
+    /// nil on a single node.
+    public let delivery: ClusterDelivery?
     /// Per-stage latency of the messages that pass through the core; bridges record their own stages here too.
     public let stages = StageRecorder()
     private let settings: Settings
@@ -76,7 +79,8 @@ public final class RelayHub {
         loop: any LoopScheduler,
         clock: any Clock,
         logger: Logger,
-        settings: Settings = Settings()
+        settings: Settings = Settings(),
+        cluster: ClusterLink? = nil
     ) {
         self.journal = journal
         self.router = router
@@ -90,6 +94,9 @@ public final class RelayHub {
         conversations = Conversations(journal: journal, clock: clock, changes: changes, cacheLimit: settings.conversationCacheLimit)
         cursors = ReadCursors(journal: journal, clock: clock, changes: changes)
         devices = Devices(journal: journal, loop: loop, clock: clock, logger: logger, seenFlushMillis: settings.seenFlushMillis)
+        delivery = cluster.map { [bus, presence, conversations] in
+            ClusterDelivery(link: $0, bus: bus, presence: presence, conversations: conversations, loop: loop, logger: logger)
+        }
         history = History(journal: journal)
         assets = Assets(journal: journal)
         accounts = Accounts(journal: journal, clock: clock, logger: logger)
@@ -110,6 +117,7 @@ public final class RelayHub {
             conversations: conversations,
             pushes: pushes,
             cursors: cursors,
+            delivery: delivery,
             clock: clock
         )
         approvals = Approvals(
@@ -133,15 +141,28 @@ public final class RelayHub {
             counters: counters,
             approvals: approvals,
             usage: journal,
-            assets: assets
+            assets: assets,
+            cluster: cluster
         )
+        delivery?.onMoved = { [weak turns] in turns?.retryClaims() }
+        delivery?.onRemoteEvent = { [weak queue, weak turns] event, userID in
+            queue?.handOutRemote(event, userID: userID)
+            turns?.endedElsewhere(event)
+        }
+        delivery?.onControl = { [weak turns] control in
+            switch control {
+            case .abort(let conversationID, let runID, let reason): turns?.abortHere(conversationID: conversationID, runID: runID, reason: reason)
+            }
+        }
         approvals.observe { [weak self] update in self?.approvalChanged(update) }
         presence.onChange = { [weak self] deviceID, entry, state in self?.presenceChanged(deviceID, entry, state) }
+        if let delivery { changes.observe { [weak delivery] change in delivery?.changed(change) } }
     }
 
     /// Starts the periodic sweep. Loop thread.
     public func start() {
         journal.cancelStaleApprovals(now: clock.nowMillis())
+        delivery?.start()
         loop.schedule(afterMillis: settings.sweepMillis) { [weak self] in
             guard let self else { return }
             queue.purge()

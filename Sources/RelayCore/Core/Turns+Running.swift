@@ -1,8 +1,6 @@
 extension Turns {
-    /// Starts the conversation's next queued turn when none is running.
-    func runNext(_ conversationID: String) {
-        guard let lane = lanes[conversationID], lane.active == nil else { return }
-        guard !lane.queue.isEmpty else { return dropIfIdle(conversationID) }
+    /// Makes the lane's first queued turn the active one and starts it.
+    func startFirst(of lane: Lane, _ conversationID: String) {
         let turn = lane.queue.removeFirst()
         lane.active = turn
         turn.startedAt = clock.nowMillis()
@@ -264,15 +262,30 @@ extension Turns {
                 logger.error("could not record a failed turn", metadata: ["run": "\(failure.turn.runID)", "error": "\(error)"])
             }
             guard let self else { return }
-            queue.publish(.turnFailed(failure), userID: failure.userID, queuedFor: targets)
+            if case .failure(let error) = result, error is TurnFenced {
+                // Not this node's any more: whoever took it over told every device.
+                ended(failure.turn.runID, .failed(failure))
+                then?()
+                return
+            }
+            let seq = try? result.get()
+            queue.publish(.turnFailed(failure), userID: failure.userID, queuedFor: targets, seqs: seq.map { $0...$0 })
             ended(failure.turn.runID, .failed(failure))
             then?()
         }
     }
 
-    /// Aborts a conversation's turns (or the one with `runID`), active and queued; returns their run ids.
+    /// Aborts a conversation's turns (or the one with `runID`), active and queued; returns their run
+    /// ids. In a cluster the other nodes are asked to abort theirs too (their run ids are not known here).
     @discardableResult
     public func abort(conversationID: String, runID: String? = nil, reason: String = "aborted") -> [String] {
+        cluster?.fabric.send(.abort(conversationID: conversationID, runID: runID, reason: reason))
+        return abortHere(conversationID: conversationID, runID: runID, reason: reason)
+    }
+
+    /// `abort` on this node only.
+    @discardableResult
+    func abortHere(conversationID: String, runID: String? = nil, reason: String) -> [String] {
         guard let lane = lanes[conversationID] else { return [] }
         var aborted: [String] = []
         let queued = lane.queue.filter { runID == nil || $0.ref.runID == runID }
@@ -303,7 +316,7 @@ extension Turns {
     /// protocol's failure before its socket closes. Returns how many turns ended.
     @discardableResult
     public func abortAll(reason: String) -> Int {
-        lanes.keys.sorted().reduce(0) { count, conversationID in count + abort(conversationID: conversationID, reason: reason).count }
+        lanes.keys.sorted().reduce(0) { count, conversationID in count + abortHere(conversationID: conversationID, reason: reason).count }
     }
 
     /// The device went away and its protocol cancels on disconnect: its running turn fails, its
@@ -323,6 +336,7 @@ extension Turns {
                     answerID: dropped.eventID
                 )
                 ended(dropped.ref.runID, .failed(failure))
+                cluster?.ledger.withdraw(runID: dropped.ref.runID)
             }
             lane.queue.removeAll { $0.ref.deviceID == deviceID }
             if let active = lane.active, active.ref.deviceID == deviceID {

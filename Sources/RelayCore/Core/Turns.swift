@@ -93,8 +93,18 @@ public final class Turns {
         var queue: [Turn] = []
         /// Devices of messages handed to the store and not answered yet, in submission order.
         var accepting: [(token: UInt64, deviceID: String)] = []
+        /// In a cluster: the first queued turn asked the ledger to run (`claiming`), or was told
+        /// to wait for another node's turn (`waitsForClaim`: asked again when the log moves).
+        var claiming = false
+        var waitsForClaim = false
 
         var isIdle: Bool { active == nil && queue.isEmpty && accepting.isEmpty }
+
+        /// Queues `turn` before the first turn accepted after it (answer slots follow acceptance).
+        func insertInOrder(_ turn: Turn) {
+            let index = queue.firstIndex { $0.answer.seq > turn.answer.seq } ?? queue.endIndex
+            queue.insert(turn, at: index)
+        }
 
         /// The device's turns that will wait behind the active one (the first pending turn of
         /// the conversation is, or is about to become, the active one).
@@ -117,6 +127,8 @@ public final class Turns {
     let approvals: Approvals
     let usage: UsageJournal
     let assets: Assets
+    /// In a cluster: who this node is and the cluster's turn queue; nil on a single node.
+    let cluster: ClusterLink?
     var lanes: [String: Lane] = [:]
     private var nextToken: UInt64 = 0
     /// Bumped whenever a device's turns are abandoned, so messages it had in flight do not start turns.
@@ -147,8 +159,10 @@ public final class Turns {
         counters: RelayCounters,
         approvals: Approvals,
         usage: UsageJournal,
-        assets: Assets
+        assets: Assets,
+        cluster: ClusterLink?
     ) {
+        self.cluster = cluster
         self.assets = assets
         self.counters = counters
         self.approvals = approvals
@@ -168,6 +182,8 @@ public final class Turns {
     /// event and starts or queues its turn. `completion` runs before the user event is published.
     public func submit(_ message: UserMessage, policy: TurnPolicy, completion: @escaping (SubmitOutcome) -> Void) {
         if resetting[message.conversationID] != nil { return hold(message, policy: policy, completion: completion) }
+        var message = message
+        if let cluster, RelayCommand(message.content)?.isAside != true { message.acceptingNode = cluster.node }
         let lane = lane(message.conversationID)
         guard lane.waiting(of: message.deviceID) < policy.maxQueuedPerDevice else { return completion(.queueFull) }
         nextToken += 1
@@ -190,7 +206,7 @@ public final class Turns {
                 event.turn = ref
                 counters.accepted(deviceID: message.deviceID)
                 completion(.accepted(event, runID: runID, answer: answer))
-                queue.publish(.message(event), userID: message.userID, queuedFor: targets)
+                queue.publish(.message(event), userID: message.userID, queuedFor: targets, seqs: event.seq...max(event.seq, answer.seq))
                 if stillWanted {
                     let turn = Turn(message, ref: ref, policy: policy, answer: answer)
                     turn.stamps.received = message.receivedAt
@@ -212,6 +228,7 @@ public final class Turns {
                         answerID: answer.id
                     )
                     ended(runID, .failed(failure))
+                    cluster?.ledger.withdraw(runID: runID)
                 }
             case .success(.duplicate(let state, let runID, let answer)):
                 let ref = TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
@@ -277,7 +294,10 @@ public final class Turns {
     }
 
     private func enqueue(_ turn: Turn) {
-        lane(turn.conversationID).queue.append(turn)
+        let lane = lane(turn.conversationID)
+        // In a cluster the ledger runs a conversation's turns in acceptance order, so a node's own
+        // queue must hold them in that order too (a resumed old message goes before newer ones).
+        if cluster != nil { lane.insertInOrder(turn) } else { lane.queue.append(turn) }
         runNext(turn.conversationID)
     }
 }

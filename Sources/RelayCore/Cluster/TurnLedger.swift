@@ -1,0 +1,85 @@
+/// A node of a cluster as it runs now: its configured id and the incarnation it took at start
+/// (a node that restarts, or was declared dead and comes back, is a new incarnation).
+public struct NodeIncarnation: Sendable, Hashable, CustomStringConvertible {
+    public var node: String
+    public var incarnation: String
+
+    public init(node: String, incarnation: String) {
+        self.node = node
+        self.incarnation = incarnation
+    }
+
+    public var description: String { "\(node)#\(incarnation)" }
+}
+
+/// What asking to run a turn got.
+public enum TurnClaim: Sendable, Equatable {
+    /// This node runs it now: no other turn of the conversation runs, none accepted before it waits.
+    case running
+    /// Another turn of the conversation runs, or one accepted before it waits: ask again later.
+    case waiting
+    /// It ended meanwhile (its node was declared dead and its turns failed): nothing to run.
+    case ended
+}
+
+/// A write about a turn this node no longer owns (it was declared dead and the turn failed, or
+/// another node runs it): refused, nothing was stored.
+public struct TurnFenced: Error, Sendable, CustomStringConvertible {
+    public var runID: String
+
+    public init(runID: String) { self.runID = runID }
+
+    public var description: String { "run \(runID) is no longer this node's (fenced)" }
+}
+
+/// The cluster's turn queue: every turn a node accepted for a conversation, in acceptance (user
+/// event seq) order, and which node runs one. Exactly one turn per conversation runs at a time,
+/// across nodes, in FIFO order. A turn is registered when its message is accepted
+/// (`UserMessage.acceptingNode`), released when its answer or failure is stored; finishing or
+/// failing a turn that is no longer active is refused with `TurnFenced`.
+///
+/// - Important: called on the loop; completions run on the loop.
+public protocol TurnLedger: AnyObject {
+    /// Asks to run `runID` (a turn of `conversationID`) on `node`.
+    func claim(runID: String, conversationID: String, node: NodeIncarnation, completion: @escaping (Result<TurnClaim, any Error>) -> Void)
+    /// This node gives `runID` back without ending it (its device went away, or it was dropped while
+    /// being claimed): its message stays unanswered, a retry claims it again, and the turns behind
+    /// it may run.
+    func withdraw(runID: String)
+    /// `node` is dead: its running turns fail with `reason` (as a restart fails them), each failure
+    /// at a seq of its stream, and its waiting turns become `survivor`'s, in their order;
+    /// `completion` gets both, for the survivor to hand out and to run.
+    func declareDead(
+        _ node: NodeIncarnation,
+        survivor: NodeIncarnation,
+        reason: String,
+        now: Int64,
+        completion: @escaping (Result<DeadNodeTurns, any Error>) -> Void
+    )
+}
+
+/// What became of a dead node's turns.
+public struct DeadNodeTurns: Sendable {
+    /// Its running turns, failed, with the seqs their failures took.
+    public var failed: [(failure: TurnFailure, seq: Int64)]
+    /// Its waiting turns, now the survivor's, oldest first: their stored messages, run ids and answer slots.
+    public var adopted: [AdoptedTurn]
+
+    public init(failed: [(failure: TurnFailure, seq: Int64)], adopted: [AdoptedTurn]) {
+        self.failed = failed
+        self.adopted = adopted
+    }
+}
+
+/// A waiting turn a survivor takes over from a dead node: the message as stored.
+public struct AdoptedTurn: Sendable {
+    public var message: UserMessage
+    public var runID: String
+    public var answer: AnswerSlot
+
+    public init(message: UserMessage, runID: String, answer: AnswerSlot) {
+        self.message = message
+        self.runID = runID
+        self.answer = answer
+    }
+}
