@@ -13,21 +13,21 @@ import Synchronization
 public final class PostgresNode: Sendable {
     /// What a sweep did: the nodes it declared dead and the turns it failed for them.
     public struct Sweep: Sendable, Equatable {
-        public var deadNodes: [NodeIdentity] = []
+        public var deadNodes: [NodeIncarnation] = []
         /// The failed turns' run ids, with the failure events' positions.
         public var failedTurns: [String: StreamPosition] = [:]
 
         public var positions: [StreamPosition] { failedTurns.values.sorted { ($0.stream, $0.last) < ($1.stream, $1.last) } }
     }
 
-    public let identity: NodeIdentity
+    public let identity: NodeIncarnation
     private let settings: PostgresSettings
     private let lease: Duration
     private let logger: Logger
     private let connection: Mutex<PostgresConnection?> = Mutex(nil)
     private let registrations = Mutex(0)
 
-    public init(settings: PostgresSettings, identity: NodeIdentity, lease: Duration = .seconds(10), logger: Logger) {
+    public init(settings: PostgresSettings, identity: NodeIncarnation, lease: Duration = .seconds(10), logger: Logger) {
         self.settings = settings
         self.identity = identity
         self.lease = lease
@@ -49,7 +49,7 @@ public final class PostgresNode: Sendable {
         else {
             throw PostgresStoreError(code: .rejected, message: "node \(identity) registered once already; a new start needs a new incarnation")
         }
-        let configuration = try settings.configuration(applicationName: "clawrelay:\(identity.nodeID):control")
+        let configuration = try settings.configuration(applicationName: "clawrelay:\(identity.node):control")
         let control: PostgresConnection
         do {
             control = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
@@ -61,7 +61,7 @@ public final class PostgresNode: Sendable {
         }
         do {
             let locked = try await control.query(
-                "SELECT pg_try_advisory_lock(hashtext(\("clawrelay-node:" + identity.nodeID))::bigint)",
+                "SELECT pg_try_advisory_lock(hashtext(\("clawrelay-node:" + identity.node))::bigint)",
                 logger: logger
             )
             var held = false
@@ -69,11 +69,11 @@ public final class PostgresNode: Sendable {
             guard held else {
                 throw PostgresStoreError(
                     code: .rejected,
-                    message: "node id \(identity.nodeID) is in use by another running node; give each node its own [cluster] node_id"
+                    message: "node id \(identity.node) is in use by another running node; give each node its own [cluster] node_id"
                 )
             }
             let rows = try await control.query(
-                "SELECT o_stream, o_seq FROM relay_register_node(\(identity.nodeID), \(identity.incarnation), \(seconds(lease)))",
+                "SELECT o_stream, o_seq FROM relay_register_node(\(identity.node), \(identity.incarnation), \(seconds(lease)))",
                 logger: logger
             )
             var positions: [StreamPosition] = []
@@ -86,7 +86,7 @@ public final class PostgresNode: Sendable {
         } catch {
             try? await control.close()
             if let error = error as? PostgresStoreError { throw error }
-            throw PostgresStoreError(code: .rejected, message: "cannot register node \(identity.nodeID): \(PostgresStoreError.summary(of: error))")
+            throw PostgresStoreError(code: .rejected, message: "cannot register node \(identity.node): \(PostgresStoreError.summary(of: error))")
         }
     }
 
@@ -95,7 +95,7 @@ public final class PostgresNode: Sendable {
         let rows = try await control().query(
             """
             UPDATE nodes SET heartbeat_at = now(), expires_at = now() + make_interval(secs => \(seconds(lease)))
-            WHERE node_id = \(identity.nodeID) AND incarnation = \(identity.incarnation) RETURNING 1
+            WHERE node_id = \(identity.node) AND incarnation = \(identity.incarnation) RETURNING 1
             """,
             logger: logger
         )
@@ -111,7 +111,7 @@ public final class PostgresNode: Sendable {
         let rows = try await control().query("SELECT * FROM relay_sweep_nodes()", logger: logger)
         var sweep = Sweep()
         for try await (node, incarnation, run, stream, seq) in rows.decode((String, UUID, String?, String?, Int64?).self) {
-            let dead = NodeIdentity(nodeID: node, incarnation: incarnation)
+            let dead = NodeIncarnation(node: node, incarnation: incarnation)
             if !sweep.deadNodes.contains(dead) { sweep.deadNodes.append(dead) }
             if let run, let stream, let seq { sweep.failedTurns[run] = StreamPosition(stream: stream, prev: seq - 1, last: seq) }
         }
@@ -146,7 +146,7 @@ public final class PostgresNode: Sendable {
         guard let control = connection.withLock({ $0 }), !control.isClosed else {
             throw PostgresStoreError(
                 code: .connectionLost,
-                message: "node \(identity.nodeID) has no control connection (its lock is gone): register again"
+                message: "node \(identity.node) has no control connection (its lock is gone): register again"
             )
         }
         return control

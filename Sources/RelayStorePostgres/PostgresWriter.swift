@@ -35,7 +35,7 @@ public final class PostgresWriter: Sendable {
     }
 
     static let maxBatch = 512
-    let node: NodeIdentity
+    let node: NodeIncarnation
     let settings: PostgresSettings
     let logger: Logger
     private let executor: any LoopExecutor
@@ -44,7 +44,7 @@ public final class PostgresWriter: Sendable {
     private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
 
     /// Starts the writer; it connects on its first batch.
-    public init(settings: PostgresSettings, node: NodeIdentity, executor: any LoopExecutor, logger: Logger) {
+    public init(settings: PostgresSettings, node: NodeIncarnation, executor: any LoopExecutor, logger: Logger) {
         self.settings = settings
         self.node = node
         self.executor = executor

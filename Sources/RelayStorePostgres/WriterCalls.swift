@@ -8,7 +8,7 @@ enum WriterCalls {
     static func accept(
         _ connection: PostgresConnection,
         _ requests: [AcceptRequest],
-        _: NodeIdentity,
+        _: NodeIncarnation,
         _ logger: Logger
     ) async throws
         -> [PostgresAcceptance]
@@ -44,7 +44,7 @@ enum WriterCalls {
     static func resolveAccepts(
         _ connection: PostgresConnection,
         _ requests: [AcceptRequest],
-        _: NodeIdentity,
+        _: NodeIncarnation,
         _ logger: Logger
     ) async throws
         -> [Result<PostgresAcceptance, PostgresStoreError>]
@@ -82,13 +82,13 @@ enum WriterCalls {
     static func claim(
         _ connection: PostgresConnection,
         _ conversations: [String],
-        _ node: NodeIdentity,
+        _ node: NodeIncarnation,
         _ logger: Logger
     ) async throws
         -> [ClaimResult]
     {
         let rows = try await connection.query(
-            "SELECT o_run, o_order_seq FROM relay_claim_batch(\(conversations), \(node.nodeID), \(node.incarnation))",
+            "SELECT o_run, o_order_seq FROM relay_claim_batch(\(conversations), \(node.node), \(node.incarnation))",
             logger: logger
         )
         let decoded = try await collect(rows.decode((String?, Int64?).self), count: conversations.count, from: "relay_claim_batch")
@@ -102,7 +102,7 @@ enum WriterCalls {
     static func resolveClaims(
         _ connection: PostgresConnection,
         _ conversations: [String],
-        _ node: NodeIdentity,
+        _ node: NodeIncarnation,
         _ logger: Logger
     ) async throws
         -> [Result<ClaimResult, PostgresStoreError>]
@@ -123,7 +123,7 @@ enum WriterCalls {
         }
     }
 
-    static func end(_ connection: PostgresConnection, _ ends: [TurnEnding], _ node: NodeIdentity, _ logger: Logger) async throws -> [FencedWrite] {
+    static func end(_ connection: PostgresConnection, _ ends: [TurnEnding], _ node: NodeIncarnation, _ logger: Logger) async throws -> [FencedWrite] {
         let rows = try await connection.query(
             """
             SELECT o_stream, o_seq FROM relay_end_batch(\(ends.map(\.runID)), \(ends.map(\.state)), \(ends.map(\.eventID)), \(ends.map(\.text)),
@@ -143,7 +143,7 @@ enum WriterCalls {
     static func resolveEnds(
         _ connection: PostgresConnection,
         _ ends: [TurnEnding],
-        _ node: NodeIdentity,
+        _ node: NodeIncarnation,
         _ logger: Logger
     ) async throws
         -> [Result<FencedWrite, PostgresStoreError>]

@@ -4,9 +4,9 @@ import RelayCore
 
 /// The writer task's connection and how a batch runs on it; owned by that one task.
 struct WriterSession {
-    typealias Call<Request, Value> = @Sendable (PostgresConnection, [Request], NodeIdentity, Logger) async throws -> [Value]
+    typealias Call<Request, Value> = @Sendable (PostgresConnection, [Request], NodeIncarnation, Logger) async throws -> [Value]
     typealias Resolve<Request, Value> =
-        @Sendable (PostgresConnection, [Request], NodeIdentity, Logger) async throws -> [Result<Value, PostgresStoreError>]
+        @Sendable (PostgresConnection, [Request], NodeIncarnation, Logger) async throws -> [Result<Value, PostgresStoreError>]
 
     let writer: PostgresWriter
     private var connection: PostgresConnection?
@@ -85,7 +85,7 @@ struct WriterSession {
         if let connection, !connection.isClosed { return connection }
         connections += 1
         do {
-            let configuration = try writer.settings.configuration(applicationName: "clawrelay:\(writer.node.nodeID):writer")
+            let configuration = try writer.settings.configuration(applicationName: "clawrelay:\(writer.node.node):writer")
             let connection = try await PostgresConnection.connect(configuration: configuration, id: connections, logger: writer.logger)
             self.connection = connection
             return connection

@@ -33,7 +33,7 @@ final class ClusterFixture {
         for index in 0..<count {
             let backend = ScriptedBackend(name: "scripted")
             let fabric = cluster.join()
-            let identity = NodeIncarnation(node: "node-\(index)", incarnation: "i\(index)")
+            let identity = NodeIncarnation(node: "node-\(index)")
             let hub = RelayHub(
                 journal: journal,
                 router: Router(backends: [backend], defaultBackend: nil),

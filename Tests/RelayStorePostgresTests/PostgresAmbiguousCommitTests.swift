@@ -11,7 +11,7 @@ import Testing
     /// flight for certain): the batch rolled back, and the accept fails without a false success.
     @Test func failsABatchKilledInFlight() async throws {
         let database = try await TestDatabase()
-        let writer = database.writer(for: NodeIdentity(nodeID: "n1"))
+        let writer = database.writer(for: NodeIncarnation(node: "n1"))
         _ = try await writer.accept(request(client: "first")).get()
         let holder = try await database.connect()
         try await holder.query("BEGIN", logger: database.logger)
@@ -44,7 +44,7 @@ import Testing
     /// attempt's is a duplicate or a mismatch, and nothing stored is unknown.
     @Test func resolvesAcceptsByKey() async throws {
         let database = try await TestDatabase()
-        let writer = database.writer(for: NodeIdentity(nodeID: "n1"))
+        let writer = database.writer(for: NodeIncarnation(node: "n1"))
         let committed = request(client: "m1")
         let acceptance = try await writer.accept(committed).get()
         let retry = request(client: "m1")
@@ -54,7 +54,7 @@ import Testing
         let resolved = try await WriterCalls.resolveAccepts(
             connection,
             [committed, retry, other, absent],
-            NodeIdentity(nodeID: "n1"),
+            NodeIncarnation(node: "n1"),
             database.logger
         )
         try await connection.close()

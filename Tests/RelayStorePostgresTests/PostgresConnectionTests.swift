@@ -1,4 +1,5 @@
 import PostgresNIO
+import RelayCore
 import Testing
 
 @testable import RelayStorePostgres
@@ -35,7 +36,7 @@ import Testing
     /// The loop heartbeats until the node is declared dead, then stops and says it was fenced.
     @Test func stopsTheNodeLoopWhenFenced() async throws {
         let database = try await TestDatabase()
-        let node = PostgresNode(settings: database.settings, identity: NodeIdentity(nodeID: "n1"), logger: database.logger)
+        let node = PostgresNode(settings: database.settings, identity: NodeIncarnation(node: "n1"), logger: database.logger)
         try await node.register()
         let loop = Task { try await node.run(every: .milliseconds(20)) }
         try await eventually("a heartbeat after the first") {

@@ -13,7 +13,7 @@ import Testing
         listener.follow(["u1": 0])
         listener.start()
         try await eventually("the first resync") { listener.counters.resyncs >= 1 }
-        let writer = database.writer(for: NodeIdentity(nodeID: "n2"))
+        let writer = database.writer(for: NodeIncarnation(node: "n2"))
         _ = try await writer.accept(request(client: "m1")).get()
         let expected = StreamPosition(stream: "u1", prev: 0, last: 2)
         try await eventually("the notification") { reports.all.contains { $0.0 == [expected] && $0.1 == .notification } }
@@ -45,7 +45,7 @@ import Testing
         listener.follow(["u1": 0])
         listener.start()
         try await eventually("the first resync") { listener.counters.resyncs == 1 }
-        let writer = database.writer(for: NodeIdentity(nodeID: "n2"))
+        let writer = database.writer(for: NodeIncarnation(node: "n2"))
         _ = try await writer.accept(request(client: "m1")).get()
         try await eventually("the first notification") { reports.all.count == 1 }
 

@@ -112,7 +112,7 @@ import Testing
     private func registeredNodes(_ database: TestDatabase, _ ids: String...) async throws -> [PostgresNode] {
         var nodes: [PostgresNode] = []
         for id in ids {
-            let node = PostgresNode(settings: database.settings, identity: NodeIdentity(nodeID: id), logger: database.logger)
+            let node = PostgresNode(settings: database.settings, identity: NodeIncarnation(node: id), logger: database.logger)
             try await node.register()
             nodes.append(node)
         }

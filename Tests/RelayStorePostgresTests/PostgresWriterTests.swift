@@ -7,7 +7,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct PostgresWriterTests {
     @Test func acceptsFreshThenDuplicateThenMismatch() async throws {
         let database = try await TestDatabase()
-        let writer = database.writer(for: NodeIdentity(nodeID: "n1"))
+        let writer = database.writer(for: NodeIncarnation(node: "n1"))
         let first = request(client: "m1")
         let fresh = try await writer.accept(first).get()
         guard case .fresh(let runID, let userEventID, let userSeq, let answer, let position) = fresh else {
@@ -33,7 +33,7 @@ import Testing
         let database = try await TestDatabase()
         let payloads = Recorder<String>()
         let listening = try await NotificationTap.start(database, into: payloads)
-        let writer = database.writer(for: NodeIdentity(nodeID: "n1"))
+        let writer = database.writer(for: NodeIncarnation(node: "n1"))
         let results = Recorder<PostgresAcceptance>()
         writer.gather {
             for index in 0..<5 { writer.accept(request(client: "a\(index)")) { results.append(try! $0.get()) } }
@@ -56,7 +56,7 @@ import Testing
         let database = try await TestDatabase()
         let payloads = Recorder<String>()
         let listening = try await NotificationTap.start(database, into: payloads)
-        let writer = database.writer(for: NodeIdentity(nodeID: "n1"))
+        let writer = database.writer(for: NodeIncarnation(node: "n1"))
         let streams = (0..<60).map { "stream-\($0)-" + String(repeating: "x", count: 200) }
         let done = Recorder<Bool>()
         writer.gather {
@@ -78,7 +78,7 @@ import Testing
     /// new connection or fails; whatever it reports is what the database holds.
     @Test func neverReportsAFalseSuccessWhenTheConnectionDrops() async throws {
         let database = try await TestDatabase()
-        let writer = database.writer(for: NodeIdentity(nodeID: "n1"))
+        let writer = database.writer(for: NodeIncarnation(node: "n1"))
         _ = try await writer.accept(request(client: "before")).get()
         #expect(try await database.terminate("clawrelay:n1:writer") == 1)
         let attempt = request(client: "during")

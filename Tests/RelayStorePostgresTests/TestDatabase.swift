@@ -43,7 +43,7 @@ final class TestDatabase {
     }
 
     /// A writer for `node` whose completions run on the writer's own task.
-    func writer(for node: NodeIdentity) -> PostgresWriter {
+    func writer(for node: NodeIncarnation) -> PostgresWriter {
         PostgresWriter(settings: settings, node: node, executor: ImmediateExecutor(), logger: logger)
     }
 }

@@ -1,15 +1,18 @@
-/// A node of a cluster as it runs now: its configured id and the incarnation it took at start
-/// (a node that restarts, or was declared dead and comes back, is a new incarnation).
+import Foundation
+
+/// A node of a cluster as it runs now: its configured id (`[cluster] node_id`) and the incarnation
+/// it took at start, the fencing token of everything it owns (a node that restarts, or was
+/// declared dead and comes back, is a new incarnation).
 public struct NodeIncarnation: Sendable, Hashable, CustomStringConvertible {
     public var node: String
-    public var incarnation: String
+    public var incarnation: UUID
 
-    public init(node: String, incarnation: String) {
+    public init(node: String, incarnation: UUID = UUID()) {
         self.node = node
         self.incarnation = incarnation
     }
 
-    public var description: String { "\(node)#\(incarnation)" }
+    public var description: String { "\(node)/\(incarnation.uuidString.lowercased())" }
 }
 
 /// What asking to run a turn got.
