@@ -29,6 +29,9 @@ extension MemoryJournal: TurnLedger {
                 ledger.removeValue(forKey: runID)
                 return .ended
             }
+            // A node declared dead runs nothing more; a run another node runs is not this one's.
+            if deadNodes.contains(node) { return .ended }
+            if let entry = ledger[runID], entry.running, entry.node != node { return .ended }
             if ledger[runID] == nil {
                 let order = events.first { $0.id == record.userEventID }?.seq ?? 0
                 register(runID: runID, conversationID: conversationID, order: order, node: node)
@@ -52,6 +55,7 @@ extension MemoryJournal: TurnLedger {
         completion: @escaping (Result<DeadNodeTurns, any Error>) -> Void
     ) {
         write(completion) {
+            deadNodes.insert(node)
             var dead = DeadNodeTurns(failed: [], adopted: [])
             for (runID, entry) in ledger.sorted(by: { $0.value.order < $1.value.order }) where entry.node == node {
                 guard let (key, record) = records.first(where: { $0.value.runID == runID }), record.state == .active else {

@@ -73,6 +73,8 @@ public final class MemoryJournal {
     /// The cluster's turn queue by run id (`TurnLedger`), and every run ever registered in it.
     var ledger: [String: LedgerEntry] = [:]
     var ledgerRuns: Set<String> = []
+    /// Node incarnations declared dead: their claims are refused.
+    var deadNodes: Set<NodeIncarnation> = []
     /// When set, every write that reports back fails with this error.
     public var failWrites: (any Error)?
 

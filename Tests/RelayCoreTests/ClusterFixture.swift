@@ -30,25 +30,31 @@ final class ClusterFixture {
     init(nodes count: Int) {
         journal = MemoryJournal(loop: loop, clock: loop.clock)
         cluster = MemoryCluster(loop: loop)
-        for index in 0..<count {
-            let backend = ScriptedBackend(name: "scripted")
-            let fabric = cluster.join()
-            let identity = NodeIncarnation(node: "node-\(index)")
-            let hub = RelayHub(
-                journal: journal,
-                router: Router(backends: [backend], defaultBackend: nil),
-                loop: loop,
-                clock: loop.clock,
-                logger: Logger(label: "node-\(index)"),
-                cluster: ClusterLink(node: identity, fabric: fabric, journal: journal, ledger: journal)
-            )
-            hub.start()
-            nodes.append(Node(hub: hub, backend: backend, fabric: fabric, identity: identity))
-        }
+        for _ in 0..<count { addNode() }
         var resolved: Conversation?
         nodes[0].hub.conversations.resolve(.main, userID: user, draft: ConversationDraft()) { resolved = try? $0.get() }
         loop.runUntilIdle()
         conversation = resolved
+    }
+
+    /// A new node joins (a restart is a new node: a new incarnation); returns its index.
+    @discardableResult
+    func addNode() -> Int {
+        let index = nodes.count
+        let backend = ScriptedBackend(name: "scripted")
+        let fabric = cluster.join()
+        let identity = NodeIncarnation(node: "node-\(index)")
+        let hub = RelayHub(
+            journal: journal,
+            router: Router(backends: [backend], defaultBackend: nil),
+            loop: loop,
+            clock: loop.clock,
+            logger: Logger(label: "node-\(index)"),
+            cluster: ClusterLink(node: identity, fabric: fabric, journal: journal, ledger: journal)
+        )
+        hub.start()
+        nodes.append(Node(hub: hub, backend: backend, fabric: fabric, identity: identity))
+        return index
     }
 
     /// A foreground socket of the user on `node`.

@@ -76,6 +76,18 @@ public final class ClusterDelivery {
         perform(followers[stream, default: StreamFollower()].local(first: first, last: last, payloads: payloads), stream: stream)
     }
 
+    /// A socket for `stream` arrived here (after its replay). The stream's first reader starts its
+    /// follower over from the stream's head: what it skipped while nobody read it here is the
+    /// replay's.
+    func follow(_ stream: String) {
+        guard bus.endpoints(of: stream).count <= 1, followers[stream, default: StreamFollower()].begin() else { return }
+        link.journal.streamHeads([stream]) { [weak self] result in
+            guard let self else { return }
+            let head = (try? result.get())?[stream]
+            perform(followers[stream, default: StreamFollower()].start(at: head), stream: stream)
+        }
+    }
+
     /// A conversation this node created or changed: its change seqs are delivered here already
     /// (`Conversations` announced it), and other nodes hear the position.
     func changed(_ change: ConversationChange) {

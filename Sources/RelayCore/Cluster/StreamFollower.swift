@@ -25,16 +25,49 @@ public struct StreamFollower<Payload> {
     public private(set) var reading: ClosedRange<Int64>?
     /// Local writes waiting for the gap before them, oldest first.
     private var held: [(first: Int64, last: Int64, payloads: [Payload])] = []
+    /// True from `begin()` until `start(at:)`: the stream's head is being read.
+    public private(set) var isStarting = false
 
     public init() {}
 
-    /// True when nothing waits: no read in flight and no local write held.
-    public var isIdle: Bool { reading == nil && held.isEmpty }
+    /// True when nothing waits: no read in flight, no local write held, no start under way.
+    public var isIdle: Bool { reading == nil && held.isEmpty && !isStarting }
+
+    /// The stream's first reader on this node arrived (its socket replayed the history up to
+    /// now): what this follower did before does not matter, and it starts over from the stream's
+    /// head, which the driver reads and passes to `start(at:)`. Meanwhile local writes wait and
+    /// positions are only noted. False (nothing to do) while a read or a held write is pending.
+    public mutating func begin() -> Bool {
+        guard !isStarting, reading == nil, held.isEmpty else { return false }
+        isStarting = true
+        delivered = nil
+        return true
+    }
+
+    /// The head read for `begin()`: every seq up to it is the reader's replay's; local writes that
+    /// waited are handed out (those up to the head too: no replay had them), then what moved since
+    /// is read. Nil when the head could not be read: the writes that waited are taken as contiguous.
+    public mutating func start(at head: Int64?) -> [Action] {
+        guard isStarting else { return [] }
+        isStarting = false
+        let floor = head ?? held.first.map { $0.first - 1 } ?? known
+        delivered = floor
+        var out = held.filter { $0.last <= floor }.flatMap(\.payloads)
+        held.removeAll { $0.last <= floor }
+        out += releaseHeld()
+        let next = nextRead()
+        return (out.isEmpty ? [] : [.deliver(out)]) + next
+    }
 
     /// This node committed seqs `first...last` of the stream, with `payloads` to hand out (none for
     /// a write that delivers nothing itself, such as a change its owner already announced).
     public mutating func local(first: Int64, last: Int64, payloads: [Payload]) -> [Action] {
         known = max(known, last)
+        if isStarting {
+            held.append((first, last, payloads))
+            held.sort { $0.first < $1.first }
+            return []
+        }
         guard let floor = delivered else {
             delivered = last
             return payloads.isEmpty ? [] : [.deliver(payloads)]
@@ -54,6 +87,7 @@ public struct StreamFollower<Payload> {
     /// only moves on.
     public mutating func heard(_ position: StreamPosition, listened: Bool) -> [Action] {
         known = max(known, position.last)
+        if isStarting { return [] }
         guard let floor = delivered else {
             delivered = listened ? position.prev : position.last
             return listened ? nextRead() : []

@@ -21,7 +21,8 @@ public enum TurnClaim: Sendable, Equatable {
     case running
     /// Another turn of the conversation runs, or one accepted before it waits: ask again later.
     case waiting
-    /// It ended meanwhile (its node was declared dead and its turns failed): nothing to run.
+    /// Nothing to run here: it ended meanwhile (failed when its node was declared dead), another
+    /// node runs it, or the asking node was itself declared dead.
     case ended
 }
 

@@ -229,13 +229,17 @@ public final class RelayHub {
     public func attach(_ endpoint: DeviceEndpoint, socket: UInt64, userID: String, protocolName: String, delivery: MissedDelivery) {
         presence.register(deviceID: endpoint.deviceID, userID: userID, protocolName: protocolName, delivery: delivery)
         bus.register(endpoint, user: userID)
+        self.delivery?.follow(userID)
         presence.signal(.connected(socket: socket), deviceID: endpoint.deviceID)
     }
 
     /// Lets an attached socket also hear a shared audience: the events of the conversations that
     /// audience owns (every admin device hears the admin channel). `detach` does not undo this;
     /// call `leave(_:audience:)` first.
-    public func join(_ endpoint: DeviceEndpoint, audience: String) { bus.register(endpoint, user: audience) }
+    public func join(_ endpoint: DeviceEndpoint, audience: String) {
+        bus.register(endpoint, user: audience)
+        delivery?.follow(audience)
+    }
 
     public func leave(_ endpoint: DeviceEndpoint, audience: String) { bus.unregister(endpoint, user: audience) }
 
