@@ -134,3 +134,26 @@ func withNodes<Value>(_ database: TestDatabase, _ ids: String..., body: ([Postgr
         throw error
     }
 }
+
+/// A loop on a serial queue: `isOnLoop` is true only in its jobs.
+final class QueueLoop: LoopExecutor, @unchecked Sendable {
+    // `@unchecked Sendable` holds because both stored values are immutable and thread-safe (dispatch).
+    private let queue = DispatchQueue(label: "test-loop")
+    private let key = DispatchSpecificKey<Bool>()
+
+    init() { queue.setSpecific(key: key, value: true) }
+
+    func execute(_ job: @escaping @Sendable () -> Void) { queue.async(execute: job) }
+
+    var isOnLoop: Bool { DispatchQueue.getSpecific(key: key) == true }
+
+    /// Runs `body` on the loop and waits for it without blocking the caller's thread.
+    func run(_ body: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { continuation in
+            queue.async {
+                body()
+                continuation.resume()
+            }
+        }
+    }
+}
