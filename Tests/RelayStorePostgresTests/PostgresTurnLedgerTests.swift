@@ -111,6 +111,28 @@ import Testing
         }
     }
 
+    /// A node that restarts replaces its earlier incarnation's row; register returns that
+    /// incarnation, the sweep names it while it owns turns, and declaring it dead hands its queued
+    /// turn to the new incarnation.
+    @Test func aRestartLeavesTheEarlierIncarnationToDeclareDead() async throws {
+        let database = try await TestDatabase()
+        let before = PostgresNode(settings: database.settings, identity: NodeIncarnation(node: "n1"), logger: database.logger)
+        #expect(try await before.register() == nil)
+        let writer = database.writer(for: before.identity)
+        let run = try await acceptedRun(writer, request(client: "m1", node: before.identity))
+        await before.close()
+        let after = PostgresNode(settings: database.settings, identity: NodeIncarnation(node: "n1"), logger: database.logger)
+        #expect(try await after.register() == before.identity)
+        #expect(try await after.sweep() == [before.identity])
+        let ledger = PostgresTurnLedger(writer: writer, executor: ImmediateExecutor(), logger: database.logger)
+        let dead = try await ledger.declareDead(before.identity, survivor: after.identity).get()
+        #expect(dead.failed.isEmpty && dead.adopted.map(\.runID) == [run])
+        #expect(try await after.sweep() == [])
+        #expect(try await ledger.claim(run, node: after.identity).get() == .running)
+        await writer.stop()
+        await after.close()
+    }
+
     /// Eight nodes each claim their own run of one conversation at once, on eight connections:
     /// never more than one runs, and it is the oldest left.
     @Test func concurrentClaimersOfOneConversationRunOneTurn() async throws {
