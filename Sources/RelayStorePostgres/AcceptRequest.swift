@@ -18,6 +18,8 @@ public struct AcceptRequest: Sendable {
     /// New for every attempt: how a writer that lost its connection recognizes its own commit.
     public var userEventID: String
     public var answerEventID: String
+    /// The node that registers its turn in the ledger (`UserMessage.acceptingNode`); nil = none.
+    public var node: NodeIncarnation?
 
     public init(_ message: UserMessage, backend: String) {
         streamID = message.userID
@@ -32,6 +34,7 @@ public struct AcceptRequest: Sendable {
         self.backend = backend
         userEventID = Identifiers.newEventID()
         answerEventID = Identifiers.newEventID()
+        node = message.acceptingNode
     }
 }
 

@@ -28,6 +28,8 @@ public final class PostgresListener: Sendable {
 
     public typealias Connect = @Sendable (_ attempt: Int) async throws -> PostgresConnection
     public typealias Report = @Sendable ([StreamPosition], Source) -> Void
+    /// A notification on one of the hint channels: its channel and payload, as sent (at most once).
+    public typealias Hint = @Sendable (_ channel: String, _ payload: String) -> Void
 
     private struct State {
         var followed: [String: Int64] = [:]
@@ -40,23 +42,30 @@ public final class PostgresListener: Sendable {
     private let backoff: ClosedRange<Duration>
     private let logger: Logger
     private let report: Report
+    private let hintChannels: [String]
+    private let hint: Hint
     private let state = Mutex(State())
     private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
 
     /// - Parameters:
     ///   - connect: opens the listener's connection (`attempt` counts from 1).
     ///   - backoff: the first and the longest wait between failed connection attempts.
+    ///   - hintChannels: more channels to LISTEN on, on the same connection, for `hint`.
     public init(
         connect: @escaping Connect,
         resyncInterval: Duration = .seconds(1),
         backoff: ClosedRange<Duration> = .milliseconds(50)...(.seconds(2)),
+        hintChannels: [String] = [],
         logger: Logger,
+        hint: @escaping Hint = { _, _ in },
         report: @escaping Report
     ) {
         self.connect = connect
         self.resyncInterval = resyncInterval
         self.backoff = backoff
+        self.hintChannels = hintChannels
         self.logger = logger
+        self.hint = hint
         self.report = report
     }
 
@@ -65,7 +74,9 @@ public final class PostgresListener: Sendable {
         settings: PostgresSettings,
         nodeID: String,
         resyncInterval: Duration = .seconds(1),
+        hintChannels: [String] = [],
         logger: Logger,
+        hint: @escaping Hint = { _, _ in },
         report: @escaping Report
     ) {
         self.init(
@@ -74,7 +85,9 @@ public final class PostgresListener: Sendable {
                 return try await PostgresConnection.connect(configuration: configuration, id: attempt, logger: logger)
             },
             resyncInterval: resyncInterval,
+            hintChannels: hintChannels,
             logger: logger,
+            hint: hint,
             report: report
         )
     }
@@ -135,26 +148,54 @@ public final class PostgresListener: Sendable {
         }
     }
 
-    /// LISTEN first, then resync, then notifications and the resync timer until the connection fails.
+    /// LISTEN first (the log, then the hint channels), then resync, then notifications and the
+    /// resync timer until the connection fails.
     private func listen(on connection: PostgresConnection) async throws {
         try await connection.listen(on: Self.channel) { notifications in
-            try await resync(connection)
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            try await listenToHints(on: connection, hintChannels[...], []) { hints in try await follow(notifications, hints, connection) }
+        }
+    }
+
+    /// LISTENs on each of `channels` in turn (each `listen` holds its channel while its body runs).
+    private func listenToHints(
+        on connection: PostgresConnection,
+        _ channels: ArraySlice<String>,
+        _ listening: [(String, PostgresNotificationSequence)],
+        _ body: @Sendable ([(String, PostgresNotificationSequence)]) async throws -> Void
+    ) async throws {
+        guard let channel = channels.first else { return try await body(listening) }
+        try await connection.listen(on: channel) { hints in
+            try await listenToHints(on: connection, channels.dropFirst(), listening + [(channel, hints)], body)
+        }
+    }
+
+    private func follow(
+        _ notifications: PostgresNotificationSequence,
+        _ hints: [(String, PostgresNotificationSequence)],
+        _ connection: PostgresConnection
+    ) async throws {
+        try await resync(connection)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (channel, sequence) in hints {
                 group.addTask {
-                    for try await notification in notifications {
-                        self.deliver(StreamPosition.parse(payload: notification.payload))
-                    }
+                    for try await notification in sequence { self.hint(channel, notification.payload) }
                     throw PostgresStoreError(code: .connectionLost, message: "the notification stream ended")
                 }
-                group.addTask {
-                    while true {
-                        try await Task.sleep(for: self.resyncInterval)
-                        try await self.resync(connection)
-                    }
-                }
-                try await group.next()
-                group.cancelAll()
             }
+            group.addTask {
+                for try await notification in notifications {
+                    self.deliver(StreamPosition.parse(payload: notification.payload))
+                }
+                throw PostgresStoreError(code: .connectionLost, message: "the notification stream ended")
+            }
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: self.resyncInterval)
+                    try await self.resync(connection)
+                }
+            }
+            try await group.next()
+            group.cancelAll()
         }
     }
 

@@ -6,20 +6,12 @@ import Synchronization
 
 /// A node's membership (SCALE-OUT.md §4.9): its row in `nodes` with a fresh incarnation and a
 /// lease, the node's advisory lock held on its own control connection, heartbeats, and the sweep
-/// that declares other nodes dead.
+/// that finds dead nodes. Declaring one dead (failing its running turns, handing its queued ones
+/// to a survivor) is `PostgresTurnLedger.declareDead`'s: the one way a dead node's turns end.
 ///
 /// - Important: a heartbeat that updates no row means this incarnation was declared dead: the
 ///   node must stop acting (crash-only restart with a new incarnation).
 public final class PostgresNode: Sendable {
-    /// What a sweep did: the nodes it declared dead and the turns it failed for them.
-    public struct Sweep: Sendable, Equatable {
-        public var deadNodes: [NodeIncarnation] = []
-        /// The failed turns' run ids, with the failure events' positions.
-        public var failedTurns: [String: StreamPosition] = [:]
-
-        public var positions: [StreamPosition] { failedTurns.values.sorted { ($0.stream, $0.last) < ($1.stream, $1.last) } }
-    }
-
     public let identity: NodeIncarnation
     private let settings: PostgresSettings
     private let lease: Duration
@@ -34,13 +26,14 @@ public final class PostgresNode: Sendable {
         self.logger = logger
     }
 
-    /// Connects the control connection, takes the node's lock and registers this incarnation
-    /// (burying an earlier one of the same node id). Returns the positions of the turns buried.
+    /// Connects the control connection, takes the node's lock and registers this incarnation.
+    /// Returns the earlier incarnation of the same node id it replaced (a restart), for the caller
+    /// to declare dead (`PostgresTurnLedger.declareDead`; `sweep` names it too while it owns turns).
     ///
     /// - Important: once per incarnation. An incarnation that lost its control connection may
     ///   have been declared dead meanwhile and must never come back: start a new `PostgresNode`.
     @discardableResult
-    public func register() async throws -> [StreamPosition] {
+    public func register() async throws -> NodeIncarnation? {
         guard
             registrations.withLock({ count in
                 defer { count += 1 }
@@ -73,16 +66,14 @@ public final class PostgresNode: Sendable {
                 )
             }
             let rows = try await control.query(
-                "SELECT o_stream, o_seq FROM relay_register_node(\(identity.node), \(identity.incarnation), \(seconds(lease)))",
+                "SELECT o_previous FROM relay_register_node(\(identity.node), \(identity.incarnation), \(seconds(lease)))",
                 logger: logger
             )
-            var positions: [StreamPosition] = []
-            for try await (stream, seq) in rows.decode((String, Int64).self) {
-                positions.append(StreamPosition(stream: stream, prev: seq - 1, last: seq))
-            }
+            var previous: NodeIncarnation?
+            for try await incarnation in rows.decode(UUID.self) { previous = NodeIncarnation(node: identity.node, incarnation: incarnation) }
             connection.withLock { $0 = control }
             logger.info("postgres: node registered", metadata: ["node": "\(identity)"])
-            return positions
+            return previous
         } catch {
             try? await control.close()
             if let error = error as? PostgresStoreError { throw error }
@@ -105,35 +96,29 @@ public final class PostgresNode: Sendable {
         return renewed
     }
 
-    /// Declares dead the nodes whose lease expired or whose lock is gone, failing their running
-    /// turns, in one transaction.
-    public func sweep() async throws -> Sweep {
-        let rows = try await control().query("SELECT * FROM relay_sweep_nodes()", logger: logger)
-        var sweep = Sweep()
-        for try await (node, incarnation, run, stream, seq) in rows.decode((String, UUID, String?, String?, Int64?).self) {
-            let dead = NodeIncarnation(node: node, incarnation: incarnation)
-            if !sweep.deadNodes.contains(dead) { sweep.deadNodes.append(dead) }
-            if let run, let stream, let seq { sweep.failedTurns[run] = StreamPosition(stream: stream, prev: seq - 1, last: seq) }
-        }
-        for dead in sweep.deadNodes {
-            logger.warning("postgres: node declared dead", metadata: ["node": "\(dead)", "failed_turns": "\(sweep.failedTurns.count)"])
-        }
-        return sweep
+    /// The dead node incarnations, changing nothing: nodes whose lease expired or whose lock is
+    /// gone, and incarnations that own queued or running turns but no longer have a node row. They
+    /// stay dead (and named by every sweep) until declared dead.
+    public func sweep() async throws -> [NodeIncarnation] {
+        let rows = try await control().query("SELECT o_node, o_incarnation FROM relay_sweep_nodes()", logger: logger)
+        var dead: [NodeIncarnation] = []
+        for try await (node, incarnation) in rows.decode((String, UUID).self) { dead.append(NodeIncarnation(node: node, incarnation: incarnation)) }
+        return dead
     }
 
     /// Heartbeats and sweeps every `interval` until cancelled or fenced; returns false when fenced.
-    public func run(every interval: Duration = .seconds(2), onSweep: @Sendable (Sweep) -> Void = { _ in }) async throws -> Bool {
+    public func run(every interval: Duration = .seconds(2), onSweep: @Sendable ([NodeIncarnation]) -> Void = { _ in }) async throws -> Bool {
         while !Task.isCancelled {
             guard try await heartbeat() else { return false }
-            let sweep = try await sweep()
-            if !sweep.deadNodes.isEmpty { onSweep(sweep) }
+            let dead = try await sweep()
+            if !dead.isEmpty { onSweep(dead) }
             try await Task.sleep(for: interval)
         }
         return true
     }
 
-    /// Closes the control connection, which frees the node's lock: the next sweep buries this
-    /// incarnation (failing any turn still running on it), as after a crash.
+    /// Closes the control connection, which frees the node's lock: the next sweep names this
+    /// incarnation dead, as after a crash.
     public func close() async {
         let control = connection.withLock { connection -> PostgresConnection? in
             defer { connection = nil }

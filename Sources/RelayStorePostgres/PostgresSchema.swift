@@ -11,7 +11,10 @@ enum PostgresSchema {
         var statements: [String]
     }
 
-    static let migrations: [Migration] = [Migration(version: 1, statements: tables + functions)]
+    static let migrations: [Migration] = [
+        Migration(version: 1, statements: tables + functions),
+        Migration(version: 2, statements: cluster),
+    ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 

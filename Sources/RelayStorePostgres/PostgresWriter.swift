@@ -17,12 +17,18 @@ public final class PostgresWriter: Sendable {
         case accept(AcceptRequest, Completion<PostgresAcceptance>)
         case claim(conversationID: String, Completion<ClaimResult>)
         case end(TurnEnding, Completion<FencedWrite>)
+        case claimRun(RunClaim, Completion<RunClaim.Outcome>)
+        case withdraw(runID: String, Completion<Bool>)
+        case declareDead(DeadNodeRequest, Completion<DeadNodeTurns>)
 
         var kind: Int {
             switch self {
             case .accept: 0
             case .claim: 1
             case .end: 2
+            case .claimRun: 3
+            case .withdraw: 4
+            case .declareDead: 5
             }
         }
     }
@@ -87,7 +93,7 @@ public final class PostgresWriter: Sendable {
         await task.withLock { $0 }?.value
     }
 
-    private func submit(_ operation: Operation) {
+    func submit(_ operation: Operation) {
         let accepted = state.withLock { state -> Bool in
             guard !state.stopped else { return false }
             state.queue.append(operation)
@@ -135,6 +141,9 @@ public final class PostgresWriter: Sendable {
         case .accept(_, let completion): completion(.failure(error))
         case .claim(_, let completion): completion(.failure(error))
         case .end(_, let completion): completion(.failure(error))
+        case .claimRun(_, let completion): completion(.failure(error))
+        case .withdraw(_, let completion): completion(.failure(error))
+        case .declareDead(_, let completion): completion(.failure(error))
         }
     }
 }

@@ -18,7 +18,8 @@ enum WriterCalls {
             SELECT * FROM relay_accept_batch(\(requests.map(\.streamID)), \(requests.map(\.conversationID)), \(requests.map(\.deviceID)),
               \(requests.map(\.clientID)), \(requests.map(\.runID)), \(requests.map(\.userEventID)), \(requests.map(\.answerEventID)),
               \(requests.map(\.content)), \(requests.map(\.contentHash)), \(requests.map { $0.attachmentsJSON ?? "" }),
-              \(requests.map(\.attachmentsHash)), \(requests.map(\.backend)))
+              \(requests.map(\.attachmentsHash)), \(requests.map(\.backend)), \(requests.map { $0.node?.node ?? "" }),
+              \(requests.map { $0.node?.incarnation.uuidString ?? "" }))
             """,
             logger: logger
         )

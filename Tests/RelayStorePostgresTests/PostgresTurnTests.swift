@@ -61,67 +61,24 @@ import Testing
         await node.close()
     }
 
-    /// A node whose lock went (its control session ended) is declared dead by another node's
-    /// sweep: its running turn fails with an event in its stream, and its late finish is refused
-    /// without writing anything.
-    @Test func refusesTheFinishOfANodeDeclaredDead() async throws {
-        let database = try await TestDatabase()
-        let nodes = try await registeredNodes(database, "doomed", "survivor")
-        let (doomed, survivor) = (nodes[0], nodes[1])
-        let writer = database.writer(for: doomed.identity)
-        let run = try await acceptedRun(writer, request(client: "m1"))
-        #expect(try await writer.claim("c1").get() == .claimed(runID: run, orderSeq: 1))
-        #expect(try await survivor.sweep().deadNodes.isEmpty)
-
-        #expect(try await database.terminate("clawrelay:doomed:control") == 1)
-        var sweep = PostgresNode.Sweep()
-        try await eventually("the doomed node declared dead") {
-            sweep = try await survivor.sweep()
-            return !sweep.deadNodes.isEmpty
-        }
-        #expect(sweep.deadNodes == [doomed.identity])
-        #expect(sweep.failedTurns == [run: StreamPosition(stream: "u1", prev: 2, last: 3)])
-        let events = try await database.integers("SELECT count(*) FROM events")
-        #expect(events == [2])
-
-        let late = TurnEnding(runID: run, .answer(eventID: "late", content: "too late"))
-        #expect(try await writer.end(late).get() == .refused)
-        #expect(try await database.integers("SELECT count(*) FROM events") == events)
-        #expect(try await database.integers("SELECT state FROM turns") == [3])
-        #expect(try await database.integers("SELECT state FROM messages") == [Int64(MessageState.failed.rawValue)])
-        #expect(try await writer.claim("c1").get() == .notClaimed)
-        await writer.stop()
-        for node in nodes { await node.close() }
-    }
-
-    /// A node whose lease lapsed (frozen, its session still open) is declared dead too, and its
-    /// next heartbeat finds itself fenced.
+    /// A node whose lease lapsed (frozen, its session still open) is named dead by the sweep, which
+    /// changes nothing; once declared dead, its next heartbeat finds itself fenced.
     @Test func fencesANodeWhoseLeaseLapsed() async throws {
         let database = try await TestDatabase()
         let nodes = try await registeredNodes(database, "frozen", "survivor")
         let (frozen, survivor) = (nodes[0], nodes[1])
         #expect(try await frozen.heartbeat())
         _ = try await database.integers("UPDATE nodes SET expires_at = now() - interval '1 second' WHERE node_id = 'frozen' RETURNING 1")
-        #expect(try await survivor.sweep().deadNodes == [frozen.identity])
+        #expect(try await survivor.sweep() == [frozen.identity])
+        #expect(try await survivor.sweep() == [frozen.identity])
+        let writer = database.writer(for: survivor.identity)
+        let ledger = PostgresTurnLedger(writer: writer, executor: ImmediateExecutor(), logger: database.logger)
+        _ = try await ledger.declareDead(frozen.identity, survivor: survivor.identity).get()
+        #expect(try await survivor.sweep() == [])
         #expect(try await frozen.heartbeat() == false)
         await #expect(throws: PostgresStoreError.self) { try await frozen.register() }
         #expect(try await survivor.heartbeat())
+        await writer.stop()
         for node in nodes { await node.close() }
-    }
-
-    private func registeredNodes(_ database: TestDatabase, _ ids: String...) async throws -> [PostgresNode] {
-        var nodes: [PostgresNode] = []
-        for id in ids {
-            let node = PostgresNode(settings: database.settings, identity: NodeIncarnation(node: id), logger: database.logger)
-            try await node.register()
-            nodes.append(node)
-        }
-        return nodes
-    }
-
-    private func acceptedRun(_ writer: PostgresWriter, _ request: AcceptRequest) async throws -> String {
-        let acceptance = try await writer.accept(request).get()
-        guard case .fresh(let run, _, _, _, _) = acceptance else { throw FixtureError("not fresh: \(acceptance)") }
-        return run
     }
 }

@@ -1,0 +1,112 @@
+import Foundation
+import Logging
+import PostgresNIO
+import RelayCore
+
+/// The log reads of a cluster node (`ClusterJournal`) on a connection of their own: a stream's
+/// entries by seq range (message events, and failures as `.failure`), and streams' heads.
+///
+/// Conversations are not in PostgreSQL yet, so no `.conversation` entry is ever read.
+///
+/// - Important: call on the loop; completions run on `executor`, the loop's.
+public final class PostgresClusterJournal: ClusterJournal, Sendable {
+    private let connection: SharedConnection
+    private let executor: any LoopExecutor
+    private let logger: Logger
+
+    public init(settings: PostgresSettings, nodeID: String, executor: any LoopExecutor, logger: Logger) {
+        connection = SharedConnection(settings: settings, applicationName: "clawrelay:\(nodeID):reader", logger: logger)
+        self.executor = executor
+        self.logger = logger
+    }
+
+    public func streamEntries(
+        _ stream: String,
+        after: Int64,
+        through: Int64,
+        limit: Int,
+        completion: @escaping (Result<[StreamEntry], any Error>) -> Void
+    ) {
+        read(completion) { connection, logger in
+            let rows = try await connection.query(
+                """
+                SELECT e.seq, e.id, e.kind, e.conversation_id, e.role, e.content, e.device_id, e.attachments::text, e.run_id,
+                  (extract(epoch FROM e.created_at) * 1000)::bigint, m.device_id, m.client_id, m.state, m.answer_event_id
+                FROM events e LEFT JOIN messages m ON m.run_id = e.run_id
+                WHERE e.stream_id = \(stream) AND e.seq > \(after) AND e.seq <= \(through) ORDER BY e.seq LIMIT \(limit)
+                """,
+                logger: logger
+            )
+            var entries: [StreamEntry] = []
+            for try await row in rows.decode(EntryRow.self) { entries.append(Self.entry(row, stream: stream)) }
+            return entries
+        }
+    }
+
+    public func streamHeads(_ streams: [String], completion: @escaping (Result<[String: Int64], any Error>) -> Void) {
+        read(completion) { connection, logger in
+            let rows = try await connection.query("SELECT stream_id, last FROM streams WHERE stream_id = ANY(\(streams))", logger: logger)
+            var heads = Dictionary(streams.map { ($0, Int64(0)) }, uniquingKeysWith: { first, _ in first })
+            for try await (stream, last) in rows.decode((String, Int64).self) { heads[stream] = last }
+            return heads
+        }
+    }
+
+    /// Closes the reads' connection.
+    public func close() async { await connection.close() }
+
+    private typealias EntryRow = (
+        Int64, String, Int16, String, Int16?, String?, String?, String?, String?, Int64, String?, String?, Int16?, String?
+    )
+
+    private static func entry(_ row: EntryRow, stream: String) -> StreamEntry {
+        let (seq, id, kind, conversation, role, content, device, attachments, run, createdAt, messageDevice, client, state, answerID) = row
+        let turn = run.flatMap { run in messageDevice.flatMap { device in client.map { TurnRef(runID: run, deviceID: device, clientID: $0) } } }
+        if kind == 1, let turn {
+            let failure = TurnFailure(
+                turn: turn,
+                conversationID: conversation,
+                userID: stream,
+                cause: state == Int16(MessageState.aborted.rawValue) ? .aborted : .failed,
+                reason: content ?? "",
+                timestampMillis: createdAt,
+                answerID: answerID
+            )
+            return .failure(failure, seq: seq)
+        }
+        let event = ChatEvent(
+            id: id,
+            seq: seq,
+            userID: stream,
+            conversationID: conversation,
+            role: role == 1 ? .assistant : .user,
+            content: content ?? "",
+            timestampMillis: createdAt,
+            deviceID: device,
+            attachmentsJSON: attachments,
+            turn: turn
+        )
+        return .message(event)
+    }
+
+    /// Runs `query` on the reads' connection; its result goes to `completion` on the loop.
+    private func read<Value: Sendable>(
+        _ completion: @escaping (Result<Value, any Error>) -> Void,
+        _ query: @escaping @Sendable (PostgresConnection, Logger) async throws -> Value
+    ) {
+        let done = LoopBound(completion, loop: executor)
+        let (connection, logger) = (connection, logger)
+        Task {
+            let result: Result<Value, any Error>
+            do {
+                result = .success(try await query(try await connection.connection(), logger))
+            } catch let error as PostgresStoreError {
+                result = .failure(error)
+            } catch {
+                let code: PostgresStoreError.Code = PostgresStoreError.isConnectionFailure(error) ? .connectionLost : .rejected
+                result = .failure(PostgresStoreError(code: code, message: "cannot read the log: \(PostgresStoreError.summary(of: error))"))
+            }
+            done.loop.execute { done.value(result) }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import Logging
+import PostgresNIO
+import RelayCore
+import Synchronization
+
+/// A node's `ClusterFabric` on PostgreSQL: positions from a `PostgresListener` (the writers'
+/// commits NOTIFY them, so `announce` has nothing to do), live events and requests as NOTIFY on
+/// `clawrelay_live` and `clawrelay_control` (`HintCodec`), at most once, sent in order on a
+/// connection of their own. A node ignores what it sent itself.
+///
+/// - Important: call on the loop; handlers run on `executor`, the loop's, in arrival order.
+public final class PostgresFabric: ClusterFabric, Sendable {
+    /// Counters for metrics and tests.
+    public struct Counters: Sendable, Equatable {
+        public var sent = 0
+        /// Live events whose payload would not fit in a NOTIFY (the durable final repairs them).
+        public var oversized = 0
+        /// Hints lost to a send that failed.
+        public var sendFailures = 0
+        public var received = 0
+        public var undecodable = 0
+    }
+
+    /// The hub's handlers: set and called on the loop only.
+    private final class Handlers {
+        var positions: ([StreamPosition]) -> Void = { _ in }
+        var live: (BusEvent, String) -> Void = { _, _ in }
+        var control: (ClusterControl) -> Void = { _ in }
+    }
+
+    /// Largest payload sent (PostgreSQL takes under 8,000 bytes).
+    static let maxPayload = 7_899
+    private let node: String
+    private let logger: Logger
+    private let handlers: LoopBound<Handlers>
+    private let listener: PostgresListener
+    private let sender: SharedConnection
+    private let outbox: AsyncStream<(channel: String, payload: String)>.Continuation
+    private let sending: Task<Void, Never>
+    private let tally: Tally
+
+    public init(settings: PostgresSettings, node: String, executor: any LoopExecutor, resyncInterval: Duration = .seconds(1), logger: Logger) {
+        let handlers = LoopBound(Handlers(), loop: executor)
+        let tally = Tally()
+        self.node = node
+        self.logger = logger
+        self.handlers = handlers
+        self.tally = tally
+        listener = PostgresListener(
+            settings: settings,
+            nodeID: node,
+            resyncInterval: resyncInterval,
+            hintChannels: [HintCodec.liveChannel, HintCodec.controlChannel],
+            logger: logger,
+            hint: { channel, payload in Self.received(channel, payload, self: node, handlers, tally) },
+            report: { positions, _ in handlers.loop.execute { handlers.value.positions(positions) } }
+        )
+        sender = SharedConnection(settings: settings, applicationName: "clawrelay:\(node):hints", logger: logger)
+        let (outgoing, outbox) = AsyncStream<(channel: String, payload: String)>.makeStream()
+        self.outbox = outbox
+        sending = Task { [sender] in
+            for await hint in outgoing {
+                do {
+                    try await sender.connection().query("SELECT pg_notify(\(hint.channel), \(hint.payload))", logger: logger)
+                    tally.count { $0.sent += 1 }
+                } catch {
+                    tally.count { $0.sendFailures += 1 }
+                    logger.warning("postgres fabric: a hint was lost", metadata: ["error": "\(PostgresStoreError.summary(of: error))"])
+                }
+            }
+        }
+    }
+
+    public var counters: Counters { tally.counters }
+
+    /// The listener's counters (its first resync follows its LISTENs).
+    public var listenerCounters: PostgresListener.Counters { listener.counters }
+
+    /// Starts hearing other nodes (positions, live events, requests).
+    public func start() { listener.start() }
+
+    /// Stops hearing, sends what is queued, and closes the connections.
+    public func stop() async {
+        await listener.stop()
+        outbox.finish()
+        await sending.value
+        await sender.close()
+    }
+
+    /// Streams whose moves the listener's resync reports, from their delivered positions.
+    public func follow(_ streams: [String: Int64]) { listener.follow(streams) }
+
+    public func announce(_: [StreamPosition]) {}
+
+    public func sendLive(_ event: BusEvent, stream: String) {
+        guard let payload = HintCodec.encode(live: event, stream: stream, origin: node) else { return }
+        guard payload.utf8.count <= Self.maxPayload else { return tally.count { $0.oversized += 1 } }
+        outbox.yield((HintCodec.liveChannel, payload))
+    }
+
+    public func send(_ control: ClusterControl) {
+        let payload = HintCodec.encode(control: control, origin: node)
+        guard payload.utf8.count <= Self.maxPayload else {
+            logger.warning("postgres fabric: a request too large to send was dropped", metadata: ["bytes": "\(payload.utf8.count)"])
+            return
+        }
+        outbox.yield((HintCodec.controlChannel, payload))
+    }
+
+    public func receive(
+        positions: @escaping ([StreamPosition]) -> Void,
+        live: @escaping (BusEvent, String) -> Void,
+        control: @escaping (ClusterControl) -> Void
+    ) {
+        let handlers = handlers.value
+        (handlers.positions, handlers.live, handlers.control) = (positions, live, control)
+    }
+
+    /// A hint heard on the listener's connection: decoded there, handed to the loop unless this node sent it.
+    private static func received(_ channel: String, _ payload: String, self node: String, _ handlers: LoopBound<Handlers>, _ tally: Tally) {
+        if channel == HintCodec.liveChannel, let (origin, stream, event) = HintCodec.decodeLive(payload) {
+            guard origin != node else { return }
+            tally.count { $0.received += 1 }
+            handlers.loop.execute { handlers.value.live(event, stream) }
+        } else if channel == HintCodec.controlChannel, let (origin, control) = HintCodec.decodeControl(payload) {
+            guard origin != node else { return }
+            tally.count { $0.received += 1 }
+            handlers.loop.execute { handlers.value.control(control) }
+        } else {
+            tally.count { $0.undecodable += 1 }
+        }
+    }
+
+    /// The counters, shared with the listener's and the sender's tasks.
+    private final class Tally: Sendable {
+        private let state = Mutex(Counters())
+
+        var counters: Counters { state.withLock { $0 } }
+
+        func count(_ change: (inout Counters) -> Void) { state.withLock { change(&$0) } }
+    }
+}

@@ -1,0 +1,76 @@
+import Logging
+import RelayCore
+
+/// The cluster's turn queue in PostgreSQL (`TurnLedger`, with `MemoryJournal`'s semantics): turns
+/// are registered by the accept that stores their message (`AcceptRequest.node`), claimed one run
+/// at a time (`relay_claim_runs`), given back (`relay_withdraw_runs`) and taken from a dead node
+/// (`relay_declare_dead`), each through the node's `PostgresWriter`, in submission order. Finishing
+/// and failing stay the writer's fenced `end`.
+///
+/// - Important: call on the loop; completions run on `executor`, the loop's.
+public final class PostgresTurnLedger: TurnLedger, Sendable {
+    private let writer: PostgresWriter
+    private let executor: any LoopExecutor
+    private let logger: Logger
+
+    public init(writer: PostgresWriter, executor: any LoopExecutor, logger: Logger) {
+        self.writer = writer
+        self.executor = executor
+        self.logger = logger
+    }
+
+    public func claim(runID: String, conversationID: String, node: NodeIncarnation, completion: @escaping (Result<TurnClaim, any Error>) -> Void) {
+        let done = onLoop(completion)
+        writer.submit(
+            .claimRun(RunClaim(runID: runID, node: node)) { result in
+                done(
+                    result.mapError { $0 as any Error }.flatMap { outcome in
+                        switch outcome {
+                        case .claim(let claim): .success(claim)
+                        case .fenced: .failure(TurnFenced(runID: runID))
+                        }
+                    }
+                )
+            }
+        )
+    }
+
+    public func withdraw(runID: String) {
+        let logger = logger
+        writer.submit(
+            .withdraw(runID: runID) { result in
+                if case .failure(let error) = result {
+                    logger.warning("postgres: could not withdraw a turn", metadata: ["run": "\(runID)", "error": "\(error)"])
+                }
+            }
+        )
+    }
+
+    public func declareDead(
+        _ node: NodeIncarnation,
+        survivor: NodeIncarnation,
+        reason: String,
+        now: Int64,
+        completion: @escaping (Result<DeadNodeTurns, any Error>) -> Void
+    ) {
+        let done = onLoop(completion)
+        let logger = logger
+        writer.submit(
+            .declareDead(DeadNodeRequest(node: node, survivor: survivor, reason: reason, now: now)) { result in
+                if case .success(let dead) = result, !dead.failed.isEmpty || !dead.adopted.isEmpty {
+                    logger.warning(
+                        "postgres: node declared dead",
+                        metadata: ["node": "\(node)", "failed_turns": "\(dead.failed.count)", "adopted_turns": "\(dead.adopted.count)"]
+                    )
+                }
+                done(result.mapError { $0 as any Error })
+            }
+        )
+    }
+
+    /// `completion`, called with a result from any thread, runs on the loop.
+    private func onLoop<Value: Sendable>(_ completion: @escaping (Result<Value, any Error>) -> Void) -> @Sendable (Result<Value, any Error>) -> Void {
+        let bound = LoopBound(completion, loop: executor)
+        return { result in bound.loop.execute { bound.value(result) } }
+    }
+}
