@@ -57,7 +57,8 @@ extension PostgresSchema {
               UPDATE turns SET node_id = v_node, incarnation = v_incarnation WHERE run_id = p_run[i] RETURNING * INTO t;
             END IF;
             IF t.state = 1 THEN
-              RETURN QUERY SELECT CASE WHEN t.incarnation = v_incarnation THEN 0 ELSE 1 END::smallint; CONTINUE;
+              -- Running here: still ours. Running for another incarnation: not this node's to run.
+              RETURN QUERY SELECT CASE WHEN t.incarnation = v_incarnation THEN 0 ELSE 2 END::smallint; CONTINUE;
             ELSIF t.state <> 0 THEN
               RETURN QUERY SELECT 2::smallint; CONTINUE;
             END IF;

@@ -27,7 +27,8 @@ public final class PostgresTurnLedger: TurnLedger, Sendable {
                     result.mapError { $0 as any Error }.flatMap { outcome in
                         switch outcome {
                         case .claim(let claim): .success(claim)
-                        case .fenced: .failure(TurnFenced(runID: runID))
+                        // A node declared dead runs nothing more (TurnLedger: `.ended`).
+                        case .fenced: .success(.ended)
                         }
                     }
                 )
