@@ -31,6 +31,9 @@ public final class MemoryJournal {
 
     struct QueueRow {
         var id: Int64
+        /// Its place in the user's stream (a message's seq, a failure's): queues read in stream
+        /// order, as the stores read them from the history, whenever an entry was queued.
+        var order: Int64
         var deviceID: String
         var item: QueueItem
         var queuedAt: Int64
@@ -328,12 +331,28 @@ extension MemoryJournal: CoreJournal {
     public func enqueue(_ item: QueueItem, now: Int64, queue: [QueueTarget]) {
         for target in queue {
             nextQueueID += 1
-            queueRows.append(QueueRow(id: nextQueueID, deviceID: target.deviceID, item: item, queuedAt: now, expiresAt: now + target.ttlMillis))
+            let row = QueueRow(
+                id: nextQueueID,
+                order: order(of: item),
+                deviceID: target.deviceID,
+                item: item,
+                queuedAt: now,
+                expiresAt: now + target.ttlMillis
+            )
+            queueRows.insert(row, at: queueRows.firstIndex { $0.order > row.order } ?? queueRows.endIndex)
             let rows = queueRows.filter { $0.deviceID == target.deviceID }
             if rows.count > target.capacity {
                 let drop = Set(rows.prefix(rows.count - target.capacity).map(\.id))
                 queueRows.removeAll { drop.contains($0.id) }
             }
+        }
+    }
+
+    /// A queue item's place in its stream: a message's seq, a failure's seq from its record.
+    private func order(of item: QueueItem) -> Int64 {
+        switch item {
+        case .message(let event): event.seq
+        case .failure(let failure): records["\(failure.turn.deviceID)|\(failure.turn.clientID)"]?.endedSeq ?? Int64.max
         }
     }
 

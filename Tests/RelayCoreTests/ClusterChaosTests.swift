@@ -26,8 +26,23 @@ import Testing
         var sockets: [Int: (endpoint: RecordingEndpoint, from: Int64)] = [:]
         var accepted: [String] = []
         var sent = 0
+        /// A device that keeps a queue (Companion's kind) on node 0, which is never killed: it goes
+        /// to the background and back; whatever it misses meanwhile comes from its queue.
+        let tablet: RecordingEndpoint
+        let tabletFrom: Int64
+        var tabletAway = false
 
-        init() { for node in alive { attach(node) } }
+        init() {
+            tabletFrom = fixture.journal.events.map(\.seq).max() ?? 0
+            tablet = fixture.connect("tablet", on: 0, delivery: .queue(ttlMillis: 3_600_000, capacity: 10_000, scheme: nil))
+            for node in alive { attach(node) }
+        }
+
+        func toggleTablet() {
+            tabletAway.toggle()
+            fixture.nodes[0].hub.presence.signal(tabletAway ? .backgrounded : .foregrounded, deviceID: "tablet")
+            fixture.loop.runUntilIdle()
+        }
 
         func attach(_ node: Int) {
             let from = fixture.journal.events.map(\.seq).max() ?? 0
@@ -73,8 +88,9 @@ import Testing
             case 35..<70: run.answer(on: node)
             case 70..<78: run.fixture.cluster.losePositions.toggle()
             case 78..<84: run.fixture.cluster.repeatPositions.toggle()
-            case 84..<92: run.fixture.resync()
-            case 92..<96 where run.alive.count > 1:
+            case 84..<90: run.fixture.resync()
+            case 90..<92: run.toggleTablet()
+            case 92..<96 where run.alive.count > 1 && node != 0:
                 let survivor = run.alive.filter { $0 != node }.randomElement(using: &random)!
                 run.kill(node, survivor: survivor)
             case 96..<100 where run.alive.count < 3: run.restart()
@@ -90,6 +106,7 @@ import Testing
             for node in run.alive { run.answer(on: node) }
         }
         run.fixture.resync()
+        if run.tabletAway { run.toggleTablet() }
         check(run, seed: seed)
     }
 
@@ -106,6 +123,8 @@ import Testing
         }
         let started = run.fixture.nodes.flatMap { $0.backend.runs.map(\.request.runID) }
         #expect(Set(started).count == started.count, "seed \(seed): a run reached two backends")
+        let tabletExpected = journal.events.filter { $0.seq > run.tabletFrom }.map(\.seq).sorted()
+        #expect(run.tablet.arrivals.map(\.seq) == tabletExpected, "seed \(seed): the queue device missed, repeated or reordered an event")
         for (node, socket) in run.sockets {
             let expected = journal.events.filter { $0.seq > socket.from }.map(\.seq).sorted()
             #expect(socket.endpoint.seqs == expected, "seed \(seed): node \(node)'s socket saw a gap, a duplicate or a reorder")

@@ -10,16 +10,22 @@ final class RecordingEndpoint: DeviceEndpoint {
     var conversations: Set<String>? { listening }
     var events: [BusEvent] = []
     var queued: [QueuedEvent] = []
+    /// Every message it got, live or from its queue, in the order it got them.
+    var arrivals: [ChatEvent] = []
     /// When false, queued deliveries are held unwritten (a socket that never flushed).
     var writes = true
     private var pendingWrites: [() -> Void] = []
 
     init(deviceID: String) { self.deviceID = deviceID }
 
-    func deliver(_ event: BusEvent) { events.append(event) }
+    func deliver(_ event: BusEvent) {
+        events.append(event)
+        if case .message(let message) = event { arrivals.append(message) }
+    }
 
     func deliverQueued(_ events: [QueuedEvent], written: @escaping () -> Void) {
         queued += events
+        for case .message(let message) in events.map(\.item) { arrivals.append(message) }
         if writes { written() } else { pendingWrites.append(written) }
     }
 

@@ -221,7 +221,9 @@ public protocol CoreJournal: AnyObject {
     /// Queues an event that was already stored, for devices that left the foreground meanwhile.
     func enqueue(_ item: QueueItem, now: Int64, queue: [QueueTarget])
 
-    /// A device's unexpired queue in order, only the events of `conversations` when given.
+    /// A device's unexpired queue in stream order (whenever each entry was queued: in a cluster a
+    /// node queues another node's event when it reads it), only the events of `conversations`
+    /// when given.
     func queued(deviceID: String, conversations: Set<String>?, now: Int64, completion: @escaping (Result<[QueuedEvent], any Error>) -> Void)
     /// Deletes delivered entries of a device; `completion` runs once that is durable (or failed).
     func dequeue(deviceID: String, ids: [Int64], completion: @escaping () -> Void)
