@@ -63,15 +63,21 @@ enum HintCodec {
     }
 
     static func encode(control: ClusterControl, origin: String) -> String {
+        var wire = ControlWire(o: origin)
         switch control {
-        case .abort(let conversationID, let runID, let reason):
-            text(ControlWire(o: origin, abort: AbortWire(c: conversationID, r: runID, why: reason)))
+        case .abort(let conversationID, let runID, let reason): wire.abort = AbortWire(c: conversationID, r: runID, why: reason)
+        case .readMoved(let cursor): wire.read = cursor
+        case .conversationDeleted(let conversation): wire.deleted = conversation
         }
+        return text(wire)
     }
 
     static func decodeControl(_ payload: String) -> (origin: String, control: ClusterControl)? {
         guard let wire = try? JSONDecoder().decode(ControlWire.self, from: Data(payload.utf8)) else { return nil }
-        return (wire.o, .abort(conversationID: wire.abort.c, runID: wire.abort.r, reason: wire.abort.why))
+        if let abort = wire.abort { return (wire.o, .abort(conversationID: abort.c, runID: abort.r, reason: abort.why)) }
+        if let cursor = wire.read { return (wire.o, .readMoved(cursor)) }
+        if let conversation = wire.deleted { return (wire.o, .conversationDeleted(conversation)) }
+        return nil
     }
 
     private static func text(_ value: some Encodable) -> String {
@@ -117,9 +123,12 @@ private struct ToolWire: Codable {
     var res: String?
 }
 
+/// A request on the wire: the sender and one of the request kinds.
 private struct ControlWire: Codable {
     var o: String
-    var abort: AbortWire
+    var abort: AbortWire?
+    var read: ReadCursor?
+    var deleted: Conversation?
 }
 
 private struct AbortWire: Codable {

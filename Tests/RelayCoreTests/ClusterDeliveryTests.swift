@@ -133,4 +133,40 @@ import Testing
         fixture.send("back", from: "phone", on: 0)
         #expect(tablet.contents == ["back"], "in the foreground it takes events live again")
     }
+
+    @Test func aReadCursorMovedOnOneNodeReachesTheOthersObserversOnce() {
+        let fixture = ClusterFixture(nodes: 2)
+        fixture.connect("phone", on: 0)
+        fixture.connect("laptop", on: 1)
+        fixture.send("hello", from: "phone", on: 0)
+        fixture.emit(.final("answer"), on: 0)
+        var reads: [[ReadCursor]] = [[], []]
+        for node in 0..<2 {
+            fixture.nodes[node].hub.changes.observe { change in if case .read(let cursor) = change { reads[node].append(cursor) } }
+        }
+        let answerSeq = fixture.journal.events.last?.seq ?? 0
+        fixture.nodes[0].hub.read(userID: fixture.user, conversationID: fixture.conversation.id, seq: answerSeq)
+        fixture.loop.runUntilIdle()
+        #expect(reads[0].map(\.seq) == [answerSeq])
+        #expect(reads[1].map(\.seq) == [answerSeq], "node 1's unread counts follow")
+    }
+
+    @Test func aConversationDeletedOnOneNodeIsForgottenOnTheOthers() {
+        let fixture = ClusterFixture(nodes: 2)
+        fixture.connect("laptop", on: 1)
+        let id = fixture.conversation.id
+        fixture.nodes[1].hub.conversations.load(id: id) { _ in }
+        fixture.loop.runUntilIdle()
+        #expect(fixture.nodes[1].hub.conversations.cached(id: id) != nil)
+        var heard: [ConversationChange] = []
+        fixture.nodes[1].hub.changes.observe { heard.append($0) }
+        fixture.nodes[0].hub.conversations.delete(id: id) { _ in }
+        fixture.loop.runUntilIdle()
+        guard heard.count == 1, case .deleted(let deleted) = heard[0] else {
+            Issue.record("node 1 heard \(heard)")
+            return
+        }
+        #expect(deleted.id == id)
+        #expect(fixture.nodes[1].hub.conversations.cached(id: id) == nil, "and forgot the conversation")
+    }
 }

@@ -92,12 +92,18 @@ public final class ClusterDelivery {
     /// (`Conversations` announced it), and other nodes hear the position.
     func changed(_ change: ConversationChange) {
         guard !applyingRemote else { return }
-        let changed: [Conversation] =
-            switch change {
-            case .created(let conversation), .conversation(let conversation): [conversation]
-            case .reset(let reset, _): [reset.fresh, reset.old].sorted { $0.changeSeq < $1.changeSeq }
-            case .read, .deleted, .compacted: []
-            }
+        let changed: [Conversation]
+        switch change {
+        case .created(let conversation), .conversation(let conversation): changed = [conversation]
+        case .reset(let reset, _): changed = [reset.fresh, reset.old].sorted { $0.changeSeq < $1.changeSeq }
+        case .read(let cursor):
+            link.fabric.send(.readMoved(cursor))
+            return
+        case .deleted(let conversation):
+            link.fabric.send(.conversationDeleted(conversation))
+            return
+        case .compacted: return
+        }
         for conversation in changed {
             committed(stream: conversation.userID, first: conversation.changeSeq, last: conversation.changeSeq, event: nil)
         }
@@ -110,6 +116,14 @@ public final class ClusterDelivery {
             perform(followers[position.stream, default: StreamFollower()].heard(position, listened: listened), stream: position.stream)
         }
         onMoved?()
+    }
+
+    /// Runs `body`, which hands out what another node changed: `ConversationChanges` observers hear
+    /// it here, and it is not announced again.
+    func applyingRemote(_ body: () -> Void) {
+        applyingRemote = true
+        body()
+        applyingRemote = false
     }
 
     /// Reads the heads of the streams with readers here and catches up those that moved unheard.
@@ -185,9 +199,7 @@ public final class ClusterDelivery {
         case .conversation(let conversation):
             // This node's own changes were announced when they were made.
             if let cached = conversations.cached(id: conversation.id), cached.changeSeq >= conversation.changeSeq { return }
-            applyingRemote = true
-            conversations.updated(conversation)
-            applyingRemote = false
+            applyingRemote { conversations.updated(conversation) }
         }
     }
 }

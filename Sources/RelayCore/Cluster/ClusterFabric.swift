@@ -21,10 +21,15 @@ public protocol ClusterFabric: AnyObject {
     )
 }
 
-/// What one node asks of the others.
+/// What one node asks of or tells the others (at most once: each is a convenience whose durable
+/// side is in the store already).
 public enum ClusterControl: Sendable, Equatable {
     /// Stop the conversation's turns (or only `runID`) that run or wait there.
     case abort(conversationID: String, runID: String?, reason: String)
+    /// A user's read cursor moved (unread counts follow; pushes it covers are dropped).
+    case readMoved(ReadCursor)
+    /// A conversation was deleted with its history (caches forget it; lists drop it).
+    case conversationDeleted(Conversation)
 }
 
 /// One durable entry of a stream's log, as a node that did not write it reads it.

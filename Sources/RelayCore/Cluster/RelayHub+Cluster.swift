@@ -28,4 +28,18 @@ extension RelayHub {
             }
         }
     }
+
+    /// What another node asked or told.
+    func apply(_ control: ClusterControl) {
+        switch control {
+        case .abort(let conversationID, let runID, let reason):
+            turns.abortHere(conversationID: conversationID, runID: runID, reason: reason)
+        case .readMoved(let cursor):
+            pushes.read(userID: cursor.userID, conversationID: cursor.conversationID, seq: cursor.seq)
+            delivery?.applyingRemote { changes.publish(.read(cursor)) }
+        case .conversationDeleted(let conversation):
+            conversations.forget(id: conversation.id)
+            delivery?.applyingRemote { changes.publish(.deleted(conversation)) }
+        }
+    }
 }

@@ -149,11 +149,7 @@ public final class RelayHub {
             queue?.handOutRemote(event, userID: userID)
             turns?.endedElsewhere(event)
         }
-        delivery?.onControl = { [weak turns] control in
-            switch control {
-            case .abort(let conversationID, let runID, let reason): turns?.abortHere(conversationID: conversationID, runID: runID, reason: reason)
-            }
-        }
+        delivery?.onControl = { [weak self] control in self?.apply(control) }
         approvals.observe { [weak self] update in self?.approvalChanged(update) }
         presence.onChange = { [weak self] deviceID, entry, state in self?.presenceChanged(deviceID, entry, state) }
         if let delivery { changes.observe { [weak delivery] change in delivery?.changed(change) } }
