@@ -11,16 +11,7 @@ extension MemoryJournal: ClusterJournal {
         let range = (after + 1)...max(after + 1, through)
         var entries: [StreamEntry] = events.filter { $0.userID == stream && range.contains($0.seq) }.map { .message($0) }
         for record in records.values where record.userID == stream {
-            guard let seq = record.endedSeq, range.contains(seq), let reason = record.reason else { continue }
-            let failure = TurnFailure(
-                turn: TurnRef(runID: record.runID, deviceID: record.deviceID, clientID: record.clientID),
-                conversationID: record.conversationID,
-                userID: record.userID,
-                cause: record.cause ?? .failed,
-                reason: reason,
-                timestampMillis: record.endedAt ?? 0,
-                answerID: record.answer.id
-            )
+            guard let seq = record.endedSeq, range.contains(seq), let failure = record.failure else { continue }
             entries.append(.failure(failure, seq: seq))
         }
         entries += conversations.values.filter { $0.userID == stream && range.contains($0.changeSeq) }.map { .conversation($0) }
@@ -29,5 +20,21 @@ extension MemoryJournal: ClusterJournal {
 
     public func streamHeads(_ streams: [String], completion: @escaping (Result<[String: Int64], any Error>) -> Void) {
         later(.success(Dictionary(uniqueKeysWithValues: streams.map { ($0, lastSeq[$0] ?? 0) })), completion)
+    }
+}
+
+extension MemoryJournal.Record {
+    /// How its turn ended without an answer, as a device hears it; nil while it did not.
+    var failure: TurnFailure? {
+        guard let reason else { return nil }
+        return TurnFailure(
+            turn: TurnRef(runID: runID, deviceID: deviceID, clientID: clientID),
+            conversationID: conversationID,
+            userID: userID,
+            cause: cause ?? .failed,
+            reason: reason,
+            timestampMillis: endedAt ?? 0,
+            answerID: answer.id
+        )
     }
 }

@@ -74,16 +74,7 @@ extension MemoryJournal: TurnLedger {
                 records[key]?.endedSeq = seq
                 records[key]?.endedAt = now
                 records[key]?.cause = .failed
-                let failure = TurnFailure(
-                    turn: TurnRef(runID: runID, deviceID: record.deviceID, clientID: record.clientID),
-                    conversationID: record.conversationID,
-                    userID: record.userID,
-                    cause: .failed,
-                    reason: reason,
-                    timestampMillis: now,
-                    answerID: record.answer.id
-                )
-                dead.failed.append((failure, seq))
+                if let failure = records[key]?.failure { dead.failed.append((failure, seq)) }
             }
             return dead
         }
