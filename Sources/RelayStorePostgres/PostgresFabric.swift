@@ -6,7 +6,9 @@ import Synchronization
 /// A node's `ClusterFabric` on PostgreSQL: positions from a `PostgresListener` (the writers'
 /// commits NOTIFY them, so `announce` has nothing to do), live events and requests as NOTIFY on
 /// `clawrelay_live` and `clawrelay_control` (`HintCodec`), at most once, sent in order on a
-/// connection of their own. A node ignores what it sent itself.
+/// connection of their own. A node ignores what it sent itself. Streaming progress is coalesced
+/// per stream and turn while the sender is busy: each progress carries the whole text so far, so
+/// only the newest waiting one goes (a token-rate backend costs NOTIFYs at the sender's pace).
 ///
 /// - Important: call on the loop; handlers run on `executor`, the loop's, in arrival order.
 public final class PostgresFabric: ClusterFabric, Sendable {
@@ -15,6 +17,8 @@ public final class PostgresFabric: ClusterFabric, Sendable {
         public var sent = 0
         /// Live events whose payload would not fit in a NOTIFY (the durable final repairs them).
         public var oversized = 0
+        /// Streaming progress replaced by a newer one of the same turn before it was sent.
+        public var coalesced = 0
         /// Hints lost to a send that failed.
         public var sendFailures = 0
         public var received = 0
@@ -35,7 +39,29 @@ public final class PostgresFabric: ClusterFabric, Sendable {
     private let handlers: LoopBound<Handlers>
     private let listener: PostgresListener
     private let sender: SharedConnection
-    private let outbox: AsyncStream<(channel: String, payload: String)>.Continuation
+    /// What the sender takes next: a hint as it is, or the newest waiting progress of a turn.
+    private enum Outgoing: Sendable {
+        case hint(channel: String, payload: String)
+        case progress(key: String)
+    }
+
+    /// The newest progress payload of each turn waiting to be sent, by `stream|run`.
+    private final class WaitingProgress: Sendable {
+        private let state = Mutex([String: String]())
+
+        /// Keeps `payload` as the turn's newest; true when none was waiting (the sender must be told).
+        func keep(_ payload: String, key: String) -> Bool {
+            state.withLock { waiting in
+                defer { waiting[key] = payload }
+                return waiting[key] == nil
+            }
+        }
+
+        func take(_ key: String) -> String? { state.withLock { $0.removeValue(forKey: key) } }
+    }
+
+    private let outbox: AsyncStream<Outgoing>.Continuation
+    private let waiting = WaitingProgress()
     private let sending: Task<Void, Never>
     private let tally: Tally
 
@@ -56,10 +82,17 @@ public final class PostgresFabric: ClusterFabric, Sendable {
             report: { positions, _ in handlers.loop.execute { handlers.value.positions(positions) } }
         )
         sender = SharedConnection(settings: settings, applicationName: "clawrelay:\(node):hints", logger: logger)
-        let (outgoing, outbox) = AsyncStream<(channel: String, payload: String)>.makeStream()
+        let (outgoing, outbox) = AsyncStream<Outgoing>.makeStream()
         self.outbox = outbox
-        sending = Task { [sender] in
-            for await hint in outgoing {
+        sending = Task { [sender, waiting] in
+            for await next in outgoing {
+                let hint: (channel: String, payload: String)
+                switch next {
+                case .hint(let channel, let payload): hint = (channel, payload)
+                case .progress(let key):
+                    guard let payload = waiting.take(key) else { continue }
+                    hint = (HintCodec.liveChannel, payload)
+                }
                 do {
                     try await sender.connection().query("SELECT pg_notify(\(hint.channel), \(hint.payload))", logger: logger)
                     tally.count { $0.sent += 1 }
@@ -95,7 +128,16 @@ public final class PostgresFabric: ClusterFabric, Sendable {
     public func sendLive(_ event: BusEvent, stream: String) {
         guard let payload = HintCodec.encode(live: event, stream: stream, origin: node) else { return }
         guard payload.utf8.count <= Self.maxPayload else { return tally.count { $0.oversized += 1 } }
-        outbox.yield((HintCodec.liveChannel, payload))
+        guard case .streaming(let progress) = event else {
+            outbox.yield(.hint(channel: HintCodec.liveChannel, payload: payload))
+            return
+        }
+        let key = stream + "|" + progress.turn.runID
+        if waiting.keep(payload, key: key) {
+            outbox.yield(.progress(key: key))
+        } else {
+            tally.count { $0.coalesced += 1 }
+        }
     }
 
     public func send(_ control: ClusterControl) {
@@ -104,7 +146,7 @@ public final class PostgresFabric: ClusterFabric, Sendable {
             logger.warning("postgres fabric: a request too large to send was dropped", metadata: ["bytes": "\(payload.utf8.count)"])
             return
         }
-        outbox.yield((HintCodec.controlChannel, payload))
+        outbox.yield(.hint(channel: HintCodec.controlChannel, payload: payload))
     }
 
     public func receive(

@@ -68,6 +68,34 @@ import Testing
         await fabric.stop()
     }
 
+    /// A burst of progress for one turn: what waits while the sender is busy collapses into the
+    /// newest, every update is either sent or counted as replaced, and the other node ends with the
+    /// whole text; another turn's progress and other live events are not merged away.
+    @Test func coalescesAWaitingTurnsProgressIntoTheNewest() async throws {
+        let database = try await TestDatabase()
+        let (a, _) = try await fabric(database, "a")
+        let (_, heardByB) = try await fabric(database, "b")
+        let turn = TurnRef(runID: "r1", deviceID: "d1", clientID: "m1")
+        let other = TurnRef(runID: "r2", deviceID: "d1", clientID: "m2")
+        func progress(_ turn: TurnRef, _ text: String) -> BusEvent {
+            .streaming(TurnProgress(turn: turn, eventID: "e-" + turn.runID, conversationID: "c1", content: text, startedAt: 1))
+        }
+        let updates = 300
+        for count in 1...updates { a.sendLive(progress(turn, String(repeating: "x", count: count)), stream: "u1") }
+        a.sendLive(progress(other, "other turn"), stream: "u1")
+        a.sendLive(.assistantTyping(conversationID: "c1", active: false), stream: "u1")
+        try await eventually("B has the typing-off") { heardByB.live.all.contains { $0.0 == .assistantTyping(conversationID: "c1", active: false) } }
+        let texts = heardByB.live.all.compactMap { heard -> String? in
+            if case .streaming(let progress) = heard.0, progress.turn == turn { progress.content } else { nil }
+        }
+        #expect(texts.last?.count == updates, "the newest text arrived")
+        #expect(texts.map(\.count) == texts.map(\.count).sorted(), "never an older text after a newer one")
+        #expect(heardByB.live.all.contains { $0.0 == progress(other, "other turn") })
+        try await eventually("every update sent or replaced") { a.counters.sent + a.counters.coalesced == updates + 2 }
+        #expect(a.counters.coalesced > 0, "300 updates queued faster than one NOTIFY each")
+        await a.stop()
+    }
+
     /// A live event too big for a NOTIFY is dropped and counted; the next one goes.
     @Test func dropsAndCountsAnOversizedLiveEvent() async throws {
         let database = try await TestDatabase()
