@@ -7,15 +7,13 @@ import RelayCore
 /// (`relay_declare_dead`), each through the node's `PostgresWriter`, in submission order. Finishing
 /// and failing stay the writer's fenced `end`.
 ///
-/// - Important: call on the loop; completions run on `executor`, the loop's.
+/// - Important: call on the loop; completions run where the writer runs its completions (the loop).
 public final class PostgresTurnLedger: TurnLedger, Sendable {
     private let writer: PostgresWriter
-    private let executor: any LoopExecutor
     private let logger: Logger
 
-    public init(writer: PostgresWriter, executor: any LoopExecutor, logger: Logger) {
+    public init(writer: PostgresWriter, logger: Logger) {
         self.writer = writer
-        self.executor = executor
         self.logger = logger
     }
 
@@ -55,23 +53,14 @@ public final class PostgresTurnLedger: TurnLedger, Sendable {
         completion: @escaping (Result<DeadNodeTurns, any Error>) -> Void
     ) {
         let done = onLoop(completion)
-        let logger = logger
         writer.submit(
-            .declareDead(DeadNodeRequest(node: node, survivor: survivor, reason: reason, now: now)) { result in
-                if case .success(let dead) = result, !dead.failed.isEmpty || !dead.adopted.isEmpty {
-                    logger.warning(
-                        "postgres: node declared dead",
-                        metadata: ["node": "\(node)", "failed_turns": "\(dead.failed.count)", "adopted_turns": "\(dead.adopted.count)"]
-                    )
-                }
-                done(result.mapError { $0 as any Error })
-            }
+            .declareDead(DeadNodeRequest(node: node, survivor: survivor, reason: reason, now: now)) { done($0.mapError { $0 as any Error }) }
         )
     }
 
-    /// `completion`, called with a result from any thread, runs on the loop.
+    /// `completion` as the writer's completion: the writer already runs it on the loop.
     private func onLoop<Value: Sendable>(_ completion: @escaping (Result<Value, any Error>) -> Void) -> @Sendable (Result<Value, any Error>) -> Void {
-        let bound = LoopBound(completion, loop: executor)
-        return { result in bound.loop.execute { bound.value(result) } }
+        let bound = LoopBound(completion, loop: writer.executor)
+        return { result in bound.value(result) }
     }
 }

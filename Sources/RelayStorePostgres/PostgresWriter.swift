@@ -44,7 +44,8 @@ public final class PostgresWriter: Sendable {
     let node: NodeIncarnation
     let settings: PostgresSettings
     let logger: Logger
-    private let executor: any LoopExecutor
+    /// Where completions run (the loop's).
+    let executor: any LoopExecutor
     private let state = Mutex(State())
     private let wakeup: AsyncStream<Void>.Continuation
     private let task: Mutex<Task<Void, Never>?> = Mutex(nil)

@@ -35,7 +35,7 @@ import Testing
         try await withNodes(database, "n1", "n2") { nodes in
             let (one, two) = (nodes[0].identity, nodes[1].identity)
             let writer = database.writer(for: one)
-            let ledger = PostgresTurnLedger(writer: writer, executor: ImmediateExecutor(), logger: database.logger)
+            let ledger = PostgresTurnLedger(writer: writer, logger: database.logger)
             var runs: [String] = []
             for (index, node) in [one, two, one, two].enumerated() {
                 runs.append(try await acceptedRun(writer, request(client: "m\(index)", node: node)))
@@ -70,7 +70,7 @@ import Testing
         try await withNodes(database, "doomed", "survivor") { nodes in
             let (doomed, survivor) = (nodes[0].identity, nodes[1].identity)
             let writer = database.writer(for: doomed)
-            let ledger = PostgresTurnLedger(writer: writer, executor: ImmediateExecutor(), logger: database.logger)
+            let ledger = PostgresTurnLedger(writer: writer, logger: database.logger)
             let running = try await acceptedRun(writer, request(client: "m1", node: doomed))
             let attachments = #"[{"id": "a1", "kind": "image"}]"#  // jsonb's own form, as it comes back
             let queued = request(client: "m2", content: "second", attachments: attachments, node: doomed)
@@ -81,7 +81,7 @@ import Testing
 
             #expect(try await database.terminate("clawrelay:doomed:control") == 1)
             try await eventually("the doomed node named dead") { try await nodes[1].sweep() == [doomed] }
-            let survivorLedger = PostgresTurnLedger(writer: database.writer(for: survivor), executor: ImmediateExecutor(), logger: database.logger)
+            let survivorLedger = PostgresTurnLedger(writer: database.writer(for: survivor), logger: database.logger)
             let dead = try await survivorLedger.declareDead(doomed, survivor: survivor).get()
             #expect(dead.failed.map(\.failure.turn.runID) == [running])
             #expect(dead.failed.map(\.seq) == [5])
@@ -124,7 +124,7 @@ import Testing
         let after = PostgresNode(settings: database.settings, identity: NodeIncarnation(node: "n1"), logger: database.logger)
         #expect(try await after.register() == before.identity)
         #expect(try await after.sweep() == [before.identity])
-        let ledger = PostgresTurnLedger(writer: writer, executor: ImmediateExecutor(), logger: database.logger)
+        let ledger = PostgresTurnLedger(writer: writer, logger: database.logger)
         let dead = try await ledger.declareDead(before.identity, survivor: after.identity).get()
         #expect(dead.failed.isEmpty && dead.adopted.map(\.runID) == [run])
         #expect(try await after.sweep() == [])
@@ -139,7 +139,7 @@ import Testing
         let database = try await TestDatabase()
         try await withNodes(database, "n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7") { nodes in
             let ledgers = nodes.map { node in
-                PostgresTurnLedger(writer: database.writer(for: node.identity), executor: ImmediateExecutor(), logger: database.logger)
+                PostgresTurnLedger(writer: database.writer(for: node.identity), logger: database.logger)
             }
             let accepting = database.writer(for: nodes[0].identity)
             var runs: [String] = []

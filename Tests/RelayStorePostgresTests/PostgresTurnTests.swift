@@ -72,7 +72,7 @@ import Testing
         #expect(try await survivor.sweep() == [frozen.identity])
         #expect(try await survivor.sweep() == [frozen.identity])
         let writer = database.writer(for: survivor.identity)
-        let ledger = PostgresTurnLedger(writer: writer, executor: ImmediateExecutor(), logger: database.logger)
+        let ledger = PostgresTurnLedger(writer: writer, logger: database.logger)
         _ = try await ledger.declareDead(frozen.identity, survivor: survivor.identity).get()
         #expect(try await survivor.sweep() == [])
         #expect(try await frozen.heartbeat() == false)
