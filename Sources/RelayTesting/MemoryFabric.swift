@@ -13,11 +13,7 @@ public final class MemoryCluster {
     public var repeatPositions = false
     /// Positions wait in `held` until `releaseHeld()`.
     public var holdPositions = false
-    /// Live events announced from now on are dropped.
-    public var loseLive = false
     private var held: [(from: ObjectIdentifier, positions: [StreamPosition])] = []
-    /// Positions announced, over all nodes.
-    public private(set) var announced = 0
 
     public init(loop: any LoopExecutor) { self.loop = loop }
 
@@ -39,7 +35,6 @@ public final class MemoryCluster {
     }
 
     func announce(_ positions: [StreamPosition], from fabric: MemoryFabric) {
-        announced += positions.count
         if losePositions { return }
         if holdPositions { return held.append((ObjectIdentifier(fabric), positions)) }
         send(positions, from: ObjectIdentifier(fabric))
@@ -47,21 +42,21 @@ public final class MemoryCluster {
     }
 
     func sendLive(_ event: BusEvent, stream: String, from fabric: MemoryFabric) {
-        guard !loseLive else { return }
-        for node in nodes where node !== fabric {
-            loop.execute(with: node) { $0.live?(event, stream) }
-        }
+        toOthers(of: ObjectIdentifier(fabric)) { $0.live?(event, stream) }
     }
 
     func send(_ control: ClusterControl, from fabric: MemoryFabric) {
-        for node in nodes where node !== fabric {
-            loop.execute(with: node) { $0.control?(control) }
-        }
+        toOthers(of: ObjectIdentifier(fabric)) { $0.control?(control) }
     }
 
     private func send(_ positions: [StreamPosition], from sender: ObjectIdentifier) {
+        toOthers(of: sender) { $0.positions?(positions) }
+    }
+
+    /// Runs `deliver` for every node but `sender`, each as a job on the loop.
+    private func toOthers(of sender: ObjectIdentifier, _ deliver: @escaping (MemoryFabric) -> Void) {
         for node in nodes where ObjectIdentifier(node) != sender {
-            loop.execute(with: node) { $0.positions?(positions) }
+            loop.execute(with: node, deliver)
         }
     }
 }

@@ -36,10 +36,8 @@ public final class ClusterDelivery {
     var onRemoteEvent: ((BusEvent, String) -> Void)?
     /// True while a change another node made is handed to `Conversations` (it is not this node's to announce).
     private var applyingRemote = false
-    /// Catch-up reads and head resyncs done, and reads that failed (for `/metrics` and tests).
+    /// Catch-up reads asked of the log.
     public private(set) var reads = 0
-    public private(set) var resyncs = 0
-    public private(set) var failedReads = 0
 
     init(link: ClusterLink, bus: Bus, presence: Presence, conversations: Conversations, loop: any LoopScheduler, logger: Logger) {
         self.link = link
@@ -136,7 +134,6 @@ public final class ClusterDelivery {
             return
         }
         resyncing = true
-        resyncs += 1
         link.journal.streamHeads(streams) { [weak self] result in
             guard let self else { return }
             resyncing = false
@@ -175,7 +172,6 @@ public final class ClusterDelivery {
                 let read = entries.map { (seq: $0.seq, payload: Self.payload($0)) }
                 perform(followers[stream, default: StreamFollower()].readDone(read, complete: entries.count < limit), stream: stream)
             case .failure(let error):
-                failedReads += 1
                 followers[stream]?.readFailed()
                 logger.warning("could not read a stream's log", metadata: ["stream": "\(stream)", "after": "\(after)", "error": "\(error)"])
             }
