@@ -14,6 +14,7 @@ enum PostgresSchema {
     static let migrations: [Migration] = [
         Migration(version: 1, statements: tables + functions),
         Migration(version: 2, statements: cluster),
+        Migration(version: 3, statements: journal),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -20,6 +20,8 @@ public final class PostgresWriter: Sendable {
         case claimRun(RunClaim, Completion<RunClaim.Outcome>)
         case withdraw(runID: String, Completion<Bool>)
         case declareDead(DeadNodeRequest, Completion<DeadNodeTurns>)
+        /// One journal operation (`PostgresJournal`), run alone in submission order.
+        case work(JournalWork)
 
         var kind: Int {
             switch self {
@@ -29,6 +31,7 @@ public final class PostgresWriter: Sendable {
             case .claimRun: 3
             case .withdraw: 4
             case .declareDead: 5
+            case .work: 6
             }
         }
     }
@@ -76,6 +79,9 @@ public final class PostgresWriter: Sendable {
     public func end(_ end: TurnEnding, completion: @escaping Completion<FencedWrite>) {
         submit(.end(end, completion))
     }
+
+    /// Queues a journal operation behind everything submitted before it.
+    func perform(_ work: JournalWork) { submit(.work(work)) }
 
     /// Runs `submit`, which queues operations, and lets the writer take none of them before it
     /// returns: they go out together as far as their kinds and `maxBatch` allow.
@@ -145,6 +151,7 @@ public final class PostgresWriter: Sendable {
         case .claimRun(_, let completion): completion(.failure(error))
         case .withdraw(_, let completion): completion(.failure(error))
         case .declareDead(_, let completion): completion(.failure(error))
+        case .work(let work): work.fail(error)
         }
     }
 }

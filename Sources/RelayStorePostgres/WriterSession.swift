@@ -44,6 +44,10 @@ struct WriterSession {
             return await run(batch, LedgerCalls.declareDead, LedgerCalls.unknownDeclaration) {
                 if case .declareDead(let request, let completion) = $0 { (request, completion) } else { nil }
             }
+        case .work:
+            var reports: [@Sendable () -> Void] = []
+            for case .work(let work) in batch { reports.append(await run(work)) }
+            return reports
         }
     }
 
@@ -91,6 +95,27 @@ struct WriterSession {
             var results: [Result<Value, PostgresStoreError>] = []
             for request in requests { results += await perform([request], call: call, resolve: resolve) }
             return results
+        }
+    }
+
+    /// One journal operation on the connection. A connection lost on the way closes it (the next
+    /// operation opens a new one) and fails the operation with `.connectionLost`: each operation
+    /// is safe to repeat, and its caller decides whether to.
+    private mutating func run(_ work: JournalWork) async -> @Sendable () -> Void {
+        do {
+            return try await work.run(try await connected(), writer.logger)
+        } catch let error as PostgresStoreError {
+            return { work.fail(error) }
+        } catch  where PostgresStoreError.isConnectionFailure(error) {
+            await close()
+            let lost = PostgresStoreError(
+                code: .connectionLost,
+                message: "the connection to PostgreSQL was lost during \(work.what) (\(PostgresStoreError.summary(of: error))); retry"
+            )
+            return { work.fail(lost) }
+        } catch {
+            let rejected = PostgresStoreError(code: .rejected, message: "\(work.what): \(PostgresStoreError.summary(of: error))")
+            return { work.fail(rejected) }
         }
     }
 

@@ -1,0 +1,70 @@
+import Logging
+import PostgresNIO
+import RelayCore
+
+/// The core's journal over PostgreSQL (`[store] kind = "postgres"`): every call is one operation
+/// of the node's writer, on its one connection, so completions arrive on the loop after commit,
+/// in submission order, as with the SQLite store; reads that follow a write see it.
+///
+/// The protocols are implemented in `PostgresJournal+*.swift`, their SQL in the `*Queries` enums
+/// (static async functions over a connection, testable alone).
+public final class PostgresJournal {
+    let writer: PostgresWriter
+    let logger: Logger
+    private let onError: @Sendable (String, any Error) -> Void
+
+    /// `onError` hears about writes nobody waits for (presence, queue upkeep) that failed.
+    public init(writer: PostgresWriter, logger: Logger, onError: @escaping @Sendable (String, any Error) -> Void) {
+        self.writer = writer
+        self.logger = logger
+        self.onError = onError
+    }
+
+    /// Runs `work` on the writer's connection after everything submitted before it; `completion`
+    /// gets its result on the loop.
+    func perform<R: Sendable>(
+        _ what: String,
+        _ work: @escaping @Sendable (PostgresConnection, Logger) async throws -> R,
+        completion: @escaping (Result<R, any Error>) -> Void
+    ) {
+        let completion = LoopBound(completion, loop: writer.executor)
+        writer.perform(
+            JournalWork(
+                what: what,
+                run: { connection, logger in
+                    let value = try await work(connection, logger)
+                    return { completion.value(.success(value)) }
+                },
+                fail: { error in completion.value(.failure(error)) }
+            )
+        )
+    }
+
+    /// `perform` in one transaction.
+    func performTransaction<R: Sendable>(
+        _ what: String,
+        _ work: @escaping @Sendable (PostgresConnection, Logger) async throws -> R,
+        completion: @escaping (Result<R, any Error>) -> Void
+    ) {
+        perform(
+            what,
+            { connection, logger in try await connection.transaction(logger) { try await work(connection, logger) } },
+            completion: completion
+        )
+    }
+
+    /// A write nobody waits for; a failure is reported to `onError`.
+    func background(_ what: String, _ work: @escaping @Sendable (PostgresConnection, Logger) async throws -> Void) {
+        let onError = onError
+        perform(what, work) { result in
+            if case .failure(let error) = result { onError(what, error) }
+        }
+    }
+
+    public func barrier(_ completion: @escaping () -> Void) {
+        perform("wait for earlier writes", { _, _ in }, completion: { _ in completion() })
+    }
+
+    /// The PostgreSQL store does not time its batches (yet).
+    public var batchTiming: JournalBatchTiming? { nil }
+}
