@@ -32,7 +32,7 @@ func awaiting<T>(_ call: (@escaping (Result<T, any Error>) -> Void) -> Void) asy
 }
 
 /// Waits for a call whose completion takes no result (`barrier`, `dequeue`).
-func awaiting(_ call: (@escaping () -> Void) -> Void) async {
+func awaitingDone(_ call: (@escaping () -> Void) -> Void) async {
     await withCheckedContinuation { continuation in call { continuation.resume() } }
 }
 

@@ -16,10 +16,11 @@ import Testing
                 { connection, logger in
                     try await connection.query("SELECT 1", logger: logger)
                     return index
-                }
-            ) { result in if case .success(let value) = result { order.append(value) } }
+                },
+                completion: { result in if case .success(let value) = result { order.append(value) } }
+            )
         }
-        await awaiting { fixture.journal.barrier($0) }
+        await awaitingDone { fixture.journal.barrier($0) }
         #expect(order.all == Array(0..<20))
         await fixture.stop()
     }
