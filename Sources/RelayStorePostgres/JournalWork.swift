@@ -9,7 +9,17 @@ struct JournalWork: Sendable {
     /// What the operation does, for error messages ("store a push target").
     var what: String
     var run: @Sendable (PostgresConnection, Logger) async throws -> @Sendable () -> Void
-    var fail: @Sendable (PostgresStoreError) -> Void
+    var fail: @Sendable (any Error) -> Void
+}
+
+/// An error carried from the writer's task to the loop.
+///
+/// `@unchecked Sendable` holds because the error is created by the operation, handed over once and
+/// only read afterwards (the core's errors are value types).
+struct UncheckedError: @unchecked Sendable {
+    let error: any Error
+
+    init(_ error: any Error) { self.error = error }
 }
 
 extension PostgresConnection {
@@ -24,5 +34,14 @@ extension PostgresConnection {
             if !isClosed { _ = try? await query("ROLLBACK", logger: logger) }
             throw error
         }
+    }
+}
+
+extension PostgresConnection {
+    /// The first column of the first row `query` returns, nil when it returns none.
+    func first<Value: PostgresDecodable & Sendable>(_ query: PostgresQuery, as type: Value.Type, logger: Logger) async throws -> Value?
+    where Value._DecodableType == Value {
+        for try await value in try await self.query(query, logger: logger).decode(Value?.self) { return value }
+        return nil
     }
 }

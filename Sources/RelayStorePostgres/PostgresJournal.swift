@@ -53,6 +53,9 @@ public final class PostgresJournal {
         )
     }
 
+    /// Tells `onError` about a write nobody waits for that failed.
+    func report(_ what: String, _ error: any Error) { onError(what, error) }
+
     /// A write nobody waits for; a failure is reported to `onError`.
     func background(_ what: String, _ work: @escaping @Sendable (PostgresConnection, Logger) async throws -> Void) {
         let onError = onError

@@ -100,22 +100,24 @@ struct WriterSession {
 
     /// One journal operation on the connection. A connection lost on the way closes it (the next
     /// operation opens a new one) and fails the operation with `.connectionLost`: each operation
-    /// is safe to repeat, and its caller decides whether to.
+    /// is safe to repeat, and its caller decides whether to. An error the operation raised itself
+    /// (`TurnFenced`, a store error) reaches its caller as it is.
     private mutating func run(_ work: JournalWork) async -> @Sendable () -> Void {
         do {
             return try await work.run(try await connected(), writer.logger)
-        } catch let error as PostgresStoreError {
-            return { work.fail(error) }
-        } catch  where PostgresStoreError.isConnectionFailure(error) {
+        } catch let error as PSQLError where PostgresStoreError.isConnectionFailure(error) {
             await close()
             let lost = PostgresStoreError(
                 code: .connectionLost,
                 message: "the connection to PostgreSQL was lost during \(work.what) (\(PostgresStoreError.summary(of: error))); retry"
             )
             return { work.fail(lost) }
-        } catch {
+        } catch let error as PSQLError {
             let rejected = PostgresStoreError(code: .rejected, message: "\(work.what): \(PostgresStoreError.summary(of: error))")
             return { work.fail(rejected) }
+        } catch {
+            let passed = UncheckedError(error)
+            return { work.fail(passed.error) }
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PostgresNIO
 import RelayCore
 import RelayStorePostgres
 import Synchronization
@@ -42,4 +43,34 @@ func awaitingDone(_ call: (@escaping () -> Void) -> Void) async {
 /// awaiting test, and not touched by the completion afterwards.
 struct UncheckedBox<T>: @unchecked Sendable {
     let value: T
+}
+
+extension TestDatabase {
+    /// Runs one statement on a connection of its own.
+    func execute(_ sql: String) async throws {
+        let connection = try await connect()
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+            try await connection.close()
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    /// Runs `sql` and returns its first column as text values.
+    func strings(_ sql: String) async throws -> [String] {
+        let connection = try await connect()
+        do {
+            var values: [String] = []
+            for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(String.self) {
+                values.append(value)
+            }
+            try await connection.close()
+            return values
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
 }

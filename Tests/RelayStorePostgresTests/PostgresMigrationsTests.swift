@@ -7,12 +7,12 @@ import Testing
     @Test(.timeLimit(.minutes(1))) func migratingTwiceChangesNothing() async throws {
         let database = try await TestDatabase(migrate: false)
         let connection = try await database.connect()
-        #expect(try await PostgresMigrations.migrate(connection, logger: database.logger) == Array(1...PostgresMigrations.latestVersion))
+        #expect(try await PostgresMigrations.migrate(connection, logger: database.logger) == PostgresSchema.migrations.map(\.version))
         let tables = try await database.integers("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
         #expect(try await PostgresMigrations.migrate(connection, logger: database.logger) == [])
         #expect(
             try await database.integers("SELECT version FROM schema_migrations ORDER BY version")
-                == (1...PostgresMigrations.latestVersion).map(Int64.init)
+                == PostgresSchema.migrations.map { Int64($0.version) }
         )
         #expect(try await database.integers("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'") == tables)
         #expect(try await database.integers("SELECT count(*) FROM pg_indexes WHERE indexname = 'turns_one_running'") == [1])
