@@ -151,8 +151,8 @@ let package = Package(
         .target(
             name: "RelayServer",
             dependencies: [
-                "RelayCore", "RelayStore", "RelayTransport", "ClawlineBridge", "CompanionBridge", "DiscoClawBridge", "GatewayBridge", "LocalBridge",
-                "RelayDiscovery",
+                "RelayCore", "RelayStore", "RelayStorePostgres", "RelayTransport", "ClawlineBridge", "CompanionBridge", "DiscoClawBridge",
+                "GatewayBridge", "LocalBridge", "RelayDiscovery",
                 "RelayHTTP",
                 "RelayPush",
                 .product(name: "TOMLKit", package: "TOMLKit"),

@@ -7,18 +7,18 @@ import RelayTransport
 final class OperatorDesk {
     static let pollMillis = 250
 
-    private let store: Store
+    private let storage: any RelayStorage
     private let loop: ServiceLoop
     private let clock: any Clock
     private let hub: RelayHub
     private var lastCommand: Int64
 
-    init(store: Store, loop: ServiceLoop, clock: any Clock, hub: RelayHub) throws {
+    init(storage: any RelayStorage, loop: ServiceLoop, clock: any Clock, hub: RelayHub) throws {
         self.hub = hub
-        self.store = store
+        self.storage = storage
         self.loop = loop
         self.clock = clock
-        lastCommand = try store.read { try OperatorQueries.lastID($0) }
+        lastCommand = try storage.lastOperatorCommand()
     }
 
     /// Loop thread.
@@ -30,8 +30,8 @@ final class OperatorDesk {
 
     private func poll() {
         let after = lastCommand
-        store.perform(
-            { db in try OperatorQueries.pending(db, after: after) },
+        storage.operatorCommands(
+            after: after,
             completion: { [self] result in
                 defer { schedulePoll() }
                 guard case .success(let commands) = result else { return }
@@ -44,8 +44,8 @@ final class OperatorDesk {
     }
 
     private func run(_ command: OperatorCommand) {
-        let finish: (String) -> Void = { [store, clock] outcome in
-            store.perform({ db in try OperatorQueries.complete(db, id: command.id, result: outcome, at: clock.nowMillis()) }, completion: { _ in })
+        let finish: (String) -> Void = { [storage, clock] outcome in
+            storage.completeOperatorCommand(id: command.id, result: outcome, at: clock.nowMillis())
         }
         switch command.action {
         case .approve, .deny:

@@ -27,7 +27,7 @@ public final class Relay {
     let pushStops = StopList()
     /// The TLS files as the listeners loaded them (a reload reports one renewed in place).
     var tlsFiles: TLSFiles?
-    private(set) var store: Store?
+    private(set) var storage: (any RelayStorage)?
     private(set) var audit: AuditLog?
     private(set) var observer: AuditObserver?
     private(set) var clawline: ClawlineDownstream?
@@ -78,15 +78,11 @@ public final class Relay {
         try Self.checkListenAddresses(config)
         try directory.open(logger: logger)
         tlsFiles = TLSFiles(config)
-        let store = try Store(dataDirectory: dataDirectory, executor: loop)
-        components.started("store") { store.close() }
-        let failed = try store.write { db in
-            try DeviceQueries.resetPresence(db)
-            return try MessageQueries.failActive(db, at: SystemClock().nowMillis())
-        }
+        let storage = try openStorage()
+        components.started("store") { storage.close() }
+        let failed = try storage.prepareForStart(now: SystemClock().nowMillis())
         if !failed.isEmpty { logger.notice("marked turns cut off by the last stop as failed", metadata: ["count": "\(failed.count)"]) }
-        try store.write { try OperatorQueries.clearPending($0) }
-        self.store = store
+        self.storage = storage
         if config.audit.enabled {
             let audit = try AuditLog(dataDirectory: dataDirectory, retentionDays: config.audit.retentionDays, startWriter: true)
             components.started("audit") { audit.close() }
@@ -96,7 +92,6 @@ public final class Relay {
         self.observer = observer
         loop.frameObserver = observer
 
-        try store.write { try AccountQueries.clear($0) }
         let accountsDirectory = (dataDirectory as NSString).appendingPathComponent("accounts")
         let built = try Self.makeBackends(
             config,
@@ -112,11 +107,8 @@ public final class Relay {
         components.started("local backends") { [localStops] in localStops.stopAll() }
         let backends = built.backends
         let exposed = built.exposed
-        let journal = StoreJournal(store: store) { [logger] what, error in
-            logger.error("store write failed", metadata: ["what": "\(what)", "error": "\(error)"])
-        }
         let hub = RelayHub(
-            journal: journal,
+            journal: storage.journal,
             router: Router(backends: backends, defaultBackend: nil),
             loop: loop,
             clock: SystemClock(),
@@ -124,7 +116,7 @@ public final class Relay {
         )
         self.hub = hub
         for backend in config.backends where backend.isUpstream { hub.accounts.register(backend.name, kind: backend.kindName) }
-        let fingerprint = try store.write { try PairingLinkQueries.fingerprint($0) }
+        let fingerprint = try storage.gatewayFingerprint()
         components.started("push sinks") { [pushStops] in pushStops.stopAll() }
         if let push = try PushWiring.make(config, loop: loop, logger: logger) {
             push.stopped(by: pushStops)
@@ -191,13 +183,13 @@ public final class Relay {
             loop.addListener(ListenerConfig(name: "admin", host: admin.host, port: admin.port, pingIntervalMillis: 0), handler: handler)
         }
         let desk = try OperatorDesk(
-            store: store,
+            storage: storage,
             loop: loop,
             clock: SystemClock(),
             hub: hub
         )
         // The core starts with the stored devices, so bearer tokens work from the first request.
-        hub.devices.preload(try store.read { try DeviceQueries.all($0) })
+        hub.devices.preload(try storage.storedDevices())
         let hint = OperatorHint(dataDirectory: config.dataDirectory)
         hub.devices.pairing.operatorCommand = { hint.command($0) }
         ports = try loop.start()

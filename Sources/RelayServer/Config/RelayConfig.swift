@@ -29,6 +29,8 @@ public struct RelayConfig: Sendable {
     /// `[discoclaw]`: the DiscoClaw native-client listener; nil when the section is absent.
     public var discoClaw: DiscoClawSettings?
     public var audit: AuditSettings
+    /// `[store]`: SQLite in the data directory unless it says PostgreSQL.
+    public var store = StoreSettings()
     /// `[push]`: APNs, ntfy and webhooks; nil when the section is absent (no pushes).
     public var push: PushSettings?
     /// `[[backends]]`, in file order; never empty.

@@ -84,7 +84,7 @@ extension Relay {
         Self.stageMetrics(hub.stages, into: &metrics)
         metrics.add("clawrelay_audit_queue_depth", "gauge", "Audit entries waiting for the writer.", Double(audit?.queueDepth ?? 0))
         metrics.add("clawrelay_audit_rows_total", "counter", "Audit rows written.", Double(audit?.writtenCount ?? 0))
-        if let storeStats = store?.stats {
+        if let storeStats = storage?.stats {
             metrics.add("clawrelay_store_batches_total", "counter", "Store transactions committed.", Double(storeStats.batches))
             metrics.add("clawrelay_store_operations_total", "counter", "Store operations run.", Double(storeStats.operations))
             metrics.add("clawrelay_store_busy_seconds_total", "counter", "Time the store writer spent in transactions.", storeStats.busySeconds)

@@ -13,6 +13,9 @@ public enum ConfigDiff {
         if old.dataDirectory != new.dataDirectory {
             changes.append(.changed("data_dir of [server]", from: old.dataDirectory, to: new.dataDirectory, needsRestart: true))
         }
+        if old.store != new.store {
+            changes.append(.changed("[store]", from: old.store.description, to: new.store.description, needsRestart: true))
+        }
         changes += section("[admin]", old.admin, new.admin, restartOnly: true) { old, new in
             old == new ? [] : [.changed("listen of [admin]", from: old.description, to: new.description, needsRestart: true)]
         }
@@ -33,6 +36,7 @@ public enum ConfigDiff {
     public static func applicable(from old: RelayConfig, to new: RelayConfig) -> RelayConfig {
         var next = new
         next.dataDirectory = old.dataDirectory
+        next.store = old.store
         next.eventLoop = old.eventLoop
         next.admin = old.admin
         next.audit = old.audit

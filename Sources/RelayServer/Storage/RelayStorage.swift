@@ -1,0 +1,33 @@
+import RelayCore
+import RelayStore
+
+/// What the relay keeps durably, whichever database holds it (`[store]`): the core's journal, and
+/// what the server itself reads at start and while it runs. The audit is not here: it stays in
+/// each node's own SQLite file.
+///
+/// - Important: the synchronous calls are for start-up (before the loop serves); the others
+///   complete on the loop, like the journal's.
+protocol RelayStorage: AnyObject {
+    var journal: any RelayJournal { get }
+    /// The SQLite writer's counters for `/metrics`; nil for a store that does not keep them.
+    var stats: StoreStats? { get }
+
+    /// Settles what the last stop left: every device offline, turns cut off failed (returned, for
+    /// the bridges to tell their devices), operator commands nobody ran dropped, upstream account
+    /// rows cleared (the accounts report again as they connect).
+    func prepareForStart(now: Int64) throws -> [MessageRecord]
+    /// Every stored device, for the core to start with (bearer tokens work from the first request).
+    func storedDevices() throws -> [DeviceRecord]
+    /// This install's gateway fingerprint (mDNS, pairing links), made on first use.
+    func gatewayFingerprint() throws -> String
+
+    /// The newest operator command's id (commands before start are not run).
+    func lastOperatorCommand() throws -> Int64
+    /// Commands `clawrelay devices …` queued after `id`, oldest first.
+    func operatorCommands(after id: Int64, completion: @escaping (Result<[OperatorCommand], any Error>) -> Void)
+    /// Records a command's outcome for the CLI that waits for it.
+    func completeOperatorCommand(id: Int64, result: String, at millis: Int64)
+
+    /// Commits what it holds and closes.
+    func close()
+}
