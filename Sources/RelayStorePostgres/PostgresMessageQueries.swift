@@ -196,6 +196,33 @@ enum PostgresMessageQueries {
         return seq
     }
 
+    /// A single node's start: turns cannot survive a restart, so every active message fails
+    /// ("the relay restarted") at a fresh seq of its stream, as a failure event; returns them.
+    /// A cluster node does not call this: a dead node's turns are failed by `relay_declare_dead`.
+    static func failActive(_ connection: PostgresConnection, at millis: Int64, logger: Logger) async throws -> [MessageRecord] {
+        let rows = try await connection.query(
+            "SELECT device_id, client_id FROM messages WHERE state = 1 ORDER BY stream_id, answer_seq",
+            logger: logger
+        )
+        var keys: [(String, String)] = []
+        for try await key in rows.decode((String, String).self) { keys.append(key) }
+        var failed: [MessageRecord] = []
+        for (deviceID, clientID) in keys {
+            guard let record = try await stored(connection, deviceID: deviceID, clientID: clientID, logger: logger) else { continue }
+            let failure = TurnFailure(
+                turn: TurnRef(runID: record.runID, deviceID: deviceID, clientID: clientID),
+                conversationID: record.conversationID ?? "",
+                userID: record.userID,
+                cause: .failed,
+                reason: "the relay restarted",
+                timestampMillis: millis
+            )
+            _ = try await fail(connection, failure, queue: [], logger: logger)
+            failed.append(record)
+        }
+        return failed
+    }
+
     /// The stored message a device sent under `clientID`.
     static func stored(_ connection: PostgresConnection, deviceID: String, clientID: String, logger: Logger) async throws -> MessageRecord? {
         let rows = try await connection.query(

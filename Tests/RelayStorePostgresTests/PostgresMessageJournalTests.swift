@@ -135,3 +135,40 @@ import Testing
         await fixture.stop()
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct PostgresRestartTests {
+    /// A single node's start fails every turn the last stop cut off, each at a fresh seq with a
+    /// failure event; finished turns stay as they are.
+    @Test func failsTheTurnsTheLastStopCutOff() async throws {
+        let fixture = try await JournalFixture()
+        let journal = fixture.journal
+        var runs: [String] = []
+        for client in ["m1", "m2"] {
+            let acceptance = try await awaiting {
+                journal.accept(PostgresMessageJournalTests.message(client: client), now: 1_000, queue: [], completion: $0)
+            }
+            guard case .fresh(_, let runID, _) = acceptance else { throw FixtureError("not fresh") }
+            runs.append(runID)
+        }
+        _ = try await awaiting {
+            journal.finish(
+                TurnRef(runID: runs[0], deviceID: "d1", clientID: "m1"),
+                userID: "u1",
+                conversationID: "c1",
+                eventID: "answer-1",
+                content: "done",
+                now: 2_000,
+                queue: [],
+                completion: $0
+            )
+        }
+        let connection = try await fixture.database.connect()
+        let failed = try await PostgresMessageQueries.failActive(connection, at: 3_000, logger: fixture.database.logger)
+        try await connection.close()
+        #expect(failed.map(\.clientID) == ["m2"])
+        #expect(try await fixture.database.strings("SELECT reason FROM messages WHERE client_id = 'm2' AND state = 2") == ["the relay restarted"])
+        #expect(try await fixture.database.integers("SELECT seq FROM events WHERE kind = 1") == [6])
+        #expect(try await fixture.database.integers("SELECT state FROM messages WHERE client_id = 'm1'") == [0])
+        await fixture.stop()
+    }
+}
