@@ -94,12 +94,7 @@ struct Audit: ParsableCommand {
 
     /// Push attempts live in the relay's store (kept whether or not the frame audit is on).
     private func pushAttempts(_ config: RelayConfig, since: Int64?) throws {
-        let store: Store
-        do {
-            store = try Store(dataDirectory: config.dataDirectory, executor: nil)
-        } catch {
-            fail("\(error)")
-        }
+        let store = options.openStore()
         var lastID: Int64 = 0
         var first = true
         repeat {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RelayCore
 import RelayServer
+import RelayStore
 
 @main
 struct ClawRelay: ParsableCommand {
@@ -49,6 +50,22 @@ struct DataOptions: ParsableArguments {
             return (served, true)
         } catch {
             fail("cannot read \(recorded), the configuration the relay started from (\(error)); pass --config")
+        }
+    }
+
+    /// The relay's SQLite store in the data directory. A relay on PostgreSQL (`[store]` of the
+    /// configuration it started from) is refused: the operator commands read only SQLite so far.
+    func openStore() -> Store {
+        let config = loadServed().config
+        if config.store.kind == .postgres {
+            fail(
+                "the relay of \(config.dataDirectory) keeps its store in PostgreSQL (\(config.store)); this command reads only a SQLite store so far (see docs/cluster.md)"
+            )
+        }
+        do {
+            return try Store(dataDirectory: config.dataDirectory, executor: nil)
+        } catch {
+            fail("\(error)")
         }
     }
 

@@ -11,14 +11,7 @@ struct Devices: ParsableCommand {
         defaultSubcommand: List.self
     )
 
-    static func openStore(_ options: DataOptions) -> Store {
-        let config = options.loadExisting()
-        do {
-            return try Store(dataDirectory: config.dataDirectory, executor: nil)
-        } catch {
-            fail("\(error)")
-        }
-    }
+    static func openStore(_ options: DataOptions) -> Store { options.openStore() }
 
     /// Queues a command for the running relay and waits for its answer.
     static func ask(_ store: Store, _ action: OperatorCommand.Action, deviceID: String, userID: String?, timeout: Double = 5) -> String? {

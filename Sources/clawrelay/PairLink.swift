@@ -56,8 +56,7 @@ struct PairLink: ParsableCommand {
                 )
             )
         }
-        let store: Store
-        do { store = try Store(dataDirectory: config.dataDirectory, executor: nil) } catch { fail("\(error)") }
+        let store = options.openStore()
         var generator = SystemRandomNumberGenerator()
         let token = Base64URL.encode((0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) })
         let hash = Digest.sha256Hex(token)

@@ -69,6 +69,24 @@ def with_event_loop(text: str) -> str:
     return text[: header.end()] + key + "\n" + text[header.end() :]
 
 
+def forced_store() -> str | None:
+    """`CLAWRELAY_E2E_STORE=postgres` runs every relay the suite starts on a PostgreSQL database of
+    its own (a server the suite starts, `postgres_server.py`), unless its config has a `[store]`."""
+    return os.environ.get("CLAWRELAY_E2E_STORE") or None
+
+
+def with_store(text: str) -> str:
+    """A config file's text with a `[store]` table for `forced_store()` added at the end (no line of
+    the file moves)."""
+    if forced_store() != "postgres" or re.search(r"^\[store\]", text, re.M):
+        return text
+    import postgres_server
+
+    server = postgres_server.shared()
+    url = server.url(server.create_database())
+    return text + ("" if text.endswith("\n") or not text else "\n") + f'\n[store]\nkind = "postgres"\nurl = "{url}"\n'
+
+
 # --------------------------------------------------------------------------------------------
 # async tests without pytest-asyncio
 
@@ -200,7 +218,7 @@ class Relay:
         self.config_path = workdir / "config.toml"
         self.config = config
         text = with_event_loop(config) if isinstance(config, str) else render_toml(config)
-        self.config_path.write_text(text)
+        self.config_path.write_text(with_store(text))
         self.proc: subprocess.Popen | None = None
         self.stdout_lines: list[str] = []
         self.starts = 0
