@@ -30,8 +30,8 @@ public final class PostgresClusterJournal: ClusterJournal, Sendable {
         read(completion) { connection, logger in
             let rows = try await connection.query(
                 """
-                SELECT e.seq, e.id, e.kind, e.conversation_id, e.role, e.content, e.device_id, e.attachments::text, e.run_id,
-                  (extract(epoch FROM e.created_at) * 1000)::bigint, m.device_id, m.client_id, m.state, m.answer_event_id
+                SELECT e.seq, e.id, e.kind, e.conversation_id, e.role, e.content, e.device_id, e.attachments, e.run_id,
+                  e.created_ms, m.device_id, m.client_id, m.state, m.answer_event_id
                 FROM events e LEFT JOIN messages m ON m.run_id = e.run_id
                 WHERE e.stream_id = \(stream) AND e.seq > \(after) AND e.seq <= \(through) ORDER BY e.seq LIMIT \(limit)
                 """,
@@ -79,12 +79,13 @@ public final class PostgresClusterJournal: ClusterJournal, Sendable {
             seq: seq,
             userID: stream,
             conversationID: conversation,
-            role: role == 1 ? .assistant : .user,
+            role: role == 0 ? .user : .assistant,
             content: content ?? "",
             timestampMillis: createdAt,
             deviceID: device,
             attachmentsJSON: attachments,
-            turn: turn
+            turn: turn,
+            isNote: role == 2
         )
         return .message(event)
     }

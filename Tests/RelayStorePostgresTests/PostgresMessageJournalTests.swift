@@ -172,3 +172,39 @@ import Testing
         await fixture.stop()
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct PostgresJournalLogReadTests {
+    /// What the journal writes, another node reads back from the log as it was handed out here:
+    /// the core's times, the turn of a message and its answer, a note as a note.
+    @Test func anotherNodeReadsTheJournalsWritesAsWritten() async throws {
+        let fixture = try await JournalFixture()
+        let journal = fixture.journal
+        let acceptance = try await awaiting {
+            journal.accept(PostgresMessageJournalTests.message(client: "m1"), now: 1_000, queue: [], completion: $0)
+        }
+        guard case .fresh(let question, let runID, let answer) = acceptance else { throw FixtureError("not fresh") }
+        let final = try await awaiting {
+            journal.finish(
+                TurnRef(runID: runID, deviceID: "d1", clientID: "m1"),
+                userID: "u1",
+                conversationID: "c1",
+                eventID: answer.id,
+                content: "hi",
+                now: 2_000,
+                queue: [],
+                completion: $0
+            )
+        }
+        let note = try await awaiting { journal.note(userID: "u1", conversationID: "c1", content: "n", now: 3_000, queue: [], completion: $0) }
+        let reader = PostgresClusterJournal(
+            settings: fixture.database.settings,
+            nodeID: "n2",
+            executor: ImmediateExecutor(),
+            logger: fixture.database.logger
+        )
+        let entries = try await awaiting { reader.streamEntries("u1", after: 0, through: 10, limit: 10, completion: $0) }
+        #expect(entries == [.message(question), .message(final), .message(note)])
+        await reader.close()
+        await fixture.stop()
+    }
+}
