@@ -1,0 +1,98 @@
+import Dispatch
+import Logging
+import PostgresNIO
+import RelayCore
+import Synchronization
+
+/// The relay's store on PostgreSQL, as `clawrelay serve` opens it: the schema migrated, the node's
+/// writer and journal, and the synchronous start-up reads and writes the server needs before its
+/// loop serves (each on a connection of its own: the writer reports on the loop, which does not
+/// run yet).
+public final class PostgresStore {
+    public let settings: PostgresSettings
+    public let node: NodeIncarnation
+    public let writer: PostgresWriter
+    public let journal: PostgresJournal
+    private let logger: Logger
+
+    /// Connects, migrates the schema (several nodes starting at once migrate it once) and starts
+    /// the writer; throws what stops the relay from starting, in words an operator can act on.
+    public init(settings: PostgresSettings, node: NodeIncarnation, executor: any LoopExecutor, logger: Logger) throws {
+        self.settings = settings
+        self.node = node
+        self.logger = logger
+        let applied = try Self.blocking(settings, node, "migrate", logger) { connection, logger in
+            try await PostgresMigrations.migrate(connection, logger: logger)
+        }
+        if !applied.isEmpty { logger.notice("postgres: schema migrated", metadata: ["versions": "\(applied)"]) }
+        writer = PostgresWriter(settings: settings, node: node, executor: executor, logger: logger)
+        journal = PostgresJournal(writer: writer, logger: logger) { [logger] what, error in
+            logger.error("store write failed", metadata: ["what": "\(what)", "error": "\(error)"])
+        }
+    }
+
+    /// A single node's start: turns the last stop cut off fail; returns them.
+    public func failCutOffTurns(now: Int64) throws -> [MessageRecord] {
+        try run("fail cut-off turns") { connection, logger in
+            try await connection.transaction(logger) { try await PostgresMessageQueries.failActive(connection, at: now, logger: logger) }
+        }
+    }
+
+    /// Finishes the writer's queued work and closes its connection.
+    public func close() {
+        let writer = writer
+        Self.wait { await writer.stop() }
+    }
+
+    /// Runs `work` on a connection of its own and waits for it (start-up only).
+    func run<R: Sendable>(_ what: String, _ work: @escaping @Sendable (PostgresConnection, Logger) async throws -> R) throws -> R {
+        try Self.blocking(settings, node, what, logger, work)
+    }
+
+    private static func blocking<R: Sendable>(
+        _ settings: PostgresSettings,
+        _ node: NodeIncarnation,
+        _ what: String,
+        _ logger: Logger,
+        _ work: @escaping @Sendable (PostgresConnection, Logger) async throws -> R
+    ) throws -> R {
+        let result = wait { () -> Result<R, any Error> in
+            do {
+                let connection = try await PostgresConnection.connect(
+                    configuration: try settings.configuration(applicationName: "clawrelay:\(node.node):start"),
+                    id: 0,
+                    logger: logger
+                )
+                do {
+                    let value = try await work(connection, logger)
+                    try? await connection.close()
+                    return .success(value)
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+            } catch let error as PostgresStoreError {
+                return .failure(error)
+            } catch {
+                let code: PostgresStoreError.Code = PostgresStoreError.isConnectionFailure(error) ? .connectionLost : .rejected
+                let message = "cannot \(what) on PostgreSQL (\(settings)): \(PostgresStoreError.summary(of: error))"
+                return .failure(PostgresStoreError(code: code, message: message))
+            }
+        }
+        return try result.get()
+    }
+
+    /// Waits on this thread for `work`, which runs as a task (start-up and stop only: never on the
+    /// loop, whose jobs the work may wait for).
+    private static func wait<R: Sendable>(_ work: @escaping @Sendable () async -> R) -> R {
+        let done = DispatchSemaphore(value: 0)
+        let box = Mutex<R?>(nil)
+        Task {
+            let value = await work()
+            box.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        return box.withLock { $0! }
+    }
+}
