@@ -92,6 +92,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // A PostgreSQL server of a test's or a benchmark's own (initdb + postgres on loopback).
+        .target(name: "PostgresHarness", swiftSettings: swiftSettings),
         // The PostgreSQL store (several nodes on one database): its own target, so SQLite-only work never builds postgres-nio.
         .target(
             name: "RelayStorePostgres",
@@ -183,7 +185,7 @@ let package = Package(
         .target(
             name: "RelayBench",
             dependencies: [
-                "CAffinity", "RelayCore", "RelayTransport", "GatewayWire", .product(name: "Logging", package: "swift-log"),
+                "CAffinity", "PostgresHarness", "RelayCore", "RelayTransport", "GatewayWire", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PostgresHarness
 import RelayCore
 import RelayTransport
 
@@ -11,6 +12,8 @@ public final class BenchRunner {
     private var runCounter = 0
     /// `--pin`: where the generator and the relays run.
     private var pinning: CPUPinning?
+    /// `--store postgres`: the server the relays' databases live on, started on first use.
+    private(set) var postgres: LocalPostgres?
 
     public init(options: BenchOptions) {
         self.options = options
@@ -33,6 +36,7 @@ public final class BenchRunner {
         }
         _ = try loop.start()
         defer { loop.stop(graceMillis: 500) }
+        defer { postgres?.stop() }
         progress("open-file limit \(files); generator on one lws service thread")
         let all = Array(Self.scenarioNames.prefix(6))
         let scenarios = options.scenarios.flatMap { $0 == "all" ? all : [$0] }
@@ -68,6 +72,7 @@ public final class BenchRunner {
     ) throws -> RelayProcess {
         runCounter += 1
         let work = (options.workDirectory as NSString).appendingPathComponent("clawrelay-bench-\(getpid())-\(runCounter)")
+        let extra = extra + (try storeSection())
         let relay = try RelayProcess(
             binary: options.binary,
             workDirectory: work,
@@ -83,6 +88,18 @@ public final class BenchRunner {
         )
         try relay.start(pinning: pinning)
         return relay
+    }
+
+    /// The `[store]` a relay gets: none for SQLite; for PostgreSQL a fresh database on the bench's
+    /// own server.
+    private func storeSection() throws -> String {
+        guard options.store == "postgres" else { return "" }
+        if postgres == nil {
+            progress("store: starting a PostgreSQL 15 of the bench's own (initdb, loopback)")
+            postgres = try LocalPostgres()
+        }
+        guard let postgres else { return "" }
+        return "\n[store]\nkind = \"postgres\"\nurl = \"\(postgres.url(database: try postgres.createDatabase(prefix: "bench")))\"\n"
     }
 
     func target(_ relay: RelayProcess) -> ServiceLoop.ClientTarget {
@@ -130,6 +147,7 @@ public final class BenchRunner {
         let devices = UncheckedBox(Array(fleet.value.prefix(options.devices)))
         let cpu = CPUMeter()
         let relayCPU = RelayCPUMeter(relay)
+        let databaseCPU = postgres.map { DatabaseCPUMeter($0) }
         let threads = ThreadCPUMeter(pid: relay.pid)
         let store = StoreCounters.parse(relay.metrics())
         let result: RoundtripDriver.Result
@@ -141,14 +159,26 @@ public final class BenchRunner {
             result = try drive(devices, window: options.window, seconds: options.seconds, prefix: "rt")
         }
         let used = relayCPU.used
+        let databaseUsed = databaseCPU?.used
         let perThread = threads.used()
         let storeWindow = StoreCounters.parse(relay.metrics()).since(store)
         record("roundtrip", result, generatorCPU: cpu.share, relayCPU: used)
+        if let databaseUsed { recordDatabase("roundtrip", databaseUsed, relayCPU: used.cpu, wall: used.wall, messages: result.completed) }
         if let rate = options.rate { recordRate("roundtrip", result, target: rate) }
         recordThreads("roundtrip", perThread, processCPU: used.cpu, wall: used.wall, messages: result.completed)
         recordStore("roundtrip", storeWindow, wall: used.wall, messages: result.completed)
         recordStages("roundtrip", relay)
         if options.idleAlongside > 0 { report.add("roundtrip", "idle_alongside", Double(options.idleAlongside), "authenticated sockets") }
+    }
+
+    /// The database's share of a run on PostgreSQL, and relay + database CPU per message (what the
+    /// issue's "CPU per message ≤ 2×" compares with a SQLite relay's own).
+    func recordDatabase(_ scenario: String, _ databaseCPU: Double, relayCPU: Double, wall: Double, messages: Int) {
+        guard wall > 0 else { return }
+        report.add(scenario, "postgres_cpu", databaseCPU / wall * 100, "% of one core")
+        guard messages > 0 else { return }
+        report.add(scenario, "postgres_cpu_per_message", databaseCPU / Double(messages) * 1e6, "µs")
+        report.add(scenario, "relay_and_postgres_cpu_per_message", (relayCPU + databaseCPU) / Double(messages) * 1e6, "µs")
     }
 
     /// The figures of one roundtrip-style run. `item` names what one completion is ("messages",

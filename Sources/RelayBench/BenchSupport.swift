@@ -33,6 +33,10 @@ public struct BenchOptions: Sendable {
     /// Where temporary data directories go.
     public var workDirectory = NSTemporaryDirectory()
 
+    /// `--store postgres`: the relays keep their store in a PostgreSQL the bench starts (a database
+    /// each); nil = SQLite, the relay's default.
+    public var store: String?
+
     public init() {}
 
     /// Seconds-scale settings for CI: every scenario runs, nothing is judged.

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresHarness
 
 /// Latency samples in microseconds, summarized as percentiles.
 struct LatencyRecorder: Sendable {
@@ -77,4 +78,26 @@ func nowMicros() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1_000
+}
+
+/// The bench's PostgreSQL's CPU (the postmaster and every backend) over a load window, from /proc.
+struct DatabaseCPUMeter {
+    private let server: LocalPostgres
+    private let start: [Int32: Double]
+
+    init(_ server: LocalPostgres) {
+        self.server = server
+        start = Self.reading(server)
+    }
+
+    /// CPU seconds the server's processes used since `init` (a backend that started meanwhile counts whole).
+    var used: Double {
+        Self.reading(server).reduce(0) { total, entry in total + entry.value - (start[entry.key] ?? 0) }
+    }
+
+    private static func reading(_ server: LocalPostgres) -> [Int32: Double] {
+        var seconds: [Int32: Double] = [:]
+        for pid in server.processIDs() { seconds[pid] = RelayProcess.cpuSeconds(pid: pid) }
+        return seconds
+    }
 }

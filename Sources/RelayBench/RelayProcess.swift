@@ -74,7 +74,10 @@ final class RelayProcess {
     var isRunning: Bool { process?.isRunning ?? false }
 
     /// CPU seconds (user + system, every thread) the relay has used, from /proc.
-    func cpuSeconds() -> Double {
+    func cpuSeconds() -> Double { Self.cpuSeconds(pid: pid) }
+
+    /// CPU seconds (user + system, every thread) process `pid` has used, from /proc; 0 once it is gone.
+    static func cpuSeconds(pid: Int32) -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return 0 }
         // Fields after "(comm)": state is field 3, utime 14 and stime 15 (in clock ticks).
         let fields = stat[stat.index(after: close)...].split(separator: " ")

@@ -30,6 +30,8 @@ struct Bench: ParsableCommand {
     @Option(help: "store only: messages per transaction (of as many users).") var batch: Int?
     @Option(help: "store only: messages to store.") var messages: Int?
     @Option(help: "store only: away devices per user, each event queued for them.") var away: Int?
+    @Option(help: "The relays' store: sqlite (default) or postgres (a PostgreSQL 15 the bench starts itself, a database per relay).")
+    var store: String?
     @Flag(help: "Run the generator on one CPU and the relays on another (needs two CPUs).") var pin = false
     @Flag(help: "Seconds-scale sizes for CI: every code path runs, nothing is judged.") var smoke = false
     @Flag(help: "Print the report as JSON.") var json = false
@@ -47,6 +49,7 @@ struct Bench: ParsableCommand {
                 throw ValidationError("\(name) \(value): give a count of at least \(name == "--away" ? 0 : 1)")
             }
         }
+        if let store, !["sqlite", "postgres"].contains(store) { throw ValidationError("--store \(store): give sqlite or postgres") }
         if let rate, !(rate > 0 && rate.isFinite) { throw ValidationError("--rate \(rate): give a number of messages a second above 0") }
         for (option, value) in [("--event-loop", eventLoop), ("--generator-loop", generatorLoop)] {
             if let value, EventLoopKind(rawValue: value) == nil { throw ValidationError("\(option) \(value): give poll or epoll") }
@@ -71,6 +74,7 @@ struct Bench: ParsableCommand {
         options.eventLoop = eventLoop.flatMap(EventLoopKind.init(rawValue:))
         if let loop = generatorLoop.flatMap(EventLoopKind.init(rawValue:)) { options.generatorLoop = loop }
         options.pin = pin
+        options.store = store == "postgres" ? "postgres" : nil
         options.binary = relay ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         guard FileManager.default.isExecutableFile(atPath: options.binary) else { fail("--relay \(options.binary): not an executable file") }
         var report = BenchReport()
