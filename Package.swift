@@ -209,7 +209,7 @@ let package = Package(
         .testTarget(
             name: "RelayStorePostgresTests",
             dependencies: [
-                "RelayStorePostgres", "RelayCore", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "PostgresHarness", "RelayStorePostgres", "RelayCore", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
