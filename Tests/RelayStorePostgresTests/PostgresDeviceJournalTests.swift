@@ -98,6 +98,20 @@ import Testing
         await fixture.stop()
     }
 
+    /// The change's writes are one transaction: a write the database refuses undoes the ones before it.
+    @Test func aRefusedWriteUndoesTheChangesWholeWrite() async throws {
+        let fixture = try await JournalFixture()
+        await #expect(throws: PostgresStoreError.self) {
+            try await fixture.update(DeviceSnapshot.Request(deviceID: "d1")) { snapshot in
+                snapshot.device = deviceRecord("d1")
+                // PostgreSQL refuses a NUL character in text.
+                snapshot.tokens["operator"] = DeviceToken(deviceID: "d1", role: "operator", tokenHash: "bad\u{0}", scopes: [], issuedAt: 1)
+            }
+        }
+        #expect(try await fixture.device("d1") == nil)
+        await fixture.stop()
+    }
+
     @Test func aPairingLinkIsUsableOnceAndOnlyConsumedWhenAsked() async throws {
         let fixture = try await JournalFixture()
         try await fixture.run { connection, logger in
