@@ -18,7 +18,10 @@ enum PostgresAccountQueries {
 
     /// Every account, by name.
     static func all(_ connection: PostgresConnection, logger: Logger) async throws -> [AccountStatus] {
-        let rows = try await connection.query("SELECT name, kind, state, detail, updated_ms FROM accounts ORDER BY name", logger: logger)
+        let rows = try await connection.query(
+            "SELECT name, kind, state, detail, updated_ms FROM accounts ORDER BY name COLLATE \"C\"",
+            logger: logger
+        )
         var accounts: [AccountStatus] = []
         for try await (name, kind, state, detail, updated) in rows.decode((String, String, String, String, Int64).self) {
             accounts.append(AccountStatus(name: name, kind: kind, state: state, detail: detail, updatedAt: updated))

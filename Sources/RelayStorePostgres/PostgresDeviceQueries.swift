@@ -21,13 +21,16 @@ enum PostgresDeviceQueries {
 
     /// Every device, oldest first (what the relay preloads).
     static func all(_ connection: PostgresConnection, logger: Logger) async throws -> [DeviceRecord] {
-        try await records(connection.query("SELECT \(unescaped: columns) FROM devices ORDER BY created_ms, id", logger: logger))
+        try await records(connection.query("SELECT \(unescaped: columns) FROM devices ORDER BY created_ms, id COLLATE \"C\"", logger: logger))
     }
 
     /// The devices of one protocol, oldest first.
     static func all(_ connection: PostgresConnection, protocolName: String, logger: Logger) async throws -> [DeviceRecord] {
         try await records(
-            connection.query("SELECT \(unescaped: columns) FROM devices WHERE protocol = \(protocolName) ORDER BY created_ms, id", logger: logger)
+            connection.query(
+                "SELECT \(unescaped: columns) FROM devices WHERE protocol = \(protocolName) ORDER BY created_ms, id COLLATE \"C\"",
+                logger: logger
+            )
         )
     }
 

@@ -105,7 +105,7 @@ enum PostgresOperatorQueries {
         let rows = try await connection.query(
             """
             SELECT device_id, claimed_name, device_info, created_ms, expires_ms, protocol, request_id, reason
-            FROM pending_pairings ORDER BY created_ms, device_id
+            FROM pending_pairings ORDER BY created_ms, device_id COLLATE "C"
             """,
             logger: logger
         )

@@ -35,9 +35,9 @@ enum PostgresPushQueries {
             """
         let query: PostgresQuery =
             if let deviceID {
-                "\(unescaped: select) AND t.device_id = \(deviceID) ORDER BY t.device_id, t.kind"
+                "\(unescaped: select) AND t.device_id = \(deviceID) ORDER BY t.device_id COLLATE \"C\", t.kind COLLATE \"C\""
             } else {
-                "\(unescaped: select) ORDER BY t.device_id, t.kind"
+                "\(unescaped: select) ORDER BY t.device_id COLLATE \"C\", t.kind COLLATE \"C\""
             }
         var devices: [PushDevice] = []
         let rows = try await connection.query(query, logger: logger)
@@ -87,7 +87,7 @@ enum PostgresPushQueries {
         let rows = try await connection.query(
             """
             SELECT id, device_id, user_id, conversation_id, count, last_seq, failed, text, run_ms, created_ms, due_ms
-            FROM push_pending ORDER BY due_ms, id
+            FROM push_pending ORDER BY due_ms, id COLLATE "C"
             """,
             logger: logger
         )

@@ -6,6 +6,8 @@
 /// `devices.scopes`, `device_tokens.scopes` and `devices.role` hold comma-separated lists, as in
 /// SQLite. `pending_pairings` is keyed by device, as in SQLite (a newer request of the same device
 /// replaces the row whatever its protocol).
+///
+/// Listings order text `COLLATE "C"` (byte order, as SQLite's), whatever the database's locale.
 extension PostgresSchema {
     static let devices = [
         "CREATE TABLE users (id text PRIMARY KEY, created_ms bigint NOT NULL)",
