@@ -15,6 +15,7 @@ enum PostgresSchema {
         Migration(version: 1, statements: tables + functions),
         Migration(version: 2, statements: cluster),
         Migration(version: 3, statements: journal),
+        Migration(version: 4, statements: devices),
         Migration(version: 5, statements: queues),
     ]
 
