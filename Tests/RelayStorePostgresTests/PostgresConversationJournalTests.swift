@@ -79,6 +79,18 @@ import Testing
         await fixture.stop()
     }
 
+    /// A key left naming a conversation that is gone is taken by the new one, as SQLite replaces it.
+    @Test func aKeyNamingAMissingConversationIsTakenOver() async throws {
+        let fixture = try await JournalFixture()
+        _ = try await fixture.database.integers(
+            "INSERT INTO conversation_keys (user_id, scheme, key, conversation_id) VALUES ('u1', 'session', 'main', 'cv_gone') RETURNING 1::bigint"
+        )
+        let conversation = try await resolve(fixture.journal, .main)
+        #expect(conversation.id != "cv_gone" && conversation.keys == [.main])
+        #expect(try await awaiting { fixture.journal.findConversation(.main, userID: "u1", completion: $0) } == conversation)
+        await fixture.stop()
+    }
+
     @Test func aBackendSessionIsStoredWithItsConversationAndCanBeForgotten() async throws {
         let fixture = try await JournalFixture()
         let journal = fixture.journal
