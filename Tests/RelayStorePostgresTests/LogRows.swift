@@ -4,18 +4,13 @@ import PostgresNIO
 import RelayCore
 
 /// Writes rows of the log with plain SQL, as `PostgresSchema+Journal.swift` documents them (the
-/// message writes are another piece's work), on a connection of its own: each call is one
-/// autocommitted statement, so rows written by separate calls have separate transaction times.
+/// message writes are another piece's work). Each call is one autocommitted statement on a
+/// connection of its own (closed however it ends, so a failing test does not trap on an open
+/// one), so rows written by separate calls have separate transaction times.
 struct LogRows {
-    let connection: PostgresConnection
-    let logger: Logger
+    let database: TestDatabase
 
-    init(_ database: TestDatabase) async throws {
-        connection = try await database.connect("log-rows")
-        logger = database.logger
-    }
-
-    func close() async throws { try await connection.close() }
+    init(_ database: TestDatabase) { self.database = database }
 
     /// A user's message as a fresh accept leaves it: its event at a new seq, the answer's slot at
     /// the next one, and an active message record.
@@ -38,7 +33,7 @@ struct LogRows {
         at millis: Int64 = 1_000
     ) async throws -> Sent {
         let sent = Sent(eventID: "ev_u_\(client)", seq: 0, runID: "run_\(client)", answerID: "ev_a_\(client)", answerSeq: 0)
-        let rows = try await connection.query(
+        let last = try await seq(
             """
             WITH s AS (SELECT relay_take_seqs(\(stream), 2) AS last),
             e AS (INSERT INTO events (stream_id, seq, id, kind, conversation_id, role, content, device_id, attachments, run_id, created_ms)
@@ -49,11 +44,8 @@ struct LogRows {
               SELECT \(device), \(client), \(stream), \(conversation), \(sent.runID), 'h', '', 1, \(sent.eventID), \(sent.answerID), last, \(millis)
               FROM s)
             SELECT last FROM s
-            """,
-            logger: logger
+            """
         )
-        var last: Int64 = 0
-        for try await value in rows.decode(Int64.self) { last = value }
         return Sent(eventID: sent.eventID, seq: last - 1, runID: sent.runID, answerID: sent.answerID, answerSeq: last)
     }
 
@@ -119,15 +111,15 @@ struct LogRows {
 
     /// Runs a statement that returns one seq.
     func seq(_ query: PostgresQuery) async throws -> Int64 {
-        var last: Int64 = 0
-        for try await value in try await connection.query(query, logger: logger).decode(Int64.self) { last = value }
-        return last
-    }
-
-    /// The first column of `query`'s rows as Int64 values.
-    func integers(_ query: PostgresQuery) async throws -> [Int64] {
-        var values: [Int64] = []
-        for try await value in try await connection.query(query, logger: logger).decode(Int64.self) { values.append(value) }
-        return values
+        let connection = try await database.connect("log-rows")
+        do {
+            var last: Int64 = 0
+            for try await value in try await connection.query(query, logger: database.logger).decode(Int64.self) { last = value }
+            try await connection.close()
+            return last
+        } catch {
+            try? await connection.close()
+            throw error
+        }
     }
 }

@@ -199,14 +199,13 @@ import Testing
         let newer = try await resolve(journal, .session("newer"), at: 20)
         _ = try await resolve(journal, .session("theirs"), user: "u2", at: 30)
         #expect(try await awaiting { journal.conversations(userID: "u1", limit: 10, completion: $0) }.map(\.id) == [newer.id, older.id])
-        let log = try await LogRows(fixture.database)
+        let log = LogRows(fixture.database)
         let sent = try await log.userMessage("u1", older.id, client: "m1", at: 40)
         #expect(try await awaiting { journal.conversations(userID: "u1", limit: 10, completion: $0) }.map(\.id) == [newer.id, older.id])
         try await log.answer("u1", older.id, to: sent, at: 50)
         let listed = try await awaiting { journal.conversations(userID: "u1", limit: 10, completion: $0) }
         #expect(listed.map(\.id) == [older.id, newer.id] && listed.first?.updatedAt == 50, "an answer is activity, a user message is not")
         #expect(try await awaiting { journal.conversations(userID: "u1", limit: 1, completion: $0) }.count == 1)
-        try await log.close()
         await fixture.stop()
     }
 
@@ -215,7 +214,7 @@ import Testing
         let journal = fixture.journal
         let doomed = try await resolve(journal, .session("doomed"))
         let kept = try await resolve(journal, .session("kept"))
-        let log = try await LogRows(fixture.database)
+        let log = LogRows(fixture.database)
         for conversation in [doomed, kept] {
             let id = conversation.id
             let answered = try await log.userMessage("u1", id, client: "a-\(id)")
@@ -240,7 +239,6 @@ import Testing
         #expect(try await fetch(journal, kept.id) != nil)
         #expect(try await fixture.database.integers("SELECT last FROM streams WHERE stream_id = 'u1'") == last, "the clock does not go back")
         #expect(try await awaiting { journal.deleteConversation(id: doomed.id, completion: $0) } == false)
-        try await log.close()
         await fixture.stop()
     }
 }

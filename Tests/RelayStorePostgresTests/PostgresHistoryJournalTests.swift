@@ -14,7 +14,7 @@ import Testing
     @Test func aReplayStartsAfterItsCursorOrAtTheTail() async throws {
         let fixture = try await JournalFixture()
         let journal = fixture.journal
-        let log = try await LogRows(fixture.database)
+        let log = LogRows(fixture.database)
         let q1 = try await log.userMessage("u1", "c1", client: "q1", content: "one")
         try await log.answer("u1", "c1", to: q1, content: "two")
         let q2 = try await log.userMessage("u1", "c1", client: "q2", content: "three")
@@ -36,7 +36,6 @@ import Testing
         #expect(window.events.map(\.content) == ["three", "four"] && window.truncated, "the newest ones")
         window = try await replay(journal, ["u2"], after: q1.eventID)
         #expect(window.historyReset && window.events.map(\.content) == ["question"], "another stream's cursor is unknown here")
-        try await log.close()
         await fixture.stop()
     }
 
@@ -45,7 +44,7 @@ import Testing
     @Test func aReplayOfSeveralAudiencesMergesThemInWritingOrder() async throws {
         let fixture = try await JournalFixture()
         let journal = fixture.journal
-        let log = try await LogRows(fixture.database)
+        let log = LogRows(fixture.database)
         try await log.note("@admins", "shared", id: "s1", content: "s1")
         try await log.note("admin", "mine", id: "a1", content: "a1")
         try await log.note("admin", "mine", id: "a2", content: "a2")
@@ -62,14 +61,13 @@ import Testing
         #expect(window.events.map(\.id) == ["a3", "s3"])
         window = try await replay(journal, ["admin", "@admins"], after: "s1", limit: 3)
         #expect(window.events.map(\.id) == ["s2", "a3", "s3"] && window.truncated)
-        try await log.close()
         await fixture.stop()
     }
 
     @Test func recentEventsSkipCountAndFitTheBudget() async throws {
         let fixture = try await JournalFixture()
         let journal = fixture.journal
-        let log = try await LogRows(fixture.database)
+        let log = LogRows(fixture.database)
         for index in 1...5 { try await log.note("u1", "c1", id: "n\(index)", content: String(repeating: "x", count: index * 10)) }
         try await log.note("u2", "c1", id: "other", content: "another stream")
         func recent(skipping: Int = 0, limit: Int = 10, budget: Int = .max) async throws -> RecentEvents {
@@ -85,7 +83,6 @@ import Testing
         #expect(page.events.map(\.id) == ["n4", "n5"] && page.hasMore, "50 + 40 bytes fit, 30 more do not")
         page = try await recent(budget: 1)
         #expect(page.events.map(\.id) == ["n5"] && page.hasMore, "always the newest one")
-        try await log.close()
         await fixture.stop()
     }
 
@@ -94,7 +91,7 @@ import Testing
     @Test func aTimelinePageShowsPlaceholdersAndFailures() async throws {
         let fixture = try await JournalFixture()
         let journal = fixture.journal
-        let log = try await LogRows(fixture.database)
+        let log = LogRows(fixture.database)
         let answered = try await log.userMessage("u1", "c1", client: "q1", content: "q1", at: 10)
         let answerSeq = try await log.answer("u1", "c1", to: answered, content: "a1", at: 20)
         let failed = try await log.userMessage("u1", "c1", client: "q2", content: "q2", at: 30)
@@ -181,14 +178,13 @@ import Testing
         #expect(older.entries.map(\.seq) == [answered.seq] && !older.hasMore)
         let small = try await page(budget: 4)
         #expect(small.entries.map(\.content) == ["q2", "", "q3", ""] && small.hasMore, "empty placeholders cost nothing; a1 does not fit")
-        try await log.close()
         await fixture.stop()
     }
 
     @Test func aSyncReturnsWhatCameAfterASeqWithTheConversationsItTouches() async throws {
         let fixture = try await JournalFixture()
         let journal = fixture.journal
-        let log = try await LogRows(fixture.database)
+        let log = LogRows(fixture.database)
         let quiet = try await awaiting {
             journal.resolveConversation(.session("quiet"), userID: "u1", draft: ConversationDraft(), now: 1, completion: $0)
         }
@@ -214,14 +210,13 @@ import Testing
         #expect(result.entries.map(\.content) == ["12345", ""] && result.more)
         result = try await sync(after: after.answerSeq)
         #expect(result.entries.isEmpty && result.conversations.isEmpty && !result.more)
-        try await log.close()
         await fixture.stop()
     }
 
     @Test func eventsAreReadByIDCountedAndTheLastOneFound() async throws {
         let fixture = try await JournalFixture()
         let journal = fixture.journal
-        let log = try await LogRows(fixture.database)
+        let log = LogRows(fixture.database)
         let sent = try await log.userMessage("u1", "c1", device: "phone", client: "q1", content: "hi", attachments: #"[{"assetId":"as1"}]"#, at: 7)
         try await log.failure("u1", "c1", of: sent, reason: "boom")
         try await log.note("u1", "c2", id: "n1", content: "note")
@@ -249,14 +244,13 @@ import Testing
         #expect(stored.record.answer == AnswerSlot(id: sent.answerID, seq: sent.answerSeq) && stored.record.runID == sent.runID)
         #expect(stored.record.userID == "u1" && stored.record.conversationID == "c1")
         #expect(try await awaiting { journal.message(deviceID: "phone", clientID: "nope", completion: $0) } == nil)
-        try await log.close()
         await fixture.stop()
     }
 
     @Test func anAssetIsMentionedOnlyByItsAudiencesEvents() async throws {
         let fixture = try await JournalFixture()
         let journal = fixture.journal
-        let log = try await LogRows(fixture.database)
+        let log = LogRows(fixture.database)
         try await log.userMessage("u1", "c1", client: "q1", attachments: #"[{"kind":"image","assetId":"as10","name":"x"}]"#)
         try await log.userMessage("@room", "c2", client: "q2", attachments: #"[{"assetId":"shared"}]"#)
         try await log.userMessage("u1", "c1", client: "q3", content: "the text says assetId as2")
@@ -268,7 +262,6 @@ import Testing
         #expect(try await !mentions("shared", "u1"), "per audience")
         #expect(try await !mentions("as1", "u1"), "another asset whose id starts the same")
         #expect(try await !mentions("as2", "u1"), "content is not attachments")
-        try await log.close()
         await fixture.stop()
     }
 }

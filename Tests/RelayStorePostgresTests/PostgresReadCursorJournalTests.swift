@@ -21,7 +21,7 @@ import Testing
     @Test func aCursorMovesOnlyForwardAndStopsAtTheNewestEvent() async throws {
         let fixture = try await JournalFixture()
         let journal = fixture.journal
-        let log = try await LogRows(fixture.database)
+        let log = LogRows(fixture.database)
         let seqs = [try await log.note("u1", "c1", id: "n1"), try await log.note("u1", "c1", id: "n2"), try await log.note("u1", "c1", id: "n3")]
         let sent = try await log.userMessage("u1", "c9", client: "m1")
         try await log.failure("u1", "c1", of: sent, reason: "boom")
@@ -32,7 +32,6 @@ import Testing
         #expect(try await markRead(journal, "c1", seqs[2], user: "u2", at: 500)?.seq == seqs[2], "cursors are per user")
         #expect(try await markRead(journal, "empty", 5) == nil, "nothing to read in an empty conversation")
         #expect(try await fixture.database.integers("SELECT seq FROM read_cursors WHERE user_id = 'u1' ORDER BY seq") == [seqs[2]])
-        try await log.close()
         await fixture.stop()
     }
 
@@ -41,10 +40,9 @@ import Testing
         let fixture = try await JournalFixture()
         let journal = fixture.journal
         let chat = try await awaiting { journal.resolveConversation(.main, userID: "u1", draft: ConversationDraft(), now: 1, completion: $0) }
-        let log = try await LogRows(fixture.database)
+        let log = LogRows(fixture.database)
         let first = try await log.note("u1", chat.id, id: "n1")
         let sent = try await log.userMessage("u1", chat.id, client: "m1", at: 1_500)
-        try await log.close()
         #expect(try await markRead(journal, chat.id, first) == nil, "behind one's own message: no move")
         #expect(
             try await fixture.database.integers("SELECT seq FROM read_cursors WHERE user_id = 'u1'") == [sent.seq],
@@ -59,7 +57,7 @@ import Testing
         let fixture = try await JournalFixture()
         let journal = fixture.journal
         let chat = try await awaiting { journal.resolveConversation(.main, userID: "u1", draft: ConversationDraft(), now: 1, completion: $0) }
-        let log = try await LogRows(fixture.database)
+        let log = LogRows(fixture.database)
         let q1 = try await log.userMessage("u1", chat.id, client: "q1")
         try await log.answer("u1", chat.id, to: q1, content: "a1")
         let q2 = try await log.userMessage("u1", chat.id, client: "q2")
@@ -82,7 +80,6 @@ import Testing
         #expect(all.last?.unreadCount == 0 && all.last?.messageCount == 1)
         #expect(try await awaiting { journal.summaries(userID: "u1", limit: 1, completion: $0) }.count == 1, "bounded")
         #expect(try await awaiting { journal.summary(conversationID: "cv_missing", userID: "u1", completion: $0) } == nil)
-        try await log.close()
         await fixture.stop()
     }
 }
