@@ -91,51 +91,52 @@ enum PostgresReadCursorQueries {
         -> ConversationSummary?
     {
         guard let conversation = try await PostgresConversationQueries.fetch(connection, logger, id: conversationID) else { return nil }
-        return try await summary(connection, logger, of: conversation, userID: userID)
+        return try await summaries(connection, logger, of: [conversation], userID: userID).first
     }
 
     /// The user's conversations (of every protocol) as a list shows them: at most `limit`, the most
     /// recently active first.
     static func summaries(_ connection: PostgresConnection, _ logger: Logger, userID: String, limit: Int) async throws -> [ConversationSummary] {
-        var summaries: [ConversationSummary] = []
-        for conversation in try await PostgresConversationQueries.list(connection, logger, userID: userID, limit: limit) {
-            summaries.append(try await summary(connection, logger, of: conversation, userID: userID))
-        }
-        return summaries
+        let conversations = try await PostgresConversationQueries.list(connection, logger, userID: userID, limit: limit)
+        return try await summaries(connection, logger, of: conversations, userID: userID)
     }
 
-    /// The newest event, the read cursor (as `cursor` finds it), the answers and notes after it,
-    /// and the events in all.
-    private static func summary(
+    /// Each conversation with its newest event, the user's read cursor (as `cursor` finds it), the
+    /// answers and notes after it, and its events in all: two queries whatever the count.
+    private static func summaries(
         _ connection: PostgresConnection,
         _ logger: Logger,
-        of conversation: Conversation,
+        of conversations: [Conversation],
         userID: String
-    ) async throws
-        -> ConversationSummary
+    )
+        async throws -> [ConversationSummary]
     {
-        let id = conversation.id
+        let ids = conversations.map(\.id)
         let rows = try await connection.query(
             """
-            WITH r AS (
+            SELECT ids.id, r.read,
+              (SELECT count(*) FROM events WHERE conversation_id = ids.id AND kind = 0 AND role <> 0 AND seq > r.read),
+              (SELECT count(*) FROM events WHERE conversation_id = ids.id AND kind = 0)
+            FROM unnest(\(ids)::text[]) AS ids(id) CROSS JOIN LATERAL (
               SELECT greatest(
-                coalesce((SELECT seq FROM read_cursors WHERE user_id = \(userID) AND conversation_id = \(id)), 0),
-                coalesce((SELECT max(seq) FROM events WHERE conversation_id = \(id) AND stream_id = \(userID) AND kind = 0 AND role = 0), 0)) AS read)
-            SELECT r.read,
-              (SELECT count(*) FROM events WHERE conversation_id = \(id) AND kind = 0 AND role <> 0 AND seq > r.read),
-              (SELECT count(*) FROM events WHERE conversation_id = \(id) AND kind = 0)
-            FROM r
+                coalesce((SELECT seq FROM read_cursors WHERE user_id = \(userID) AND conversation_id = ids.id), 0),
+                coalesce((SELECT max(seq) FROM events WHERE conversation_id = ids.id AND stream_id = \(userID) AND kind = 0 AND role = 0), 0))
+              AS read) r
             """,
             logger: logger
         )
-        var (read, unread, count): (Int64, Int64, Int64) = (0, 0, 0)
-        for try await row in rows.decode((Int64, Int64, Int64).self) { (read, unread, count) = row }
-        return ConversationSummary(
-            conversation: conversation,
-            lastEvent: try await PostgresEventQueries.last(connection, logger, conversationID: id),
-            lastReadSeq: read,
-            unreadCount: Int(unread),
-            messageCount: Int(count)
-        )
+        var counts: [String: (read: Int64, unread: Int64, count: Int64)] = [:]
+        for try await (id, read, unread, count) in rows.decode((String, Int64, Int64, Int64).self) { counts[id] = (read, unread, count) }
+        let last = try await PostgresEventQueries.lastEvents(connection, logger, conversationIDs: ids)
+        return conversations.map { conversation in
+            let counted = counts[conversation.id] ?? (0, 0, 0)
+            return ConversationSummary(
+                conversation: conversation,
+                lastEvent: last[conversation.id],
+                lastReadSeq: counted.read,
+                unreadCount: Int(counted.unread),
+                messageCount: Int(counted.count)
+            )
+        }
     }
 }
