@@ -219,7 +219,25 @@ import Testing
         let log = LogRows(fixture.database)
         let sent = try await log.userMessage("u1", "c1", device: "phone", client: "q1", content: "hi", attachments: #"[{"assetId":"as1"}]"#, at: 7)
         try await log.failure("u1", "c1", of: sent, reason: "boom")
-        try await log.note("u1", "c2", id: "n1", content: "note")
+        let noteSeq = try await log.note("u1", "c2", id: "n1", content: "note", at: 9)
+        let notes = try await awaiting {
+            journal.timelinePage(userID: "u1", conversationID: "c2", before: nil, limit: 10, byteBudget: .max, completion: $0)
+        }
+        #expect(
+            notes.entries == [
+                TimelineEntry(
+                    id: "n1",
+                    conversationID: "c2",
+                    role: .assistant,
+                    content: "note",
+                    status: .complete,
+                    seq: noteSeq,
+                    createdAt: 9,
+                    completedAt: 9
+                )
+            ],
+            "a note is an assistant entry"
+        )
         let event = try #require(try await awaiting { journal.event(id: sent.eventID, completion: $0) })
         #expect(
             event
