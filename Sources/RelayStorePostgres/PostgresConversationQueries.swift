@@ -167,9 +167,10 @@ enum PostgresConversationQueries {
         try await connection.query("DELETE FROM messages WHERE conversation_id = \(id)", logger: logger)
         try await connection.query("DELETE FROM events WHERE conversation_id = \(id)", logger: logger)
         try await connection.query("DELETE FROM turns WHERE conversation_id = \(id)", logger: logger)
-        // TODO(queues): delete the conversation's queued deliveries and pending pushes here, as the
-        // SQLite store does (queue_items, queue_delivered, push_pending), and its turn reports and
-        // approvals, once those tables exist in PostgreSQL (other sessions' migrations).
+        try await connection.query("DELETE FROM queue_entries WHERE conversation_id = \(id)", logger: logger)
+        try await connection.query("DELETE FROM push_pending WHERE conversation_id = \(id)", logger: logger)
+        try await connection.query("DELETE FROM turn_reports WHERE conversation_id = \(id)", logger: logger)
+        try await connection.query("DELETE FROM approvals WHERE conversation_id = \(id)", logger: logger)
         try await connection.query("DELETE FROM conversation_keys WHERE conversation_id = \(id)", logger: logger)
         try await connection.query("DELETE FROM read_cursors WHERE conversation_id = \(id)", logger: logger)
         try await connection.query("DELETE FROM conversations WHERE id = \(id)", logger: logger)

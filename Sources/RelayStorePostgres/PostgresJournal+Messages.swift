@@ -106,3 +106,13 @@ extension PostgresJournal {
         background("purge expired queue entries") { connection, logger in try await PostgresQueueQueries.purge(connection, at: now, logger: logger) }
     }
 }
+
+/// Every `CoreJournal` method is in `PostgresJournal+Messages.swift` (turn writes, queues),
+/// `PostgresJournal+Conversations.swift` and `PostgresJournal.swift` (`barrier`, `batchTiming`).
+extension PostgresJournal: CoreJournal {
+    public func recordPresence(deviceID: String, state: DevicePresence.State, now: Int64) {
+        background("record presence") { connection, logger in
+            try await PostgresDeviceQueries.setPresence(connection, deviceID: deviceID, state, at: now, logger: logger)
+        }
+    }
+}

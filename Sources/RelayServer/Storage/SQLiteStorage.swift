@@ -51,7 +51,7 @@ extension Relay {
     func openStorage() throws -> any RelayStorage {
         switch config.store.kind {
         case .sqlite: try SQLiteStorage(dataDirectory: config.dataDirectory, loop: loop, logger: logger)
-        case .postgres: throw StartupFailure(description: "[store] kind = \"postgres\" is not wired into clawrelay serve yet")
+        case .postgres: try PostgresStorage(config.store, dataDirectory: config.dataDirectory, loop: loop, logger: logger)
         }
     }
 }
