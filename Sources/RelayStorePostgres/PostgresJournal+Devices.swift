@@ -27,34 +27,23 @@ extension PostgresJournal: DeviceJournal {
     /// in one transaction. "Now" for the pairing link is the system clock's, as the SQLite
     /// store's default.
     ///
-    /// A `change` that throws stores nothing and its error reaches `completion` as it is, as in
-    /// SQLite: it is carried out of the rolled-back transaction as a value, since the writer takes
-    /// any error it does not know from PostgreSQL for a lost connection.
+    /// A `change` that throws stores nothing, and its error reaches `completion` as it is.
     public func updateDevice<R: Sendable>(
         _ request: DeviceSnapshot.Request,
         _ change: @escaping @Sendable (inout DeviceSnapshot) throws -> R,
         completion: @escaping (Result<R, any Error>) -> Void
     ) {
         let now = SystemClock().nowMillis()
-        perform(
+        performTransaction(
             "change a device",
-            { connection, logger -> Result<R, any Error> in
-                do {
-                    return .success(
-                        try await connection.transaction(logger) {
-                            let before = try await Self.snapshot(connection, request, now: now, logger: logger)
-                            var after = before
-                            let result: R
-                            do { result = try change(&after) } catch { throw ChangeRefused(error: error) }
-                            try await Self.store(after.changes(from: before), connection, request: request, now: now, logger: logger)
-                            return result
-                        }
-                    )
-                } catch let refused as ChangeRefused {
-                    return .failure(refused.error)
-                }
+            { connection, logger in
+                let before = try await Self.snapshot(connection, request, now: now, logger: logger)
+                var after = before
+                let result = try change(&after)
+                try await Self.store(after.changes(from: before), connection, request: request, now: now, logger: logger)
+                return result
             },
-            completion: { result in completion(result.flatMap { $0 }) }
+            completion: completion
         )
     }
 
@@ -130,11 +119,6 @@ extension PostgresJournal: DeviceJournal {
             _ = try await PostgresPairingLinkQueries.consumeLink(connection, tokenHash: hash, now: now, logger: logger)
         }
     }
-}
-
-/// The error a device change threw, on its way out of the transaction it rolled back.
-private struct ChangeRefused: Error {
-    let error: any Error
 }
 
 extension PostgresJournal: AssetJournal, AccountJournal {

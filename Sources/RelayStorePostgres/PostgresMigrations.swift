@@ -54,7 +54,7 @@ public enum PostgresMigrations {
             for statement in migration.statements { try await run(connection, logger: logger, statement) }
             try await connection.query("INSERT INTO schema_migrations (version) VALUES (\(migration.version))", logger: logger)
             try await run(connection, logger: logger, "COMMIT")
-            logger.info("postgres: applied migration", metadata: ["version": "\(migration.version)"])
+            logger.debug("postgres: applied migration", metadata: ["version": "\(migration.version)"])
             return true
         } catch {
             try? await run(connection, logger: logger, "ROLLBACK")
