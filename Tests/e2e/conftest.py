@@ -75,16 +75,20 @@ def forced_store() -> str | None:
     return os.environ.get("CLAWRELAY_E2E_STORE") or None
 
 
-def with_store(text: str) -> str:
-    """A config file's text with a `[store]` table for `forced_store()` added at the end (no line of
-    the file moves)."""
-    if forced_store() != "postgres" or re.search(r"^\[store\]", text, re.M):
-        return text
+def store_section() -> str:
+    """The `[store]` table `forced_store()` asks for: a fresh database on the suite's server."""
     import postgres_server
 
     server = postgres_server.shared()
-    url = server.url(server.create_database())
-    return text + ("" if text.endswith("\n") or not text else "\n") + f'\n[store]\nkind = "postgres"\nurl = "{url}"\n'
+    return f'\n[store]\nkind = "postgres"\nurl = "{server.url(server.create_database())}"\n'
+
+
+def with_store(text: str, section: str) -> str:
+    """A config file's text with `section` (a `[store]` table) added at the end, so no line of the
+    file moves; unchanged when the text has a `[store]` of its own."""
+    if re.search(r"^\[store\]", text, re.M):
+        return text
+    return text + ("" if text.endswith("\n") or not text else "\n") + section
 
 
 # --------------------------------------------------------------------------------------------
@@ -218,7 +222,9 @@ class Relay:
         self.config_path = workdir / "config.toml"
         self.config = config
         text = with_event_loop(config) if isinstance(config, str) else render_toml(config)
-        self.config_path.write_text(with_store(text))
+        self.config_path.write_text(text)
+        # One database for the relay's whole life: every start (after a test rewrote the file too) uses it.
+        self.store_section = store_section() if forced_store() == "postgres" else None
         self.proc: subprocess.Popen | None = None
         self.stdout_lines: list[str] = []
         self.starts = 0
@@ -234,6 +240,8 @@ class Relay:
         binary = relay_bin()
         if not binary.exists():
             raise AssertionError(f"relay binary not found at {binary} (run `swift build` or set CLAWRELAY_BIN)")
+        if self.store_section:
+            self.config_path.write_text(with_store(self.config_path.read_text(), self.store_section))
         self.starts += 1
         self.stderr_path = self.workdir / f"stderr.{self.starts}.log"
         self.stdout_lines = []
