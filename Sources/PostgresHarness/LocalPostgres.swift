@@ -104,7 +104,9 @@ public final class LocalPostgres: @unchecked Sendable {
     }
 
     private static func makeCluster() throws -> String {
-        var template = Array((NSTemporaryDirectory() + "clawrelay-pg-XXXXXX").utf8CString)
+        // Under root the server runs as `nobody`, who must reach its directory: /tmp, not a private TMPDIR.
+        let parent = runsAsRoot ? "/tmp/" : NSTemporaryDirectory()
+        var template = Array((parent + "clawrelay-pg-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed: errno \(errno)") }
         let directory = String(cString: made)
         if runsAsRoot, let nobody = getpwnam("nobody") {
