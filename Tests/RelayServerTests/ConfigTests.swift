@@ -115,11 +115,12 @@ import Testing
         #expect(config.discoClaw == DiscoClawSettings())
         #expect(config.gateway?.maxProtocol == 4 && config.gateway?.handshakeTimeoutMillis == 15_000)
         #expect(config.audit == AuditSettings())
+        #expect(config.store == StoreSettings(), "SQLite in the data directory by default")
         #expect(config.push == nil, "[push] is commented out: no pushes by default")
         #expect(config.backends.first == .defaultEcho)
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let keys = [
-            "data_dir", "log_level", "event_loop", "listen", "allow_public", "enabled", "retention_days", "name", "kind", "delay_ms", "command",
+            "data_dir", "log_level", "event_loop", "url", "password_file", "pool_size", "listen", "allow_public", "enabled", "retention_days", "name", "kind", "delay_ms", "command",
             "timeout_seconds", "tls_cert", "tls_key", "pending_ttl_seconds", "max_pending_requests", "token_ttl_seconds",
             "max_replay_messages", "max_queued_turns", "stream_inactivity_seconds", "messages_per_second", "typing_per_second",
             "pair_requests_per_minute", "auth_attempts_per_minute", "typing_timeout_seconds", "ping_interval_seconds",
