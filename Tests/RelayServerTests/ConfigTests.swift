@@ -120,7 +120,8 @@ import Testing
         #expect(config.backends.first == .defaultEcho)
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let keys = [
-            "data_dir", "log_level", "event_loop", "url", "password_file", "pool_size", "listen", "allow_public", "enabled", "retention_days", "name", "kind", "delay_ms", "command",
+            "data_dir", "log_level", "event_loop", "url", "password_file", "pool_size", "listen", "allow_public", "enabled", "retention_days", "name",
+            "kind", "delay_ms", "command",
             "timeout_seconds", "tls_cert", "tls_key", "pending_ttl_seconds", "max_pending_requests", "token_ttl_seconds",
             "max_replay_messages", "max_queued_turns", "stream_inactivity_seconds", "messages_per_second", "typing_per_second",
             "pair_requests_per_minute", "auth_attempts_per_minute", "typing_timeout_seconds", "ping_interval_seconds",
