@@ -48,29 +48,9 @@ struct UncheckedBox<T>: @unchecked Sendable {
 extension TestDatabase {
     /// Runs one statement on a connection of its own.
     func execute(_ sql: String) async throws {
-        let connection = try await connect()
-        do {
-            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
-            try await connection.close()
-        } catch {
-            try? await connection.close()
-            throw error
-        }
+        try await withConnection { connection in _ = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) }
     }
 
     /// Runs `sql` and returns its first column as text values.
-    func strings(_ sql: String) async throws -> [String] {
-        let connection = try await connect()
-        do {
-            var values: [String] = []
-            for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(String.self) {
-                values.append(value)
-            }
-            try await connection.close()
-            return values
-        } catch {
-            try? await connection.close()
-            throw error
-        }
-    }
+    func strings(_ sql: String) async throws -> [String] { try await column(PostgresQuery(unsafeSQL: sql), as: String.self) }
 }

@@ -111,15 +111,6 @@ struct LogRows {
 
     /// Runs a statement that returns one seq.
     func seq(_ query: PostgresQuery) async throws -> Int64 {
-        let connection = try await database.connect("log-rows")
-        do {
-            var last: Int64 = 0
-            for try await value in try await connection.query(query, logger: database.logger).decode(Int64.self) { last = value }
-            try await connection.close()
-            return last
-        } catch {
-            try? await connection.close()
-            throw error
-        }
+        try await database.column(query, as: Int64.self, applicationName: "log-rows").last ?? 0
     }
 }

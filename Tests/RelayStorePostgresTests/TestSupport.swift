@@ -58,21 +58,36 @@ final class Recorder<Value: Sendable>: Sendable {
 }
 
 extension TestDatabase {
-    /// Runs `sql` and returns its first column as Int64 values.
-    func integers(_ sql: String) async throws -> [Int64] {
-        let connection = try await connect()
+    /// Runs `body` on a connection of its own, closed however `body` ends.
+    func withConnection<Value>(_ applicationName: String = "test", _ body: (PostgresConnection) async throws -> Value) async throws -> Value {
+        let connection = try await connect(applicationName)
         do {
-            var values: [Int64] = []
-            for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Int64.self) {
-                values.append(value)
-            }
+            let value = try await body(connection)
             try await connection.close()
-            return values
+            return value
         } catch {
             try? await connection.close()
             throw error
         }
     }
+
+    /// Runs `query` and returns its first column.
+    func column<Value: PostgresDecodable & Sendable>(
+        _ query: PostgresQuery,
+        as type: Value.Type,
+        applicationName: String = "test"
+    ) async throws
+        -> [Value]
+    {
+        try await withConnection(applicationName) { connection in
+            var values: [Value] = []
+            for try await value in try await connection.query(query, logger: logger).decode(Value.self) { values.append(value) }
+            return values
+        }
+    }
+
+    /// Runs `sql` and returns its first column as Int64 values.
+    func integers(_ sql: String) async throws -> [Int64] { try await column(PostgresQuery(unsafeSQL: sql), as: Int64.self) }
 
     /// Terminates the sessions named `applicationName` in this database; how many there were.
     @discardableResult
