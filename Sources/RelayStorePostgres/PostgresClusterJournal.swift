@@ -30,15 +30,13 @@ public final class PostgresClusterJournal: ClusterJournal, Sendable {
         read(completion) { connection, logger in
             let rows = try await connection.query(
                 """
-                SELECT e.seq, e.id, e.kind, e.conversation_id, e.role, e.content, e.device_id, e.attachments, e.run_id,
-                  e.created_ms, m.device_id, m.client_id, m.state, m.answer_event_id
-                FROM events e LEFT JOIN messages m ON m.run_id = e.run_id
+                SELECT \(unescaped: PostgresLogEntries.columns) FROM events e LEFT JOIN messages m ON m.run_id = e.run_id
                 WHERE e.stream_id = \(stream) AND e.seq > \(after) AND e.seq <= \(through) ORDER BY e.seq LIMIT \(limit)
                 """,
                 logger: logger
             )
             var entries: [StreamEntry] = []
-            for try await row in rows.decode(EntryRow.self) { entries.append(Self.entry(row, stream: stream)) }
+            for try await row in rows.decode(PostgresLogEntries.Row.self) { entries.append(PostgresLogEntries.entry(row, stream: stream)) }
             return entries
         }
     }
@@ -54,41 +52,6 @@ public final class PostgresClusterJournal: ClusterJournal, Sendable {
 
     /// Closes the reads' connection.
     public func close() async { await connection.close() }
-
-    private typealias EntryRow = (
-        Int64, String, Int16, String, Int16?, String?, String?, String?, String?, Int64, String?, String?, Int16?, String?
-    )
-
-    private static func entry(_ row: EntryRow, stream: String) -> StreamEntry {
-        let (seq, id, kind, conversation, role, content, device, attachments, run, createdAt, messageDevice, client, state, answerID) = row
-        let turn = run.flatMap { run in messageDevice.flatMap { device in client.map { TurnRef(runID: run, deviceID: device, clientID: $0) } } }
-        if kind == 1, let turn {
-            let failure = TurnFailure(
-                turn: turn,
-                conversationID: conversation,
-                userID: stream,
-                cause: state == Int16(MessageState.aborted.rawValue) ? .aborted : .failed,
-                reason: content ?? "",
-                timestampMillis: createdAt,
-                answerID: answerID
-            )
-            return .failure(failure, seq: seq)
-        }
-        let event = ChatEvent(
-            id: id,
-            seq: seq,
-            userID: stream,
-            conversationID: conversation,
-            role: role == 0 ? .user : .assistant,
-            content: content ?? "",
-            timestampMillis: createdAt,
-            deviceID: device,
-            attachmentsJSON: attachments,
-            turn: turn,
-            isNote: role == 2
-        )
-        return .message(event)
-    }
 
     /// Runs `query` on the reads' connection; its result goes to `completion` on the loop.
     private func read<Value: Sendable>(

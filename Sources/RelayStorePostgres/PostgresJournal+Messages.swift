@@ -3,11 +3,46 @@ import RelayCore
 /// `CoreJournal`'s turn writes and notification queues on PostgreSQL.
 extension PostgresJournal {
     public func accept(_ message: UserMessage, now: Int64, queue: [QueueTarget], completion: @escaping (Result<Acceptance, any Error>) -> Void) {
-        performTransaction(
-            "accept a message",
-            { connection, logger in try await PostgresMessageQueries.accept(connection, message, at: now, queue: queue, logger: logger) },
-            completion: completion
+        let runID = message.runID ?? Identifiers.newUUID()
+        let write = TurnWrite.accept(
+            message,
+            runID: runID,
+            eventID: Identifiers.newEventID(),
+            answerID: Identifiers.newEventID(),
+            at: now,
+            queue: queue
         )
+        submit(write, completion) { row in
+            switch row.outcome {
+            case .stored:
+                guard let seq = row.seq, let answerSeq = row.answerSeq else { throw Self.malformed(write) }
+                let event = ChatEvent(
+                    id: write.eventID,
+                    seq: seq,
+                    userID: message.userID,
+                    conversationID: message.conversationID,
+                    role: .user,
+                    content: message.content,
+                    timestampMillis: now,
+                    deviceID: message.deviceID,
+                    attachmentsJSON: message.attachmentsJSON,
+                    turn: TurnRef(runID: runID, deviceID: message.deviceID, clientID: message.clientID)
+                )
+                return .fresh(event, runID: runID, answer: AnswerSlot(id: write.answerEventID, seq: answerSeq))
+            case .duplicate:
+                let answer = row.answerEventID.flatMap { id in row.answerSeq.map { AnswerSlot(id: id, seq: $0) } }
+                return .duplicate(MessageState(rawValue: Int(row.state ?? 2)) ?? .failed, runID: row.runID ?? runID, answer: answer)
+            case .mismatch:
+                return .mismatch
+            case .rejected:
+                guard let rejection = message.rejection else { throw Self.malformed(write) }
+                return .rejected(rejection)
+            case .missingAsset:
+                return .missingAsset(row.eventID ?? "")
+            case .fenced:
+                throw Self.malformed(write)
+            }
+        }
     }
 
     public func finish(
@@ -20,23 +55,11 @@ extension PostgresJournal {
         queue: [QueueTarget],
         completion: @escaping (Result<ChatEvent, any Error>) -> Void
     ) {
-        performTransaction(
-            "store an answer",
-            { connection, logger in
-                try await PostgresMessageQueries.finish(
-                    connection,
-                    turn: turn,
-                    userID: userID,
-                    conversationID: conversationID,
-                    eventID: eventID,
-                    content: content,
-                    at: now,
-                    queue: queue,
-                    logger: logger
-                )
-            },
-            completion: completion
-        )
+        var event = Self.assistantEvent(id: eventID, userID: userID, conversationID: conversationID, content: content, now: now, turn: turn)
+        submit(.answer(event, turn: turn, queue: queue), completion) { row in
+            event.seq = try Self.stored(row, turn: turn)
+            return event
+        }
     }
 
     public func note(
@@ -47,29 +70,68 @@ extension PostgresJournal {
         queue: [QueueTarget],
         completion: @escaping (Result<ChatEvent, any Error>) -> Void
     ) {
-        performTransaction(
-            "store a note",
-            { connection, logger in
-                try await PostgresMessageQueries.note(
-                    connection,
-                    userID: userID,
-                    conversationID: conversationID,
-                    content: content,
-                    at: now,
-                    queue: queue,
-                    logger: logger
-                )
+        var event = Self.assistantEvent(
+            id: Identifiers.newEventID(),
+            userID: userID,
+            conversationID: conversationID,
+            content: content,
+            now: now,
+            turn: nil
+        )
+        event.isNote = true
+        submit(.note(event, queue: queue), completion) { row in
+            event.seq = try Self.stored(row, turn: nil)
+            return event
+        }
+    }
+
+    /// Refused (`TurnFenced`) when the message is no longer active.
+    public func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Int64, any Error>) -> Void) {
+        submit(.failure(failure, queue: queue), completion) { row in try Self.stored(row, turn: failure.turn) }
+    }
+
+    /// Queues `write` on the writer; `result` turns its row into the caller's value on the loop.
+    private func submit<R>(
+        _ write: TurnWrite,
+        _ completion: @escaping (Result<R, any Error>) -> Void,
+        _ result: @escaping (TurnWriteRow) throws -> R
+    ) {
+        let done = LoopBound(
+            { (row: Result<TurnWriteRow, PostgresStoreError>) in
+                completion(Result { try result(row.get()) })
             },
-            completion: completion
+            loop: writer.executor
+        )
+        writer.write(write) { row in done.value(row) }
+    }
+
+    /// The seq of a stored answer, failure or note; `TurnFenced` when its message had ended.
+    private static func stored(_ row: TurnWriteRow, turn: TurnRef?) throws -> Int64 {
+        if row.outcome == .fenced, let turn { throw TurnFenced(runID: turn.runID) }
+        guard row.outcome == .stored, let seq = row.seq else {
+            throw PostgresStoreError(code: .rejected, message: "relay_turn_writes answered \(row.outcome) for a write that cannot have it")
+        }
+        return seq
+    }
+
+    /// An answer (of `turn`) or a note (`turn` nil), its seq still to come.
+    private static func assistantEvent(id: String, userID: String, conversationID: String, content: String, now: Int64, turn: TurnRef?) -> ChatEvent {
+        ChatEvent(
+            id: id,
+            seq: 0,
+            userID: userID,
+            conversationID: conversationID,
+            role: .assistant,
+            content: content,
+            timestampMillis: now,
+            deviceID: nil,
+            attachmentsJSON: nil,
+            turn: turn
         )
     }
 
-    public func fail(_ failure: TurnFailure, queue: [QueueTarget], completion: @escaping (Result<Int64, any Error>) -> Void) {
-        performTransaction(
-            "store a failed turn",
-            { connection, logger in try await PostgresMessageQueries.fail(connection, failure, queue: queue, logger: logger) },
-            completion: completion
-        )
+    private static func malformed(_ write: TurnWrite) -> PostgresStoreError {
+        PostgresStoreError(code: .rejected, message: "relay_turn_writes answered an accept of \(write.clientID) with a row that does not fit it")
     }
 
     public func enqueue(_ item: QueueItem, now: Int64, queue: [QueueTarget]) {

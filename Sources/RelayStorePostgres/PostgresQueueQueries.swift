@@ -3,12 +3,14 @@ import Logging
 import PostgresNIO
 import RelayCore
 
-/// The notification queues of devices out of the foreground (`queue_entries`, migration 5).
+/// The notification queues of devices out of the foreground (`queue_entries`, migrations 5 and
+/// 6). An entry points at its event in the log (`stream_id`, `seq`); the turn writes queue what
+/// they store in their own call (`relay_turn_writes`).
 enum PostgresQueueQueries {
-    /// Queues `item` (at `seq` of `stream`) for each target, keeping each device's newest `capacity`.
+    /// Queues the event at `seq` of `stream` for each target, keeping each device's newest `capacity`.
     static func enqueue(
         _ connection: PostgresConnection,
-        _ item: QueueItem,
+        conversationID: String,
         stream: String,
         seq: Int64,
         targets: [QueueTarget],
@@ -16,29 +18,16 @@ enum PostgresQueueQueries {
         logger: Logger
     ) async throws {
         guard !targets.isEmpty else { return }
-        let json = String(decoding: try JSONEncoder().encode(item), as: UTF8.self)
         let devices = targets.map(\.deviceID)
         let expiries = targets.map { millis + max(0, $0.ttlMillis) }
-        let capacities = targets.map { Int64(max(0, $0.capacity)) }
         try await connection.query(
             """
-            INSERT INTO queue_entries (device_id, stream_id, seq, conversation_id, item, queued_ms, expires_ms)
-            SELECT d, \(stream), \(seq), \(item.conversationID), \(json), \(millis), e FROM unnest(\(devices)::text[], \(expiries)::bigint[]) AS t(d, e)
+            INSERT INTO queue_entries (device_id, stream_id, seq, conversation_id, queued_ms, expires_ms)
+            SELECT d, \(stream), \(seq), \(conversationID), \(millis), e FROM unnest(\(devices)::text[], \(expiries)::bigint[]) AS t(d, e)
             """,
             logger: logger
         )
-        // The oldest entries past a device's capacity go.
-        try await connection.query(
-            """
-            DELETE FROM queue_entries q USING (
-              SELECT id FROM (
-                SELECT e.id, row_number() OVER (PARTITION BY e.device_id ORDER BY e.seq DESC, e.id DESC) AS n, t.c
-                FROM queue_entries e JOIN unnest(\(devices)::text[], \(capacities)::bigint[]) AS t(d, c) ON e.device_id = t.d
-              ) ranked WHERE n > c
-            ) gone WHERE q.id = gone.id
-            """,
-            logger: logger
-        )
+        try await connection.query("SELECT relay_trim_queues(\(devices), \(targets.map { Int64($0.capacity) }))", logger: logger)
     }
 
     /// `CoreJournal.enqueue`: queues an event stored before, at its own place in its stream.
@@ -62,7 +51,15 @@ enum PostgresQueueQueries {
                 logger: logger
             )
         }
-        try await enqueue(connection, item, stream: stream, seq: seq ?? 0, targets: targets, at: millis, logger: logger)
+        try await enqueue(
+            connection,
+            conversationID: item.conversationID,
+            stream: stream,
+            seq: seq ?? 0,
+            targets: targets,
+            at: millis,
+            logger: logger
+        )
     }
 
     /// A device's unexpired entries in stream order (each stream's entries by seq, streams in the
@@ -78,20 +75,30 @@ enum PostgresQueueQueries {
         let wanted = conversations.map { Array($0) }
         let rows = try await connection.query(
             """
-            SELECT id, item, queued_ms FROM queue_entries
-            WHERE device_id = \(deviceID) AND expires_ms > \(millis) AND (\(wanted)::text[] IS NULL OR conversation_id = ANY(\(wanted)::text[]))
-            ORDER BY min(id) OVER (PARTITION BY stream_id), seq, id
+            SELECT \(unescaped: PostgresLogEntries.columns), q.id, q.queued_ms, q.stream_id
+            FROM queue_entries q JOIN events e ON e.stream_id = q.stream_id AND e.seq = q.seq LEFT JOIN messages m ON m.run_id = e.run_id
+            WHERE q.device_id = \(deviceID) AND q.expires_ms > \(millis) AND (\(wanted)::text[] IS NULL OR q.conversation_id = ANY(\(wanted)::text[]))
+            ORDER BY min(q.id) OVER (PARTITION BY q.stream_id), q.seq, q.id
             """,
             logger: logger
         )
         var queued: [QueuedEvent] = []
-        let decoder = JSONDecoder()
-        for try await (id, json, queuedAt) in rows.decode((Int64, String, Int64).self) {
-            guard let item = try? decoder.decode(QueueItem.self, from: Data(json.utf8)) else {
-                logger.warning("postgres: a queue entry could not be read; skipped", metadata: ["id": "\(id)", "device": "\(deviceID)"])
-                continue
+        // The entry's columns come first, as `PostgresLogEntries.Row`; then the queue's own.
+        let decoded = rows.decode(
+            (Int64, String, Int16, String, Int16?, String?, String?, String?, String?, Int64, String?, String?, Int16?, String?, Int64, Int64, String)
+                .self
+        )
+        for try await (
+            seq, event, kind, conversation, role, content, device, attachments, run, created, sender, client, state, answer, id, queuedAt, stream
+        )
+            in decoded
+        {
+            let row = (seq, event, kind, conversation, role, content, device, attachments, run, created, sender, client, state, answer)
+            switch PostgresLogEntries.entry(row, stream: stream) {
+            case .message(let event): queued.append(QueuedEvent(id: id, item: .message(event), queuedAt: queuedAt))
+            case .failure(let failure, _): queued.append(QueuedEvent(id: id, item: .failure(failure), queuedAt: queuedAt))
+            case .conversation: continue
             }
-            queued.append(QueuedEvent(id: id, item: item, queuedAt: queuedAt))
         }
         return queued
     }

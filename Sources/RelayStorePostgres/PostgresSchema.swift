@@ -17,6 +17,7 @@ enum PostgresSchema {
         Migration(version: 3, statements: journal),
         Migration(version: 4, statements: devices),
         Migration(version: 5, statements: queues),
+        Migration(version: 6, statements: turnWrites),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

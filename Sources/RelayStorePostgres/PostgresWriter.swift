@@ -22,6 +22,8 @@ public final class PostgresWriter: Sendable {
         case declareDead(DeadNodeRequest, Completion<DeadNodeTurns>)
         /// One journal operation (`PostgresJournal`), run alone in submission order.
         case work(JournalWork)
+        /// One of the journal's turn writes; a run of them is one `relay_turn_writes` call.
+        case turnWrite(TurnWrite, Completion<TurnWriteRow>)
 
         var kind: Int {
             switch self {
@@ -32,6 +34,7 @@ public final class PostgresWriter: Sendable {
             case .withdraw: 4
             case .declareDead: 5
             case .work: 6
+            case .turnWrite: 7
             }
         }
     }
@@ -82,6 +85,10 @@ public final class PostgresWriter: Sendable {
 
     /// Queues a journal operation behind everything submitted before it.
     func perform(_ work: JournalWork) { submit(.work(work)) }
+
+    /// Queues a turn write behind everything submitted before it; the turn writes queued together
+    /// go out as one call.
+    func write(_ write: TurnWrite, completion: @escaping Completion<TurnWriteRow>) { submit(.turnWrite(write, completion)) }
 
     /// Runs `submit`, which queues operations, and lets the writer take none of them before it
     /// returns: they go out together as far as their kinds and `maxBatch` allow.
@@ -152,6 +159,7 @@ public final class PostgresWriter: Sendable {
         case .withdraw(_, let completion): completion(.failure(error))
         case .declareDead(_, let completion): completion(.failure(error))
         case .work(let work): work.fail(error)
+        case .turnWrite(_, let completion): completion(.failure(error))
         }
     }
 }

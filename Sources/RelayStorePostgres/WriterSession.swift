@@ -44,6 +44,10 @@ struct WriterSession {
             return await run(batch, LedgerCalls.declareDead, LedgerCalls.unknownDeclaration) {
                 if case .declareDead(let request, let completion) = $0 { (request, completion) } else { nil }
             }
+        case .turnWrite:
+            return await run(batch, TurnWriteCalls.write, TurnWriteCalls.unknown) {
+                if case .turnWrite(let write, let completion) = $0 { (write, completion) } else { nil }
+            }
         case .work:
             var reports: [@Sendable () -> Void] = []
             for case .work(let work) in batch { reports.append(await run(work)) }

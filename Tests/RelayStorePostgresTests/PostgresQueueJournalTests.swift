@@ -63,18 +63,22 @@ import Testing
     }
 
     /// An event stored before is queued later at its own place in the stream: a failure read later
-    /// comes after the message it failed, before anything stored after it.
+    /// comes after the message it failed, before anything stored after it. (A failure names its
+    /// answer's placeholder, as the core's do: the queue reads it back from the log.)
     @Test func queuesAStoredEventAtItsPlace() async throws {
         let fixture = try await JournalFixture()
         let journal = fixture.journal
-        let (event, runID) = try await Self.accept(journal, "m1", now: 1_000, queue: [])
+        let message = UserMessage(conversationID: "c1", userID: "u1", deviceID: "d1", clientID: "m1", content: "m1", attachmentsJSON: nil)
+        let acceptance = try await awaiting { journal.accept(message, now: 1_000, queue: [], completion: $0) }
+        guard case .fresh(let event, let runID, let answer) = acceptance else { throw FixtureError("not fresh: \(acceptance)") }
         let failure = TurnFailure(
             turn: TurnRef(runID: runID, deviceID: "d1", clientID: "m1"),
             conversationID: "c1",
             userID: "u1",
             cause: .failed,
             reason: "backend down",
-            timestampMillis: 2_000
+            timestampMillis: 2_000,
+            answerID: answer.id
         )
         _ = try await awaiting { journal.fail(failure, queue: [], completion: $0) }
         let (later, _) = try await Self.accept(journal, "m2", now: 3_000, queue: [Self.phone])
