@@ -51,10 +51,18 @@ extension PostgresSchema {
           o_answer_seq bigint)
         LANGUAGE plpgsql AS $$
         DECLARE
-          i int; v_last bigint; v_state smallint; v_asset text; m messages%ROWTYPE;
+          i int; j int; v_last bigint; v_state smallint; v_asset text; m messages%ROWTYPE;
           v_seqs bigint[] := '{}'; v_streams text[] := '{}'; v_prev bigint[] := '{}'; v_lasts bigint[] := '{}';
+          v_clock text[]; v_clock_last bigint[]; v_clock_start bigint[];
         BEGIN
+          -- The batch's stream clocks, locked once, in stream order (two batches never wait on each
+          -- other in a cycle), counted here and written back once at the end.
+          INSERT INTO streams (stream_id, last) SELECT DISTINCT unnest(p_stream), 0 ON CONFLICT (stream_id) DO NOTHING;
+          SELECT array_agg(stream_id ORDER BY stream_id), array_agg(last ORDER BY stream_id) INTO v_clock, v_clock_last
+          FROM (SELECT stream_id, last FROM streams WHERE stream_id = ANY(p_stream) ORDER BY stream_id FOR UPDATE) locked;
+          v_clock_start := v_clock_last;
           FOR i IN 1 .. coalesce(array_length(p_kind, 1), 0) LOOP
+            j := array_position(v_clock, p_stream[i]);
             v_seqs[i] := NULL;
             o_outcome := 0; o_state := NULL; o_run := p_run[i]; o_event := p_event[i]; o_answer_event := NULL; o_seq := NULL;
             o_answer_seq := NULL;
@@ -74,7 +82,7 @@ extension PostgresSchema {
               WHERE t.op = i AND NOT EXISTS (SELECT 1 FROM assets s WHERE s.id = t.a AND s.user_id = p_sender[i]) ORDER BY t.o LIMIT 1;
               IF v_asset IS NOT NULL THEN o_outcome := 5; o_event := v_asset; RETURN NEXT; CONTINUE; END IF;
               -- The message and its answer's slot: two consecutive seqs.
-              v_last := relay_take_seqs(p_stream[i], 2);
+              v_clock_last[j] := v_clock_last[j] + 2; v_last := v_clock_last[j];
               INSERT INTO events (stream_id, seq, id, kind, conversation_id, role, content, device_id, attachments, run_id, created_ms)
               VALUES (p_stream[i], v_last - 1, p_event[i], 0, p_conversation[i], 0, p_content[i], p_device[i],
                 NULLIF(p_attachments[i], ''), p_run[i], p_ms[i]);
@@ -100,7 +108,7 @@ extension PostgresSchema {
               SELECT state INTO v_state FROM messages WHERE device_id = p_device[i] AND client_id = p_client[i] FOR UPDATE;
               IF FOUND AND v_state <> 1 THEN o_outcome := 4; RETURN NEXT; CONTINUE; END IF;
             END IF;
-            v_last := relay_take_seqs(p_stream[i], 1);
+            v_clock_last[j] := v_clock_last[j] + 1; v_last := v_clock_last[j];
             IF p_kind[i] = 1 THEN
               INSERT INTO events (stream_id, seq, id, kind, conversation_id, role, content, run_id, created_ms)
               VALUES (p_stream[i], v_last, p_event[i], 0, p_conversation[i], 1, p_content[i], p_run[i], p_ms[i]);
@@ -122,6 +130,8 @@ extension PostgresSchema {
             v_streams := v_streams || p_stream[i]; v_prev := v_prev || (v_last - 1); v_lasts := v_lasts || v_last;
             RETURN NEXT;
           END LOOP;
+          UPDATE streams s SET last = c.last FROM unnest(v_clock, v_clock_last, v_clock_start) AS c(id, last, start)
+          WHERE s.stream_id = c.id AND c.last <> c.start;
           IF coalesce(array_length(p_queue_op, 1), 0) > 0 THEN
             INSERT INTO queue_entries (device_id, stream_id, seq, conversation_id, queued_ms, expires_ms)
             SELECT q.d, p_stream[q.op], v_seqs[q.op], p_conversation[q.op], p_ms[q.op], p_ms[q.op] + greatest(q.ttl, 0)
