@@ -13,10 +13,13 @@ public final class PostgresClusterJournal: ClusterJournal, Sendable {
     private let connection: SharedConnection
     private let executor: any LoopExecutor
     private let logger: Logger
+    /// The node's writer, when heads must be read in order with its other reads (see `streamHeads`).
+    private let writer: PostgresWriter?
 
-    public init(settings: PostgresSettings, nodeID: String, executor: any LoopExecutor, logger: Logger) {
+    public init(settings: PostgresSettings, nodeID: String, executor: any LoopExecutor, writer: PostgresWriter? = nil, logger: Logger) {
         connection = SharedConnection(settings: settings, applicationName: "clawrelay:\(nodeID):reader", logger: logger)
         self.executor = executor
+        self.writer = writer
         self.logger = logger
     }
 
@@ -41,13 +44,30 @@ public final class PostgresClusterJournal: ClusterJournal, Sendable {
         }
     }
 
+    /// With a writer, the heads are read on its connection, in submission order: a socket's
+    /// follower asks for its stream's head before its bridge asks for the socket's replay, so the
+    /// head is never newer than the replay (an event committed between the two reads would be in
+    /// neither); one older than the replay only makes the follower read again what the socket
+    /// drops as already replayed.
     public func streamHeads(_ streams: [String], completion: @escaping (Result<[String: Int64], any Error>) -> Void) {
-        read(completion) { connection, logger in
+        let heads: @Sendable (PostgresConnection, Logger) async throws -> [String: Int64] = { connection, logger in
             let rows = try await connection.query("SELECT stream_id, last FROM streams WHERE stream_id = ANY(\(streams))", logger: logger)
             var heads = Dictionary(streams.map { ($0, Int64(0)) }, uniquingKeysWith: { first, _ in first })
             for try await (stream, last) in rows.decode((String, Int64).self) { heads[stream] = last }
             return heads
         }
+        guard let writer else { return read(completion, heads) }
+        let done = LoopBound(completion, loop: executor)
+        writer.perform(
+            JournalWork(
+                what: "read stream heads",
+                run: { connection, logger in
+                    let value = try await heads(connection, logger)
+                    return { done.value(.success(value)) }
+                },
+                fail: { error in done.value(.failure(error)) }
+            )
+        )
     }
 
     /// Closes the reads' connection.

@@ -154,8 +154,13 @@ public final class PostgresFabric: ClusterFabric, Sendable {
         live: @escaping (BusEvent, String) -> Void,
         control: @escaping (ClusterControl) -> Void
     ) {
-        let handlers = handlers.value
-        (handlers.positions, handlers.live, handlers.control) = (positions, live, control)
+        // The hub registers while it is built, which may be before its loop runs: the handlers
+        // are set on the loop, ahead of anything heard (the listener starts later, and hops there too).
+        let handlers = handlers
+        handlers.loop.execute(with: (positions, live, control)) { received in
+            let current = handlers.value
+            (current.positions, current.live, current.control) = received
+        }
     }
 
     /// A hint heard on the listener's connection: decoded there, handed to the loop unless this node sent it.

@@ -52,3 +52,31 @@ extension PostgresClusterJournal {
         try await withCheckedThrowingContinuation { continuation in streamHeads(streams) { continuation.resume(with: $0) } }
     }
 }
+
+/// A node's stream heads are read on its writer, in order with its writes and its replays.
+@Suite(.timeLimit(.minutes(1))) struct PostgresOrderedHeadsTests {
+    /// A head asked for between two writes sees the first and not the second: a socket's follower
+    /// asks before its replay is read, so the head is never newer than the replay.
+    @Test func aHeadIsReadInTheWritersOrder() async throws {
+        let fixture = try await JournalFixture()
+        let heads = PostgresClusterJournal(
+            settings: fixture.database.settings,
+            nodeID: "n1",
+            executor: ImmediateExecutor(),
+            writer: fixture.writer,
+            logger: fixture.database.logger
+        )
+        let seen = Recorder<Int64>()
+        fixture.writer.gather {
+            for client in ["m1", "m2"] {
+                let message = UserMessage(conversationID: "c1", userID: "u1", deviceID: "d1", clientID: client, content: client)
+                fixture.journal.accept(message, now: 1, queue: []) { _ in }
+                if client == "m1" { heads.streamHeads(["u1"]) { seen.append((try? $0.get())?["u1"] ?? -1) } }
+            }
+        }
+        await awaitingDone { fixture.journal.barrier($0) }
+        #expect(seen.all == [2], "after the first accept (seqs 1-2), before the second (3-4)")
+        await heads.close()
+        await fixture.stop()
+    }
+}
