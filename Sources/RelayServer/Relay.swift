@@ -112,7 +112,8 @@ public final class Relay {
             router: Router(backends: backends, defaultBackend: nil),
             loop: loop,
             clock: SystemClock(),
-            logger: logger
+            logger: logger,
+            cluster: storage.cluster
         )
         self.hub = hub
         for backend in config.backends where backend.isUpstream { hub.accounts.register(backend.name, kind: backend.kindName) }
@@ -124,7 +125,7 @@ public final class Relay {
             self.push = push
         }
         if let settings = config.clawline {
-            let key = try SigningKey.loadOrCreate(in: dataDirectory)
+            let key = try storage.clawlineSigningKey(dataDirectory: dataDirectory)
             let downstream = ClawlineDownstream(
                 settings: settings,
                 hub: hub,
@@ -206,6 +207,7 @@ public final class Relay {
             loop.stop(graceMillis: 2_000)
         }
         loop.execute(with: hub) { $0.start() }
+        storage.joinCluster(hub: hub, loop: loop, fenced: Self.exitFenced(logger))
         if let clawline { loop.execute(with: clawline) { $0.start() } }
         if let gateway { loop.execute(with: gateway) { $0.start() } }
         if let companion {
@@ -222,6 +224,16 @@ public final class Relay {
         try ServedConfig.record(config)
         if let settings = config.gateway, settings.mdns, let port = ports["gateway"] {
             advertise(settings, port: port, fingerprint: fingerprint, bots: backends.count)
+        }
+    }
+
+    /// A cluster node the others declared dead must not act again (its turns were failed or taken
+    /// over): it exits at once with status 75 (EX_TEMPFAIL), for its supervisor to start it again
+    /// as a new incarnation. What it acknowledged is in PostgreSQL already.
+    static func exitFenced(_ logger: Logger) -> @Sendable (String) -> Void {
+        { reason in
+            logger.critical("cluster: this node must stop: \(reason); exiting (status 75) to start again as a new node incarnation")
+            exit(75)
         }
     }
 

@@ -31,7 +31,7 @@ public final class PostgresNode: Sendable {
     /// to declare dead (`PostgresTurnLedger.declareDead`; `sweep` names it too while it owns turns).
     ///
     /// - Important: once per incarnation. An incarnation that lost its control connection may
-    ///   have been declared dead meanwhile and must never come back: start a new `PostgresNode`.
+    ///   have been declared dead meanwhile: `resume` brings it back only if it was not.
     @discardableResult
     public func register() async throws -> NodeIncarnation? {
         guard
@@ -42,6 +42,74 @@ public final class PostgresNode: Sendable {
         else {
             throw PostgresStoreError(code: .rejected, message: "node \(identity) registered once already; a new start needs a new incarnation")
         }
+        let control = try await connectHoldingLock()
+        do {
+            let rows = try await control.query(
+                "SELECT o_previous FROM relay_register_node(\(identity.node), \(identity.incarnation), \(seconds(lease)))",
+                logger: logger
+            )
+            var previous: NodeIncarnation?
+            for try await incarnation in rows.decode(UUID.self) { previous = NodeIncarnation(node: identity.node, incarnation: incarnation) }
+            connection.withLock { $0 = control }
+            logger.info("postgres: node registered", metadata: ["node": "\(identity)"])
+            return previous
+        } catch {
+            try? await control.close()
+            if let error = error as? PostgresStoreError { throw error }
+            throw PostgresStoreError(code: .rejected, message: "cannot register node \(identity.node): \(PostgresStoreError.summary(of: error))")
+        }
+    }
+
+    /// After the control connection was lost (PostgreSQL restarted, the network cut it): connects
+    /// again, takes the node's lock again and renews this incarnation's lease, if it is still
+    /// registered. False when it was declared dead meanwhile (fenced): the node must stop.
+    public func resume() async throws -> Bool {
+        // The old session, if it still lives, holds the lock: it goes first.
+        let old = connection.withLock { connection -> PostgresConnection? in
+            defer { connection = nil }
+            return connection
+        }
+        try? await old?.close()
+        let control = try await connectHoldingLock()
+        do {
+            let renewed = try await renew(on: control)
+            guard renewed else {
+                try? await control.close()
+                logger.error("postgres: this node was declared dead while it was cut off; its writes are fenced", metadata: ["node": "\(identity)"])
+                return false
+            }
+            connection.withLock { $0 = control }
+            logger.notice("postgres: node reconnected", metadata: ["node": "\(identity)"])
+            return true
+        } catch {
+            try? await control.close()
+            throw error
+        }
+    }
+
+    /// Renews the lease; false when this incarnation was declared dead (fenced).
+    public func heartbeat() async throws -> Bool {
+        let renewed = try await renew(on: try control())
+        if !renewed { logger.error("postgres: this node was declared dead; its writes are fenced", metadata: ["node": "\(identity)"]) }
+        return renewed
+    }
+
+    private func renew(on control: PostgresConnection) async throws -> Bool {
+        let rows = try await control.query(
+            """
+            UPDATE nodes SET heartbeat_at = now(), expires_at = now() + make_interval(secs => \(seconds(lease)))
+            WHERE node_id = \(identity.node) AND incarnation = \(identity.incarnation) RETURNING 1
+            """,
+            logger: logger
+        )
+        var renewed = false
+        for try await _ in rows.decode(Int.self) { renewed = true }
+        return renewed
+    }
+
+    /// A new control connection holding the node's advisory lock (refused while another running
+    /// node holds it: two nodes were given one node id).
+    private func connectHoldingLock() async throws -> PostgresConnection {
         let configuration = try settings.configuration(applicationName: "clawrelay:\(identity.node):control")
         let control: PostgresConnection
         do {
@@ -65,35 +133,12 @@ public final class PostgresNode: Sendable {
                     message: "node id \(identity.node) is in use by another running node; give each node its own [cluster] node_id"
                 )
             }
-            let rows = try await control.query(
-                "SELECT o_previous FROM relay_register_node(\(identity.node), \(identity.incarnation), \(seconds(lease)))",
-                logger: logger
-            )
-            var previous: NodeIncarnation?
-            for try await incarnation in rows.decode(UUID.self) { previous = NodeIncarnation(node: identity.node, incarnation: incarnation) }
-            connection.withLock { $0 = control }
-            logger.info("postgres: node registered", metadata: ["node": "\(identity)"])
-            return previous
+            return control
         } catch {
             try? await control.close()
             if let error = error as? PostgresStoreError { throw error }
-            throw PostgresStoreError(code: .rejected, message: "cannot register node \(identity.node): \(PostgresStoreError.summary(of: error))")
+            throw PostgresStoreError(code: .rejected, message: "cannot lock node \(identity.node): \(PostgresStoreError.summary(of: error))")
         }
-    }
-
-    /// Renews the lease; false when this incarnation was declared dead (fenced).
-    public func heartbeat() async throws -> Bool {
-        let rows = try await control().query(
-            """
-            UPDATE nodes SET heartbeat_at = now(), expires_at = now() + make_interval(secs => \(seconds(lease)))
-            WHERE node_id = \(identity.node) AND incarnation = \(identity.incarnation) RETURNING 1
-            """,
-            logger: logger
-        )
-        var renewed = false
-        for try await _ in rows.decode(Int.self) { renewed = true }
-        if !renewed { logger.error("postgres: this node was declared dead; its writes are fenced", metadata: ["node": "\(identity)"]) }
-        return renewed
     }
 
     /// The dead node incarnations, changing nothing: nodes whose lease expired or whose lock is

@@ -9,13 +9,7 @@ enum PostgresPairingLinkQueries {
     /// (a node that loses the race to create it reads the winner's).
     static func fingerprint(_ connection: PostgresConnection, logger: Logger) async throws -> String {
         let fresh = String(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16))
-        try await connection.query(
-            "INSERT INTO meta (key, value) VALUES ('gateway_fingerprint', \(fresh)) ON CONFLICT (key) DO NOTHING",
-            logger: logger
-        )
-        let rows = try await connection.query("SELECT value FROM meta WHERE key = 'gateway_fingerprint'", logger: logger)
-        for try await value in rows.decode(String.self) { return value }
-        return fresh
+        return try await PostgresMetaQueries.shared(connection, key: "gateway_fingerprint", proposed: fresh, logger: logger)
     }
 
     static func addLink(_ connection: PostgresConnection, tokenHash: String, expiresAt: Int64, logger: Logger) async throws {

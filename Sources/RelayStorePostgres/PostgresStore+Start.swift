@@ -29,6 +29,14 @@ extension PostgresStore {
         }
     }
 
+    /// The value every node shares under `key` (the Clawline signing key, …): the one stored, or
+    /// `proposed` when this node is the first to ask.
+    public func sharedValue(_ key: String, proposed: String) throws -> String {
+        try run("read the shared \(key)") { connection, logger in
+            try await PostgresMetaQueries.shared(connection, key: key, proposed: proposed, logger: logger)
+        }
+    }
+
     public func lastOperatorCommand() throws -> Int64 {
         try run("read the operator commands") { connection, logger in try await PostgresOperatorQueries.lastID(connection, logger: logger) }
     }

@@ -14,6 +14,8 @@ public final class PostgresStore {
     public let writer: PostgresWriter
     public let journal: PostgresJournal
     private let logger: Logger
+    /// The cluster this store's node joined (`joinCluster`), stopped by `close`.
+    private let cluster: Mutex<PostgresCluster?> = Mutex(nil)
 
     /// Connects, migrates the schema (several nodes starting at once migrate it once) and starts
     /// the writer; throws what stops the relay from starting, in words an operator can act on.
@@ -38,10 +40,36 @@ public final class PostgresStore {
         }
     }
 
-    /// Finishes the writer's queued work and closes its connection.
+    /// Joins the cluster as this store's node (`[cluster]`): registers its incarnation, taking
+    /// the node's lock, and returns the cluster with the earlier incarnation of the same node id
+    /// it replaced (a restart), for the caller to declare dead once its hub serves.
+    public func joinCluster(heartbeat: Duration, lease: Duration, executor: any LoopExecutor) throws -> (PostgresCluster, replaced: NodeIncarnation?)
+    {
+        let cluster = PostgresCluster(
+            settings: settings,
+            writer: writer,
+            identity: node,
+            heartbeat: heartbeat,
+            lease: lease,
+            executor: executor,
+            logger: logger
+        )
+        let registered = Self.wait { () -> Result<NodeIncarnation?, any Error> in
+            do { return .success(try await cluster.node.register()) } catch { return .failure(error) }
+        }
+        let replaced = try registered.get()
+        self.cluster.withLock { $0 = cluster }
+        return (cluster, replaced)
+    }
+
+    /// Leaves the cluster (its lock goes with its control connection, so the others find this
+    /// node dead at their next sweep), then finishes the writer's queued work and closes it.
     public func close() {
-        let writer = writer
-        Self.wait { await writer.stop() }
+        let (writer, cluster) = (writer, cluster.withLock { $0 })
+        Self.wait {
+            await cluster?.stop()
+            await writer.stop()
+        }
     }
 
     /// Runs `work` on a connection of its own and waits for it (start-up only).

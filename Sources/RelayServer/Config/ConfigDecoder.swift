@@ -6,7 +6,9 @@ import TOMLKit
 struct ConfigDecoder {
     let root: ConfigTable
 
-    private static let sections = ["server", "store", "admin", "clawline", "gateway", "companion", "discoclaw", "audit", "push", "backends"]
+    private static let sections = [
+        "server", "store", "cluster", "admin", "clawline", "gateway", "companion", "discoclaw", "audit", "push", "backends",
+    ]
 
     func decode() throws(ConfigError) -> RelayConfig {
         try rejectUnknownSections()
@@ -42,6 +44,7 @@ struct ConfigDecoder {
             }
         }
         if let store = try section("store") { config.store = try Self.store(store) }
+        if let cluster = try section("cluster") { config.cluster = try Self.cluster(cluster, store: config.store) }
         if let admin = try section("admin") {
             try admin.rejectUnknownKeys(["listen", "allow_public"])
             config.admin = try admin.endpoint("listen", default: RelayConfig.defaultAdminEndpoint)
@@ -87,7 +90,7 @@ struct ConfigDecoder {
         let unknown = root.table.keys.filter { !Self.sections.contains($0) }
         let lines = unknown.map { root.source.locator.line(of: ConfigSection(name: $0, occurrence: nil)) ?? Int.max }
         guard let first = zip(unknown, lines).min(by: { $0.1 < $1.1 })?.0 else { return }
-        let known = "server, store, admin, clawline, gateway, companion, discoclaw, audit, push, [[backends]]"
+        let known = "server, store, cluster, admin, clawline, gateway, companion, discoclaw, audit, push, [[backends]]"
         throw root.source.error(.unknownSection, ConfigSection(name: first, occurrence: nil), "unknown section; expected one of: \(known)")
     }
 

@@ -31,6 +31,8 @@ public struct RelayConfig: Sendable {
     public var audit: AuditSettings
     /// `[store]`: SQLite in the data directory unless it says PostgreSQL.
     public var store = StoreSettings()
+    /// `[cluster]`: one node of several on the `[store]`'s PostgreSQL; nil = a relay on its own.
+    public var cluster: ClusterSettings?
     /// `[push]`: APNs, ntfy and webhooks; nil when the section is absent (no pushes).
     public var push: PushSettings?
     /// `[[backends]]`, in file order; never empty.

@@ -16,6 +16,10 @@ public enum ConfigDiff {
         if old.store != new.store {
             changes.append(.changed("[store]", from: old.store.description, to: new.store.description, needsRestart: true))
         }
+        if old.cluster != new.cluster {
+            let describe = { (settings: ClusterSettings?) in settings?.description ?? "none" }
+            changes.append(.changed("[cluster]", from: describe(old.cluster), to: describe(new.cluster), needsRestart: true))
+        }
         changes += section("[admin]", old.admin, new.admin, restartOnly: true) { old, new in
             old == new ? [] : [.changed("listen of [admin]", from: old.description, to: new.description, needsRestart: true)]
         }
@@ -37,6 +41,7 @@ public enum ConfigDiff {
         var next = new
         next.dataDirectory = old.dataDirectory
         next.store = old.store
+        next.cluster = old.cluster
         next.eventLoop = old.eventLoop
         next.admin = old.admin
         next.audit = old.audit

@@ -4,21 +4,37 @@ import RelayCore
 import RelayStore
 import RelayStorePostgres
 
-/// `[store] kind = "postgres"`: the relay's store in a PostgreSQL database it owns (one node so
-/// far; several nodes are issue 29's next step, docs/cluster.md).
+/// `[store] kind = "postgres"`: the relay's store in a PostgreSQL database, on its own or as one
+/// node of a cluster (`[cluster]`, docs/cluster.md).
 final class PostgresStorage: RelayStorage {
     let store: PostgresStore
+    /// This node's part in the cluster; nil for a relay on its own.
+    private let membership: PostgresCluster?
+    /// The earlier incarnation of this node id (the last run of this node), declared dead once the hub serves.
+    private let replaced: NodeIncarnation?
+    private let logger: Logger
 
-    init(_ settings: StoreSettings, dataDirectory: String, loop: any LoopExecutor, logger: Logger) throws {
+    init(_ settings: StoreSettings, cluster: ClusterSettings?, dataDirectory: String, loop: any LoopExecutor, logger: Logger) throws {
         let postgres = try PostgresSettings(
             url: settings.url ?? "",
             passwordFile: settings.passwordFile,
             environmentPassword: ProcessInfo.processInfo.environment["PGPASSWORD"],
             poolSize: settings.poolSize
         )
-        let node = NodeIncarnation(node: Self.defaultNodeID(dataDirectory: dataDirectory))
+        let node = NodeIncarnation(node: cluster?.nodeID ?? Self.defaultNodeID(dataDirectory: dataDirectory))
         logger.info("store: PostgreSQL", metadata: ["database": "\(postgres)", "node": "\(node)"])
         store = try PostgresStore(settings: postgres, node: node, executor: loop, logger: logger)
+        self.logger = logger
+        if let cluster {
+            (membership, replaced) = try store.joinCluster(
+                heartbeat: .seconds(cluster.heartbeatSeconds),
+                lease: .seconds(cluster.leaseSeconds),
+                executor: loop
+            )
+            logger.notice("cluster: joined", metadata: ["node": "\(node)", "replaces": "\(replaced.map { "\($0)" } ?? "none")"])
+        } else {
+            (membership, replaced) = (nil, nil)
+        }
     }
 
     /// `[cluster] node_id`'s default: this host's name and the data directory.
@@ -29,9 +45,40 @@ final class PostgresStorage: RelayStorage {
     var journal: any RelayJournal { store.journal }
     var stats: StoreStats? { nil }
 
-    func prepareForStart(now: Int64) throws -> [MessageRecord] { try store.prepareForStart(now: now) }
+    var cluster: ClusterLink? { membership?.link }
+
+    /// A relay on its own settles what its last stop left. A cluster node touches no other node's
+    /// rows: its own last run's turns end when that incarnation is declared dead (`joinCluster`).
+    func prepareForStart(now: Int64) throws -> [MessageRecord] {
+        membership == nil ? try store.prepareForStart(now: now) : []
+    }
+
+    func joinCluster(hub: RelayHub, loop: any LoopExecutor, fenced: @escaping @Sendable (String) -> Void) {
+        guard let membership else { return }
+        let hub = LoopBound(hub, loop: loop)
+        let dead: @Sendable (NodeIncarnation) -> Void = { incarnation in hub.loop.execute { hub.value.declareDead(incarnation) } }
+        membership.start(dead: dead, fenced: fenced)
+        if let replaced { dead(replaced) }
+    }
     func storedDevices() throws -> [DeviceRecord] { try store.storedDevices() }
     func gatewayFingerprint() throws -> String { try store.gatewayFingerprint() }
+    /// Shared by every node in the database. A relay that ran on its own before proposes the key in
+    /// its data directory, so the tokens it signed keep working; a node whose file holds another
+    /// key says so (the tokens signed with it no longer verify).
+    func clawlineSigningKey(dataDirectory: String) throws -> [UInt8] {
+        let local = SigningKey.stored(in: dataDirectory)
+        let proposed = Data(local ?? SigningKey.random()).base64EncodedString()
+        let shared = try store.sharedValue("clawline_signing_key", proposed: proposed)
+        guard let decoded = Data(base64Encoded: shared), decoded.count >= 32 else {
+            throw StoreError("the Clawline signing key stored in PostgreSQL is not 32 bytes of base64")
+        }
+        let key = Array(decoded)
+        if let local, local != key {
+            logger.warning("the jwt.key in this data directory differs from the cluster's; Clawline tokens signed with it no longer verify")
+        }
+        return key
+    }
+
     func lastOperatorCommand() throws -> Int64 { try store.lastOperatorCommand() }
 
     func operatorCommands(after id: Int64, completion: @escaping (Result<[OperatorCommand], any Error>) -> Void) {
@@ -42,5 +89,6 @@ final class PostgresStorage: RelayStorage {
         store.completeOperatorCommand(id: id, result: result, at: millis)
     }
 
+    /// Leaves the cluster (if any) and closes the store.
     func close() { store.close() }
 }

@@ -21,12 +21,22 @@ protocol RelayStorage: AnyObject {
     /// This install's gateway fingerprint (mDNS, pairing links), made on first use.
     func gatewayFingerprint() throws -> String
 
+    /// The Clawline token signing key (made on first use).
+    func clawlineSigningKey(dataDirectory: String) throws -> [UInt8]
+
     /// The newest operator command's id (commands before start are not run).
     func lastOperatorCommand() throws -> Int64
     /// Commands `clawrelay devices …` queued after `id`, oldest first.
     func operatorCommands(after id: Int64, completion: @escaping (Result<[OperatorCommand], any Error>) -> Void)
     /// Records a command's outcome for the CLI that waits for it.
     func completeOperatorCommand(id: Int64, result: String, at millis: Int64)
+
+    /// The cluster this node takes part in (`[cluster]`); nil for a relay on its own.
+    var cluster: ClusterLink? { get }
+    /// Starts taking part in the cluster once `hub` serves: hearing the other nodes, heartbeats,
+    /// and declaring dead nodes dead on `hub`. `fenced` hears why this node must stop (the others
+    /// declared it dead). Nothing for a relay on its own.
+    func joinCluster(hub: RelayHub, loop: any LoopExecutor, fenced: @escaping @Sendable (String) -> Void)
 
     /// Commits what it holds and closes.
     func close()

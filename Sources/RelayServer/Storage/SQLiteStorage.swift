@@ -16,6 +16,12 @@ final class SQLiteStorage: RelayStorage {
     }
 
     var stats: StoreStats? { store.stats }
+    /// SQLite serves one relay on its own.
+    var cluster: ClusterLink? { nil }
+
+    func clawlineSigningKey(dataDirectory: String) throws -> [UInt8] { try SigningKey.loadOrCreate(in: dataDirectory) }
+
+    func joinCluster(hub _: RelayHub, loop _: any LoopExecutor, fenced _: @escaping @Sendable (String) -> Void) {}
 
     func prepareForStart(now: Int64) throws -> [MessageRecord] {
         let failed = try store.write { db in
@@ -51,7 +57,7 @@ extension Relay {
     func openStorage() throws -> any RelayStorage {
         switch config.store.kind {
         case .sqlite: try SQLiteStorage(dataDirectory: config.dataDirectory, loop: loop, logger: logger)
-        case .postgres: try PostgresStorage(config.store, dataDirectory: config.dataDirectory, loop: loop, logger: logger)
+        case .postgres: try PostgresStorage(config.store, cluster: config.cluster, dataDirectory: config.dataDirectory, loop: loop, logger: logger)
         }
     }
 }

@@ -1,0 +1,74 @@
+"""`[cluster]`: several `clawrelay serve` nodes on one PostgreSQL (a server this suite starts,
+`postgres_server.py`), each with its own data directory and listeners. A device may connect to any
+node; what one node stores every node's devices see, in order; a node that dies is found dead by
+the others within its lease, and the turns it held end or move on."""
+import subprocess
+
+import postgres_server
+from conftest import (auth, is_assistant_final, is_user_echo, make_config, message_frame, pair_and_approve, relay_bin,
+                      setup_admin)
+
+LEASE_SECONDS = 3
+
+
+def node_config(database: str, node_id: str, echo_delay_ms: int = 0) -> dict:
+    server = postgres_server.shared()
+    cfg = make_config(echo={"delay_ms": echo_delay_ms})
+    cfg["store"] = {"kind": "postgres", "url": server.url(database)}
+    cfg["cluster"] = {"node_id": node_id, "heartbeat_seconds": 1, "lease_seconds": LEASE_SECONDS}
+    return cfg
+
+
+async def test_three_nodes_show_one_users_messages_in_order_on_every_node(relay_factory):
+    database = postgres_server.shared().create_database()
+    nodes = [relay_factory(node_config(database, f"node{index}")) for index in (1, 2, 3)]
+    admin, sender = await setup_admin(nodes[0])
+    others = []
+    for node, name in ((nodes[1], "Second"), (nodes[2], "Third")):
+        device = await pair_and_approve(nodes[0], sender, user_id=admin.user_id, name=name)
+        client, _ = await auth(node, device, name=name)
+        others.append(client)
+    texts = [f"message {index}" for index in range(5)]
+    for text in texts:
+        await sender.send_json(message_frame(text))
+        await sender.recv_until(is_assistant_final(f"echo: {text}"), timeout=10)
+    for client in others:
+        seen = []
+        while len(seen) < 2 * len(texts):
+            frame, _ = await client.recv_until(lambda f: is_user_echo()(f) or is_assistant_final()(f), timeout=10)
+            seen.append(frame["content"])
+        assert seen == [line for text in texts for line in (text, f"echo: {text}")], seen
+    for client in [sender] + others:
+        await client.close()
+
+
+async def test_a_killed_node_is_declared_dead_and_the_turn_behind_its_runs_on_a_survivor(relay_factory):
+    database = postgres_server.shared().create_database()
+    # The first node's backend never answers in time: its turn is running when it dies.
+    first = relay_factory(node_config(database, "node1", echo_delay_ms=600_000))
+    second = relay_factory(node_config(database, "node2"))
+    admin, sender = await setup_admin(first)
+    device = await pair_and_approve(first, sender, user_id=admin.user_id)
+    waiting, _ = await auth(second, device, name="waiting")
+    await sender.send_json(message_frame("held by node1"))
+    await waiting.recv_until(is_user_echo("held by node1"), timeout=10)
+    # Behind it in the same conversation: it waits for the turn on the first node.
+    behind = message_frame("queued on node2")
+    await waiting.send_json(behind)
+    await waiting.recv_until(is_user_echo("queued on node2"), timeout=10)
+    first.kill()
+    final, frames = await waiting.recv_until(is_assistant_final("echo: queued on node2"), timeout=LEASE_SECONDS + 10)
+    assert not any(is_assistant_final("echo: held by node1")(f) for f in frames), frames
+    log = second.stderr_text()
+    assert "relay node declared dead" in log and "node1" in log, log[-3000:]
+    await waiting.close()
+
+
+def test_a_node_id_in_use_by_a_running_node_is_refused(relay_factory):
+    database = postgres_server.shared().create_database()
+    relay_factory(node_config(database, "twin"))
+    second = relay_factory(node_config(database, "twin"), start=False)
+    result = subprocess.run([str(relay_bin()), "serve", "--config", str(second.config_path), "--data-dir", str(second.data_dir)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1, result.stderr
+    assert "node id twin is in use by another running node" in result.stderr, result.stderr
