@@ -2,10 +2,11 @@
 `postgres_server.py`), each with its own data directory and listeners. A device may connect to any
 node; what one node stores every node's devices see, in order; a node that dies is found dead by
 the others within its lease, and the turns it held end or move on."""
+import signal
 import subprocess
 
 import postgres_server
-from conftest import (auth, is_assistant_final, is_user_echo, make_config, message_frame, pair_and_approve, relay_bin,
+from conftest import (async_wait_for, auth, is_assistant_final, is_user_echo, make_config, message_frame, pair_and_approve, relay_bin,
                       setup_admin)
 
 LEASE_SECONDS = 3
@@ -72,3 +73,72 @@ def test_a_node_id_in_use_by_a_running_node_is_refused(relay_factory):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1, result.stderr
     assert "node id twin is in use by another running node" in result.stderr, result.stderr
+
+
+async def test_a_node_frozen_past_its_lease_is_replaced_and_exits_when_it_wakes(relay_factory):
+    database = postgres_server.shared().create_database()
+    frozen = relay_factory(node_config(database, "node1", echo_delay_ms=600_000))
+    survivor = relay_factory(node_config(database, "node2"))
+    admin, sender = await setup_admin(frozen)
+    device = await pair_and_approve(frozen, sender, user_id=admin.user_id)
+    waiting, _ = await auth(survivor, device, name="waiting")
+    await sender.send_json(message_frame("held by the frozen node"))
+    await waiting.recv_until(is_user_echo("held by the frozen node"), timeout=10)
+    await waiting.send_json(message_frame("queued behind it"))
+    await waiting.recv_until(is_user_echo("queued behind it"), timeout=10)
+    frozen.proc.send_signal(signal.SIGSTOP)
+    try:
+        await waiting.recv_until(is_assistant_final("echo: queued behind it"), timeout=LEASE_SECONDS + 10)
+    finally:
+        frozen.proc.send_signal(signal.SIGCONT)
+    # Awake, it finds itself declared dead at its next heartbeat and exits for its supervisor.
+    frozen.expected_exit = 75
+    assert frozen.proc.wait(timeout=15) == 75, frozen.stderr_text()[-3000:]
+    assert "another node declared this one dead" in frozen.stderr_text()
+    await waiting.close()
+
+
+async def test_nodes_ride_out_a_postgresql_restart(relay_factory):
+    server = postgres_server.PostgresServer()
+    try:
+        database = server.create_database()
+        nodes = []
+        for index in (1, 2):
+            cfg = node_config(database, f"node{index}")
+            cfg["store"]["url"] = server.url(database)
+            nodes.append(relay_factory(cfg))
+        admin, sender = await setup_admin(nodes[0])
+        device = await pair_and_approve(nodes[0], sender, user_id=admin.user_id)
+        other, _ = await auth(nodes[1], device, name="other")
+        incarnations = server.psql("SELECT node_id, incarnation FROM nodes ORDER BY node_id", database)
+        server.restart()
+        restarted = server.psql("SELECT now()", database).strip()
+        # Both nodes come back as themselves and keep beating past a lease after the restart: the
+        # sweeps that ran by then found nobody dead.
+        beating = f"SELECT count(*) FROM nodes WHERE heartbeat_at > '{restarted}'::timestamptz + interval '{LEASE_SECONDS + 1} seconds'"
+        await async_wait_for(lambda: server.psql(beating, database).strip() == "2", timeout=30, what="heartbeats after the restart")
+        assert server.psql("SELECT node_id, incarnation FROM nodes ORDER BY node_id", database) == incarnations
+        for node in nodes:
+            assert "postgres: node reconnected" in node.stderr_text(), node.stderr_text()[-3000:]
+        # The first write after the restart may find its connection gone: the client retries the
+        # same message id, as apps do, and the relay stores it once.
+        frame = message_frame("after the restart")
+        for _ in range(20):
+            await sender.send_json(frame)
+            reply, _ = await sender.recv_until(
+                lambda f: is_assistant_final("echo: after the restart")(f) or (f.get("type") == "error" and f.get("messageId") == frame["id"]),
+                timeout=10)
+            if reply.get("type") != "error":
+                break
+        else:
+            raise AssertionError("the message was never stored after the restart")
+        await other.recv_until(is_assistant_final("echo: after the restart"), timeout=10)
+        assert all(node.running for node in nodes), [node.stderr_text()[-2000:] for node in nodes]
+        for node in nodes:
+            assert "declared dead" not in node.stderr_text(), node.stderr_text()[-3000:]
+        await sender.close()
+        await other.close()
+    finally:
+        for node in nodes:
+            node.terminate()
+        server.stop()
