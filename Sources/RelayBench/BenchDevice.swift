@@ -7,7 +7,7 @@ import RelayTransport
 final class BenchDevice: ClientHandler {
     enum Phase { case idle, pairing, authenticating, live, closed }
 
-    let deviceID = Identifiers.newUUID()
+    let deviceID: String
     let loop: ServiceLoop
     let target: ServiceLoop.ClientTarget
     private(set) var phase = Phase.idle
@@ -25,9 +25,17 @@ final class BenchDevice: ClientHandler {
     var onText: ((BenchDevice, String) -> Void)?
     var onFailure: ((BenchDevice, String) -> Void)?
 
-    init(loop: ServiceLoop, target: ServiceLoop.ClientTarget) {
+    init(loop: ServiceLoop, target: ServiceLoop.ClientTarget, deviceID: String = Identifiers.newUUID()) {
         self.loop = loop
         self.target = target
+        self.deviceID = deviceID
+    }
+
+    /// The same paired device on another relay (another node of a cluster), not connected yet.
+    func elsewhere(_ target: ServiceLoop.ClientTarget) -> BenchDevice {
+        let moved = BenchDevice(loop: loop, target: target, deviceID: deviceID)
+        (moved.token, moved.userID) = (token, userID)
+        return moved
     }
 
     func pair() {

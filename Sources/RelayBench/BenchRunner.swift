@@ -44,7 +44,7 @@ public final class BenchRunner {
             let started = Date()
             switch scenario {
             case "roundtrip": try roundtrip()
-            case "fanout": try fanout()
+            case "fanout": try options.nodes > 1 ? clusterFanout() : fanout()
             case "idle": try idle()
             case "replay": try replay()
             case "audit": try auditRatio()
@@ -68,11 +68,12 @@ public final class BenchRunner {
         port: Int = 0,
         extra: String = "",
         backend: String = "echo",
-        keepalive: (pingSeconds: Int, pongSeconds: Int)? = nil
+        keepalive: (pingSeconds: Int, pongSeconds: Int)? = nil,
+        store: String? = nil
     ) throws -> RelayProcess {
         runCounter += 1
         let work = (options.workDirectory as NSString).appendingPathComponent("clawrelay-bench-\(getpid())-\(runCounter)")
-        let extra = extra + (try storeSection())
+        let extra = extra + (try store ?? storeSection())
         let relay = try RelayProcess(
             binary: options.binary,
             workDirectory: work,
@@ -92,8 +93,8 @@ public final class BenchRunner {
 
     /// The `[store]` a relay gets: none for SQLite; for PostgreSQL a fresh database on the bench's
     /// own server.
-    private func storeSection() throws -> String {
-        guard options.store == "postgres" else { return "" }
+    func storeSection() throws -> String {
+        guard options.store == "postgres" || options.nodes > 1 else { return "" }
         if postgres == nil {
             progress("store: starting a PostgreSQL 15 of the bench's own (initdb, loopback)")
             postgres = try LocalPostgres()

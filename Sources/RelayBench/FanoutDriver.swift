@@ -4,9 +4,14 @@ final class FanoutDriver {
         var messages = 0
         var seconds = 0.0
         var delay = LatencyRecorder()
+        /// In a cluster: the deliveries on the sender's node, and on the other nodes.
+        var sameNode = LatencyRecorder()
+        var otherNodes = LatencyRecorder()
     }
 
     private let devices: [BenchDevice]
+    /// Per device, whether it is connected to the sender's node.
+    private let onSendersNode: [Bool]
     private let durationMicros: UInt64
     private let window = 4
     private var counter = 0
@@ -16,8 +21,9 @@ final class FanoutDriver {
     private var result = Result()
     private var completion: ((Result) -> Void)?
 
-    init(devices: [BenchDevice], durationSeconds: Double) {
+    init(devices: [BenchDevice], durationSeconds: Double, onSendersNode: [Bool]? = nil) {
         self.devices = devices
+        self.onSendersNode = onSendersNode ?? devices.map { _ in true }
         self.durationMicros = UInt64(durationSeconds * 1_000_000)
     }
 
@@ -25,8 +31,8 @@ final class FanoutDriver {
         self.completion = completion
         guard let sender = devices.first else { return completion(result) }
         startedAt = nowMicros()
-        for device in devices {
-            device.onText = { [weak self] _, text in self?.received(text) }
+        for (device, local) in zip(devices, onSendersNode) {
+            device.onText = { [weak self] _, text in self?.received(text, local: local) }
         }
         for _ in 0..<window { send(on: sender) }
     }
@@ -38,10 +44,11 @@ final class FanoutDriver {
         sender.send(messageFrame(id: "c_fan\(counter)", content: "fan-\(counter)"))
     }
 
-    private func received(_ text: String) {
+    private func received(_ text: String, local: Bool) {
         guard FrameSniffer.isUserEcho(text), let number = FrameSniffer.number(after: "fan-", in: text), let sent = sentAt[number] else { return }
         let now = nowMicros()
         result.delay.record(now - sent)
+        if local { result.sameNode.record(now - sent) } else { result.otherNodes.record(now - sent) }
         remaining[number, default: 1] -= 1
         guard remaining[number] == 0 else { return }
         remaining.removeValue(forKey: number)

@@ -32,6 +32,8 @@ struct Bench: ParsableCommand {
     @Option(help: "store only: away devices per user, each event queued for them.") var away: Int?
     @Option(help: "The relays' store: sqlite (default) or postgres (a PostgreSQL 15 the bench starts itself, a database per relay).")
     var store: String?
+    @Option(help: "fanout only: run the relays as this many nodes of one cluster on one PostgreSQL (2-8; implies --store postgres).")
+    var nodes: Int?
     @Flag(help: "Run the generator on one CPU and the relays on another (needs two CPUs).") var pin = false
     @Flag(help: "Seconds-scale sizes for CI: every code path runs, nothing is judged.") var smoke = false
     @Flag(help: "Print the report as JSON.") var json = false
@@ -50,6 +52,11 @@ struct Bench: ParsableCommand {
             }
         }
         if let store, !["sqlite", "postgres"].contains(store) { throw ValidationError("--store \(store): give sqlite or postgres") }
+        if let nodes {
+            guard (1...8).contains(nodes) else { throw ValidationError("--nodes \(nodes): give 1 to 8") }
+            if nodes > 1, scenarios != ["fanout"] { throw ValidationError("--nodes \(nodes): only the fanout scenario runs on several nodes so far") }
+            if nodes > 1, store == "sqlite" { throw ValidationError("--nodes \(nodes): the nodes of a cluster share a PostgreSQL, not SQLite") }
+        }
         if let rate, !(rate > 0 && rate.isFinite) { throw ValidationError("--rate \(rate): give a number of messages a second above 0") }
         for (option, value) in [("--event-loop", eventLoop), ("--generator-loop", generatorLoop)] {
             if let value, EventLoopKind(rawValue: value) == nil { throw ValidationError("\(option) \(value): give poll or epoll") }
@@ -74,7 +81,8 @@ struct Bench: ParsableCommand {
         options.eventLoop = eventLoop.flatMap(EventLoopKind.init(rawValue:))
         if let loop = generatorLoop.flatMap(EventLoopKind.init(rawValue:)) { options.generatorLoop = loop }
         options.pin = pin
-        options.store = store == "postgres" ? "postgres" : nil
+        options.store = store == "postgres" || (nodes ?? 1) > 1 ? "postgres" : nil
+        if let nodes { options.nodes = nodes }
         options.binary = relay ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         guard FileManager.default.isExecutableFile(atPath: options.binary) else { fail("--relay \(options.binary): not an executable file") }
         var report = BenchReport()

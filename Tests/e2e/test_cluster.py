@@ -2,6 +2,7 @@
 `postgres_server.py`), each with its own data directory and listeners. A device may connect to any
 node; what one node stores every node's devices see, in order; a node that dies is found dead by
 the others within its lease, and the turns it held end or move on."""
+import json
 import signal
 import subprocess
 
@@ -142,3 +143,17 @@ async def test_nodes_ride_out_a_postgresql_restart(relay_factory):
         for node in nodes:
             node.terminate()
         server.stop()
+
+
+def test_the_bench_measures_delivery_across_nodes(tmp_path):
+    env = {"TMPDIR": str(tmp_path), "PATH": "/usr/sbin:/usr/bin:/bin"}
+    result = subprocess.run([str(relay_bin()), "bench", "fanout", "--nodes", "2", "--smoke", "--json"],
+                            capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    figures = {f["metric"]: f["value"] for f in json.loads(result.stdout)["figures"] if f["scenario"] == "fanout"}
+    assert figures["nodes"] == 2 and figures["messages"] > 0, figures
+    assert figures["delivery_same_node_p99_ms"] > 0 and figures["delivery_other_nodes_p99_ms"] > 0, figures
+    assert figures["postgres_cpu_per_message"] > 0, figures
+    refused = subprocess.run([str(relay_bin()), "bench", "roundtrip", "--nodes", "2"], capture_output=True, text=True, timeout=60,
+                             cwd=tmp_path, env=env)
+    assert refused.returncode != 0 and "only the fanout scenario runs on several nodes so far" in refused.stderr, refused.stderr

@@ -1,0 +1,102 @@
+import Foundation
+import RelayTransport
+
+/// `bench fanout --nodes N`: the relays as N nodes of one cluster on one PostgreSQL database.
+extension BenchRunner {
+    /// One sender on the first node, the receivers spread over all of them: a delivery to a device
+    /// on another node crosses PostgreSQL (the commit's NOTIFY, then a read of the log), one on
+    /// the sender's node does not. The difference is what a cluster costs a message's readers.
+    func clusterFanout() throws {
+        let nodes = try startCluster(options.nodes)
+        defer { for node in nodes { node.stop() } }
+        progress("fanout: pairing \(options.fanout) devices of one user on node 1 of \(nodes.count)")
+        let paired = try provision(nodes[0], count: options.fanout, sameUser: true)
+        // Every device but the sender moves to node (index mod N); the sender stays on node 1.
+        let placed = paired.value.indices.map { $0 % nodes.count }
+        let moved = try reconnect(paired, to: placed.map { target(nodes[$0]) }, keeping: placed.map { $0 == 0 })
+        defer { release(moved) }
+        progress("fanout: one sender on node 1, \(options.fanout) receivers on \(nodes.count) nodes, \(options.seconds) s")
+        let cpu = CPUMeter()
+        let relayCPU = nodes.map { RelayCPUMeter($0) }
+        let databaseCPU = postgres.map { DatabaseCPUMeter($0) }
+        let seconds = options.seconds
+        let local = placed.map { $0 == 0 }
+        let result: FanoutDriver.Result = try waitOnLoop(loop, timeout: seconds + 120) { done in
+            let driver = FanoutDriver(devices: moved.value, durationSeconds: seconds, onSendersNode: local)
+            driver.run { result in
+                _ = driver
+                done(result)
+            }
+        }
+        let used = relayCPU.map(\.used)
+        let relaySeconds = used.reduce(0) { $0 + $1.cpu }
+        report.add("fanout", "nodes", Double(nodes.count), "relays on one PostgreSQL")
+        report.add("fanout", "receivers", Double(options.fanout), "devices")
+        report.add("fanout", "messages", Double(result.messages), "count")
+        report.add("fanout", "deliveries", result.seconds > 0 ? Double(result.delay.count) / result.seconds : 0, "deliveries/s")
+        for (recorder, name) in [(result.sameNode, "same_node"), (result.otherNodes, "other_nodes")] {
+            for (key, value) in recorder.summary("delivery_\(name)").sorted(by: { $0.key < $1.key }) { report.add("fanout", key, value, "ms") }
+        }
+        report.add("fanout", "generator_cpu", cpu.share * 100, "% of one core")
+        if let wall = used.first?.wall, wall > 0 { report.add("fanout", "relays_cpu", relaySeconds / wall * 100, "% of one core, all nodes") }
+        if let databaseUsed = databaseCPU?.used, let wall = used.first?.wall {
+            recordDatabase("fanout", databaseUsed, relayCPU: relaySeconds, wall: wall, messages: result.messages)
+        }
+    }
+
+    /// `count` relays as the nodes of one cluster, on one fresh database.
+    func startCluster(_ count: Int) throws -> [RelayProcess] {
+        let store = try storeSection()
+        var nodes: [RelayProcess] = []
+        do {
+            for index in 1...count {
+                progress("cluster: starting node \(index) of \(count)")
+                let cluster = "\n[cluster]\nnode_id = \"bench-\(index)\"\nheartbeat_seconds = 1\nlease_seconds = 5\n"
+                nodes.append(try startRelay(extra: cluster, store: store))
+            }
+        } catch {
+            for node in nodes { node.stop() }
+            throw error
+        }
+        return nodes
+    }
+
+    /// The paired devices authenticated again at `targets` (device i at `targets[i]`); those
+    /// `keeping` their connection stay as they are.
+    private func reconnect(
+        _ devices: UncheckedBox<[BenchDevice]>,
+        to targets: [ServiceLoop.ClientTarget],
+        keeping: [Bool]
+    ) throws
+        -> UncheckedBox<[BenchDevice]>
+    {
+        let loop = self.loop
+        let outcome: UncheckedBox<Result<[BenchDevice], BenchError>> = try waitOnLoop(loop, timeout: 600) { done in
+            var moved: [BenchDevice] = []
+            var waiting = 0
+            var failed = false
+            for (index, device) in devices.value.enumerated() {
+                guard !keeping[index] else {
+                    moved.append(device)
+                    continue
+                }
+                device.close()
+                let elsewhere = device.elsewhere(targets[index])
+                moved.append(elsewhere)
+                waiting += 1
+                elsewhere.onLive = { _ in
+                    waiting -= 1
+                    if waiting == 0, !failed { done(UncheckedBox(.success(moved))) }
+                }
+                elsewhere.onFailure = { device, reason in
+                    guard !failed else { return }
+                    failed = true
+                    done(UncheckedBox(.failure(BenchError("device \(device.deviceID) on another node: \(reason)"))))
+                }
+                elsewhere.authenticate()
+            }
+            if waiting == 0 { done(UncheckedBox(.success(moved))) }
+        }
+        return UncheckedBox(try outcome.value.get())
+    }
+}
