@@ -157,3 +157,34 @@ def test_the_bench_measures_delivery_across_nodes(tmp_path):
     refused = subprocess.run([str(relay_bin()), "bench", "roundtrip", "--nodes", "2"], capture_output=True, text=True, timeout=60,
                              cwd=tmp_path, env=env)
     assert refused.returncode != 0 and "only the fanout scenario runs on several nodes so far" in refused.stderr, refused.stderr
+
+
+async def test_two_devices_on_two_nodes_get_one_runner_in_acceptance_order(relay_factory, tmp_path):
+    # A backend that fails when two of its runs overlap, wherever they run: a lock directory both
+    # nodes' runs take (mkdir is atomic), held while it answers.
+    lock = tmp_path / "one-at-a-time"
+    script = f'mkdir {lock} 2>/dev/null || {{ echo overlap; exit 9; }}; sleep 0.02; printf "ran: %s" "$(cat)"; rmdir {lock}'
+    database = postgres_server.shared().create_database()
+    nodes = []
+    for index in (1, 2):
+        cfg = node_config(database, f"node{index}")
+        cfg["clawline"].update({"backend": "cmd", "messages_per_second": 1000, "max_queued_messages": 200})
+        cfg["backends"][1].update({"command": ["/bin/sh", "-c", script], "timeout_seconds": 30})
+        nodes.append(relay_factory(cfg))
+    admin, first = await setup_admin(nodes[0])
+    device = await pair_and_approve(nodes[0], first, user_id=admin.user_id)
+    second, _ = await auth(nodes[1], device, name="second")
+    count = 20
+    for index in range(count):
+        await first.send_json(message_frame(f"a{index}"))
+        await second.send_json(message_frame(f"b{index}"))
+    # Every message's answer, seen from one device: each answer follows its message, in the
+    # order the messages were accepted, and none found another run under way.
+    users, answers = [], []
+    while len(answers) < 2 * count:
+        frame, _ = await first.recv_until(lambda f: is_user_echo()(f) or is_assistant_final()(f), timeout=30)
+        (users if frame["role"] == "user" else answers).append(frame["content"])
+    assert sorted(users) == sorted([f"a{i}" for i in range(count)] + [f"b{i}" for i in range(count)]), users
+    assert answers == [f"ran: {text}" for text in users], answers
+    await first.close()
+    await second.close()
