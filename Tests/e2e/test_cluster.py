@@ -188,3 +188,51 @@ async def test_two_devices_on_two_nodes_get_one_runner_in_acceptance_order(relay
     assert answers == [f"ran: {text}" for text in users], answers
     await first.close()
     await second.close()
+
+
+async def test_killing_a_node_under_load_loses_no_acknowledged_message_and_answers_none_twice(relay_factory):
+    database = postgres_server.shared().create_database()
+    victim = relay_factory(node_config(database, "node1", echo_delay_ms=150))
+    steady = relay_factory(node_config(database, "node2", echo_delay_ms=150))
+    for node in (victim, steady):
+        node.config_path.write_text(node.config_path.read_text().replace("messages_per_second = 5", "messages_per_second = 1000"))
+    victim.restart()
+    steady.restart()
+    admin, sender = await setup_admin(victim)
+    device = await pair_and_approve(victim, sender, user_id=admin.user_id)
+    watcher, _ = await auth(steady, device, name="watcher")
+    sent: dict[str, str] = {}  # the watcher's message ids, by text
+    frames: list[dict] = []
+    for round in range(3):
+        for index in range(4):
+            frame = message_frame(f"r{round} steady {index}")
+            sent[frame["content"]] = frame["id"]
+            await watcher.send_json(frame)
+            await sender.send_json(message_frame(f"r{round} doomed {index}"))
+        # Kill the node once the watcher has seen this round's messages from it: turns are in
+        # flight on both nodes.
+        seen, skipped = await watcher.recv_until(is_user_echo(f"r{round} doomed 3"), timeout=15)
+        frames += skipped + [seen]
+        victim.kill()
+        victim.start()
+        sender, _ = await auth(victim, admin, name=f"admin-{round}")
+    # Every message the watcher sent was acknowledged and gets exactly one answer or failure.
+    def settled(content: str) -> bool:
+        answers = [f for f in frames if is_assistant_final(f"echo: {content}")(f)]
+        errors = [f for f in frames if f.get("type") == "error" and f.get("messageId") == sent[content]]
+        return len(answers) + len(errors) >= 1
+    while not all(settled(content) for content in sent):
+        frame, skipped = await watcher.recv_until(lambda f: True, timeout=30)
+        frames += skipped + [frame]
+    acked = {f["id"] for f in frames if f.get("type") == "ack"}
+    assert set(sent.values()) <= acked, "every message was acknowledged"
+    for content, message_id in sent.items():
+        answers = [f for f in frames if is_assistant_final(f"echo: {content}")(f)]
+        errors = [f for f in frames if f.get("type") == "error" and f.get("messageId") == message_id]
+        assert len(answers) + len(errors) == 1, (content, answers, errors)
+    finals = [f["id"] for f in frames if is_assistant_final()(f)]
+    assert len(finals) == len(set(finals)), "no answer reached the watcher twice"
+    echoes = [f["id"] for f in frames if is_user_echo()(f)]
+    assert len(echoes) == len(set(echoes)), "no message reached the watcher twice"
+    await watcher.close()
+    await sender.close()
