@@ -116,11 +116,13 @@ import Testing
         #expect(config.gateway?.maxProtocol == 4 && config.gateway?.handshakeTimeoutMillis == 15_000)
         #expect(config.audit == AuditSettings())
         #expect(config.store == StoreSettings(), "SQLite in the data directory by default")
+        #expect(config.cluster == nil, "[cluster] is commented out: a relay on its own by default")
         #expect(config.push == nil, "[push] is commented out: no pushes by default")
         #expect(config.backends.first == .defaultEcho)
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let keys = [
-            "data_dir", "log_level", "event_loop", "url", "password_file", "pool_size", "listen", "allow_public", "enabled", "retention_days", "name",
+            "data_dir", "log_level", "event_loop", "url", "password_file", "pool_size", "node_id", "heartbeat_seconds", "lease_seconds", "listen",
+            "allow_public", "enabled", "retention_days", "name",
             "kind", "delay_ms", "command",
             "timeout_seconds", "tls_cert", "tls_key", "pending_ttl_seconds", "max_pending_requests", "token_ttl_seconds",
             "max_replay_messages", "max_queued_turns", "stream_inactivity_seconds", "messages_per_second", "typing_per_second",
