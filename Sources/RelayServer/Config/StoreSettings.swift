@@ -28,7 +28,7 @@ extension StoreSettings: CustomStringConvertible {
     }
 
     /// The URL with any password replaced by `***`.
-    static func withoutPassword(_ url: String) -> String {
+    public static func withoutPassword(_ url: String) -> String {
         guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
         let credentials = url[scheme.upperBound..<at]
         guard let colon = credentials.firstIndex(of: ":") else { return url }

@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import Logging
+import RelayCore
+import RelayServer
+import RelayStore
+import RelayStorePostgres
+
+/// `clawrelay migrate --to-postgres URL`: the SQLite store of a stopped relay copied into an empty
+/// PostgreSQL database, so the relay can start on it with the same data directory.
+struct Migrate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Copy a stopped relay's SQLite store into an empty PostgreSQL database (then start it with [store] kind = \"postgres\")."
+    )
+    @OptionGroup var options: DataOptions
+    @Option(name: .customLong("to-postgres"), help: "postgres://user[:password]@host[:port]/database[?sslmode=…] of an empty database.")
+    var url: String
+    @Option(name: .customLong("password-file"), help: "A file holding the password (else the URL's, else PGPASSWORD).")
+    var passwordFile: String?
+
+    func run() throws {
+        let config = options.loadExisting()
+        let directory = config.dataDirectory
+        let sqlitePath = (directory as NSString).appendingPathComponent("relay.sqlite")
+        guard FileManager.default.fileExists(atPath: sqlitePath) else { fail("no relay.sqlite in \(directory): nothing to migrate") }
+        let settings: PostgresSettings
+        do {
+            settings = try PostgresSettings(
+                url: url,
+                passwordFile: passwordFile,
+                environmentPassword: ProcessInfo.processInfo.environment["PGPASSWORD"]
+            )
+        } catch {
+            fail("\(error)")
+        }
+        // Held until exit: a relay started meanwhile is refused, as a second relay would be.
+        do { try DataDirectory(path: directory).lock() } catch { fail("\(error)") }
+        let store: Store
+        do { store = try Store(dataDirectory: directory, executor: nil) } catch { fail("cannot open \(sqlitePath): \(error)") }
+        var logger = Logger(label: "clawrelay.migrate")
+        logger.logLevel = .warning
+        print("copying \(sqlitePath) into \(StoreSettings.withoutPassword(url))")
+        let counts: [SQLiteToPostgres.TableCount]
+        do {
+            counts = try SQLiteToPostgres.copy(from: store, to: settings, now: Int64(Date().timeIntervalSince1970 * 1000), logger: logger) {
+                print("  \($0.table): \($0.rows) row\($0.rows == 1 ? "" : "s")")
+            }
+        } catch {
+            store.close()
+            fail("migrate failed, nothing was copied: \(error)")
+        }
+        store.close()
+        let total = counts.reduce(0) { $0 + $1.rows }
+        print("copied \(total) rows in \(counts.count) tables in one transaction")
+        print(
+            """
+            The files in \(directory) stay there and are still needed: a relay on PostgreSQL started with this data
+            directory uses its JWT signing key (the tokens paired devices hold), gateway identity, account files and
+            uploads, and keeps its audit in audit.sqlite. relay.sqlite is left as it was (the relay on PostgreSQL
+            does not read it).
+            Put this in the relay's config.toml and start it with the same data_dir:
+
+            [store]
+            kind = "postgres"
+            url = "\(StoreSettings.withoutPassword(url))"
+            """
+        )
+        if let passwordFile {
+            print("password_file = \"\(passwordFile)\"")
+        } else if settings.passwordSource != .none {
+            print("# password_file = \"/path/to/pgpass\"             # or PGPASSWORD in the relay's environment")
+        }
+    }
+}
