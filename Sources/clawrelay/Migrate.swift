@@ -23,6 +23,11 @@ struct Migrate: ParsableCommand {
         let directory = config.dataDirectory
         let sqlitePath = (directory as NSString).appendingPathComponent("relay.sqlite")
         guard FileManager.default.fileExists(atPath: sqlitePath) else { fail("no relay.sqlite in \(directory): nothing to migrate") }
+        // Opening a file that is no database would make it one (an empty store, copied as such).
+        let header = FileHandle(forReadingAtPath: sqlitePath).flatMap { try? $0.read(upToCount: 16) } ?? Data()
+        guard header == Data("SQLite format 3\0".utf8) else { fail("\(sqlitePath) is not a SQLite database: nothing to migrate") }
+        // What SQLite creates beside the store (its log) is private, as everything the relay writes.
+        umask(0o077)
         let settings: PostgresSettings
         do {
             settings = try PostgresSettings(

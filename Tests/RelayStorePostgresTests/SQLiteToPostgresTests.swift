@@ -131,6 +131,10 @@ import Testing
         let after = try await awaiting { postgres.replay(audiences: ["u1"], after: nil, limit: 100, completion: $0) }
         #expect(before.events.count == 4 && Self.seen(after.events) == Self.seen(before.events))
         #expect(after.highWater == before.highWater)
+        // The timeline joins events to their message records by run: the failed turn is there too.
+        let syncBefore = try await awaiting { sqlite.journal.timelineSync(userID: "u1", after: 0, limit: 100, byteBudget: 1 << 20, completion: $0) }
+        let syncAfter = try await awaiting { postgres.timelineSync(userID: "u1", after: 0, limit: 100, byteBudget: 1 << 20, completion: $0) }
+        #expect(syncAfter == syncBefore && syncBefore.entries.count == 5, "\(syncAfter.entries)\n\(syncBefore.entries)")
 
         let device = try await awaiting { postgres.device(id: "d1", completion: $0) }
         #expect(device == (try await awaiting { sqlite.journal.device(id: "d1", completion: $0) }))
