@@ -6,6 +6,14 @@ struct CopyColumn: Sendable {
     enum Kind: String, Sendable {
         case text, bigint, smallint, boolean
         case double = "double precision"
+        /// A `timestamptz` sent as microseconds before the copying transaction's time: copied rows
+        /// keep the order SQLite wrote them in, before anything written later.
+        case microsecondsBeforeNow = "microseconds_before_now"
+
+        /// The value's place in the `INSERT`, cast to the column's type.
+        func placeholder(_ number: Int) -> String {
+            self == .microsecondsBeforeNow ? "now() - $\(number)::bigint * interval '1 microsecond'" : "$\(number)::\(rawValue)"
+        }
     }
 
     let name: String
@@ -36,7 +44,7 @@ enum CopyValue: Sendable {
         case (.text, .string(let text)): self = .text(text)
         case (.text, .int64(let number)): self = .text(String(number))
         case (.text, .blob(let data)): self = .text(String(decoding: data, as: UTF8.self))
-        case (.bigint, .int64(let number)), (.smallint, .int64(let number)): self = .integer(number)
+        case (.bigint, .int64(let number)), (.smallint, .int64(let number)), (.microsecondsBeforeNow, .int64(let number)): self = .integer(number)
         case (.bigint, .string(let text)), (.smallint, .string(let text)):
             guard let number = Int64(text) else { throw Self.refused(value, column, table) }
             self = .integer(number)
@@ -53,7 +61,7 @@ enum CopyValue: Sendable {
     private static func null(_ kind: CopyColumn.Kind) -> CopyValue {
         switch kind {
         case .text: .text(nil)
-        case .bigint, .smallint: .integer(nil)
+        case .bigint, .smallint, .microsecondsBeforeNow: .integer(nil)
         case .boolean: .boolean(nil)
         case .double: .double(nil)
         }
@@ -101,7 +109,7 @@ struct CopyBatch {
             sql += index == 0 ? "(" : ", ("
             for (position, value) in row.enumerated() {
                 value.bind(&bindings)
-                sql += (position == 0 ? "$" : ", $") + "\(bindings.count)::\(columns[position].kind.rawValue)"
+                sql += (position == 0 ? "" : ", ") + columns[position].kind.placeholder(bindings.count)
             }
             sql += ")"
         }

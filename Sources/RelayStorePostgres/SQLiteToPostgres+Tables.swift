@@ -11,6 +11,9 @@
 ///   `PostgresJournal.fail` writes it;
 /// - a message stored before messages had run ids gets `m_<device>:<client id>` as its run id (its
 ///   events get the same);
+/// - a replay over several streams merges them by `events.created_at` (the writing transaction's
+///   time) where SQLite takes its rowid: copied events get times a microsecond apart in rowid
+///   order, just before the copy's;
 /// - the stream clocks (`streams.last`) continue after the highest seq any row took;
 /// - the queues (cursors in SQLite, entries in PostgreSQL) are copied by `SQLiteToPostgres+Queues`.
 struct TableCopy: Sendable {
@@ -143,11 +146,11 @@ struct TableCopy: Sendable {
             "events",
             """
             stream_id text, seq bigint, id text, kind smallint, conversation_id text, role smallint, content text, device_id text,
-            attachments text, run_id text, created_ms bigint
+            attachments text, run_id text, created_ms bigint, created_at microseconds_before_now
             """,
             """
             SELECT e.user_id, e.seq, e.id, 0, e.conversation, CASE e.role WHEN 'user' THEN 0 WHEN 'assistant' THEN 1 ELSE 2 END,
-              e.content, e.device_id, e.attachments, r.run_id, e.created_at
+              e.content, e.device_id, e.attachments, r.run_id, e.created_at, (SELECT MAX(rowid) FROM events) - e.rowid + 1
             FROM events e LEFT JOIN (
               SELECT m.user_event_id AS event_id, \(runID) AS run_id FROM messages m WHERE m.user_event_id IS NOT NULL
               UNION ALL SELECT m.assistant_event_id, \(runID) FROM messages m WHERE m.assistant_event_id IS NOT NULL

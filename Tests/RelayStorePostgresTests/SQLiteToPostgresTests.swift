@@ -90,6 +90,9 @@ import Testing
                 completion: $0
             )
         }
+        _ = try await awaiting {
+            journal.note(userID: "@admins", conversationID: "shared", content: "to admins", now: 3_400, queue: [], completion: $0)
+        }
         let second = try await Self.send(journal, "c2", "again", to: conversation, at: 3_500)
         guard case .fresh(_, let secondRun, _) = second else { throw FixtureError("not fresh: \(second)") }
         let failure = TurnFailure(
@@ -122,7 +125,7 @@ import Testing
         let conversation = try await Self.fill(sqlite.journal)
         let database = try await TestDatabase(migrate: false)
         let counts = try await sqlite.copy(into: database)
-        #expect(counts.first { $0.table == "events" }?.rows == 5, "\(counts)")
+        #expect(counts.first { $0.table == "events" }?.rows == 6, "\(counts)")
         #expect(counts.first { $0.table == "queue_entries" }?.rows == 3, "\(counts)")
 
         let writer = database.writer(for: NodeIncarnation(node: "n1"))
@@ -131,6 +134,11 @@ import Testing
         let after = try await awaiting { postgres.replay(audiences: ["u1"], after: nil, limit: 100, completion: $0) }
         #expect(before.events.count == 4 && Self.seen(after.events) == Self.seen(before.events))
         #expect(after.highWater == before.highWater)
+        // Several streams replay merged in the order SQLite wrote them.
+        let mergedBefore = try await awaiting { sqlite.journal.replay(audiences: ["u1", "@admins"], after: nil, limit: 100, completion: $0) }
+        let mergedAfter = try await awaiting { postgres.replay(audiences: ["u1", "@admins"], after: nil, limit: 100, completion: $0) }
+        #expect(Self.seen(mergedAfter.events) == Self.seen(mergedBefore.events) && mergedBefore.events.count == 5)
+        #expect(mergedBefore.events.map(\.content)[2] == "to admins", "the admins' note between the exchanges")
         // The timeline joins events to their message records by run: the failed turn is there too.
         let syncBefore = try await awaiting { sqlite.journal.timelineSync(userID: "u1", after: 0, limit: 100, byteBudget: 1 << 20, completion: $0) }
         let syncAfter = try await awaiting { postgres.timelineSync(userID: "u1", after: 0, limit: 100, byteBudget: 1 << 20, completion: $0) }
