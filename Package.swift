@@ -214,6 +214,7 @@ let package = Package(
             name: "RelayStorePostgresTests",
             dependencies: [
                 "PostgresHarness", "RelayStorePostgres", "RelayStore", "RelayCore", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -1,0 +1,40 @@
+import Foundation
+import GRDB
+import RelayCore
+import RelayStore
+import Testing
+
+@testable import RelayStorePostgres
+
+/// `SQLiteToPostgres` past one batch, and a value SQLite holds in the wrong type.
+@Suite(.timeLimit(.minutes(2))) struct SQLiteToPostgresBatchTests {
+    @Test func aLogLongerThanABatchIsCopiedWhole() async throws {
+        let sqlite = try SQLiteToPostgresTests.SQLiteRelay()
+        let notes = 2_345
+        for index in 1...notes {
+            sqlite.journal.note(userID: "u1", conversationID: "c1", content: "note \(index)", now: Int64(index), queue: []) { _ in }
+        }
+        await awaitingDone { sqlite.journal.barrier($0) }
+        let database = try await TestDatabase(migrate: false)
+        let counts = try await sqlite.copy(into: database)
+        #expect(counts.first { $0.table == "events" }?.rows == notes)
+        #expect(try await database.integers("SELECT count(*) FROM events") == [Int64(notes)])
+        let copied = try await database.strings("SELECT string_agg(seq || ':' || content || ':' || created_ms, ',' ORDER BY seq) FROM events")
+        let written = (1...notes).map { "\($0):note \($0):\($0)" }.joined(separator: ",")
+        #expect(copied == [written], "every note at its seq, with its text and time")
+    }
+
+    @Test func aValueOfTheWrongTypeIsRefusedNamingItsColumnAndNothingIsCopied() async throws {
+        let sqlite = try SQLiteToPostgresTests.SQLiteRelay()
+        _ = try await SQLiteToPostgresTests.fill(sqlite.journal)
+        try sqlite.store.write { try $0.execute(sql: "UPDATE push_targets SET created_at = 'yesterday'") }
+        let database = try await TestDatabase(migrate: false)
+        let refused = await #expect(throws: PostgresStoreError.self) { try await sqlite.copy(into: database) }
+        #expect(refused?.message == "push_targets.created_ms holds \"yesterday\" in SQLite, which is no bigint", "\(String(describing: refused))")
+        #expect(try await database.integers("SELECT count(*) FROM devices") == [0], "the devices copied before it were rolled back")
+        // The database stays empty: a fixed store copies into it.
+        try sqlite.store.write { try $0.execute(sql: "UPDATE push_targets SET created_at = 5000") }
+        _ = try await sqlite.copy(into: database)
+        #expect(try await database.integers("SELECT count(*) FROM devices") == [1])
+    }
+}
