@@ -57,19 +57,13 @@ struct Migrate: ParsableCommand {
         store.close()
         let total = counts.reduce(0) { $0 + $1.rows }
         print("copied \(total) rows in \(counts.count) tables in one transaction")
-        print(
-            """
-            The files in \(directory) stay there and are still needed: a relay on PostgreSQL started with this data
-            directory uses its JWT signing key (the tokens paired devices hold), gateway identity, account files and
-            uploads, and keeps its audit in audit.sqlite. relay.sqlite is left as it was (the relay on PostgreSQL
-            does not read it).
-            Put this in the relay's config.toml and start it with the same data_dir:
-
-            [store]
-            kind = "postgres"
-            url = "\(StoreSettings.withoutPassword(url))"
-            """
-        )
+        print("the files of \(directory) stay there and are still needed: the JWT signing key (the tokens paired devices hold),")
+        print("the gateway identity, account files, uploads and the audit (audit.sqlite); relay.sqlite is left as it was, unread.")
+        print("Start the relay with this same data directory and this in its config.toml:")
+        print("")
+        print("[store]")
+        print("kind = \"postgres\"")
+        print("url = \"\(StoreSettings.withoutPassword(url, masked: false))\"")
         if let passwordFile {
             print("password_file = \"\(passwordFile)\"")
         } else if settings.passwordSource != .none {

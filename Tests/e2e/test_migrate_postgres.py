@@ -93,4 +93,6 @@ async def test_migrate_refuses_a_running_relay_a_database_holding_relay_data_and
     assert len(second.stderr.strip().splitlines()) == 1, "one line"
     for result in (running, first, second):
         assert "hunter2" not in result.stdout + result.stderr, "the password is never printed"
+    assert f'url = "postgres://{postgres_server.USER}@127.0.0.1:{server.port}/{database}"' in first.stdout, first.stdout
+    assert "# password_file" in first.stdout, "where the password goes instead"
     assert device.device_id in server.psql("SELECT id FROM devices", database)
