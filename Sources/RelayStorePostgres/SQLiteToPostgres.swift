@@ -40,7 +40,16 @@ public enum SQLiteToPostgres {
         do {
             try target.execute("SELECT pg_advisory_xact_lock(hashtext('clawrelay-migrate'))")
             try target.run("check the database") { connection, logger in try await refuseRelayData(connection, logger: logger) }
-            let counts = try store.read { db in try copyTables(db, into: target, now: now, progress: progress) }
+            // A schema that keeps no copy of a queued item (it reads the log) takes entries without one.
+            let queueTable = try target.run("read the queues' columns") { connection, logger in
+                try await names(
+                    connection,
+                    logger: logger,
+                    "SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'queue_entries'"
+                )
+            }
+            let queue = queueColumns.indices.filter { queueTable.contains(queueColumns[$0].name) }
+            let counts = try store.read { db in try copyTables(db, into: target, now: now, queue: queue, progress: progress) }
             // The serial ids go on after the copied ones.
             for table in ["push_attempts", "operator_commands"] {
                 try target.execute("SELECT setval(pg_get_serial_sequence('\(table)', 'id'), max(id)) FROM \(table) HAVING max(id) IS NOT NULL")
@@ -53,7 +62,13 @@ public enum SQLiteToPostgres {
         }
     }
 
-    private static func copyTables(_ db: Database, into target: PostgresTarget, now: Int64, progress: (TableCount) -> Void) throws -> [TableCount] {
+    private static func copyTables(
+        _ db: Database,
+        into target: PostgresTarget,
+        now: Int64,
+        queue: [Int],
+        progress: (TableCount) -> Void
+    ) throws -> [TableCount] {
         var counts: [TableCount] = []
         func count(_ table: String, _ rows: Int) {
             if let last = counts.indices.last, counts[last].table == table {
@@ -76,10 +91,10 @@ public enum SQLiteToPostgres {
             // A table copied in parts (the log's events, then its failures) is reported once.
             if index + 1 == TableCopy.all.count || TableCopy.all[index + 1].table != spec.table { progress(counts[counts.count - 1]) }
         }
-        var batch = CopyBatch(table: "queue_entries", columns: queueColumns)
+        var batch = CopyBatch(table: "queue_entries", columns: queue.map { queueColumns[$0] })
         var queued = 0
         try queueRows(db, at: now) { row in
-            batch.append(row)
+            batch.append(queue.map { row[$0] })
             queued += 1
             if batch.isFull { try target.send(&batch) }
         }
@@ -115,10 +130,15 @@ public enum SQLiteToPostgres {
     }
 
     private static func tableNames(_ connection: PostgresConnection, logger: Logger) async throws -> [String] {
-        let rows = try await connection.query(
-            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1",
-            logger: logger
+        try await names(
+            connection,
+            logger: logger,
+            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1"
         )
+    }
+
+    private static func names(_ connection: PostgresConnection, logger: Logger, _ sql: String) async throws -> [String] {
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
         var names: [String] = []
         for try await name in rows.decode(String.self) { names.append(name) }
         return names

@@ -24,6 +24,19 @@ import Testing
         #expect(copied == [written], "every note at its seq, with its text and time")
     }
 
+    /// A schema whose queue entries point at the log and keep no copy of the item.
+    @Test func queueEntriesGoWithoutTheirItemWhereTheSchemaKeepsNone() async throws {
+        let sqlite = try SQLiteToPostgresTests.SQLiteRelay()
+        _ = try await SQLiteToPostgresTests.fill(sqlite.journal)
+        let database = try await TestDatabase()
+        try await database.execute("ALTER TABLE queue_entries DROP COLUMN item")
+        let counts = try await sqlite.copy(into: database)
+        #expect(counts.first { $0.table == "queue_entries" }?.rows == 3)
+        let entries = try await database.strings("SELECT device_id || ' ' || seq || ' ' || expires_ms FROM queue_entries ORDER BY seq")
+        let events = try await database.integers("SELECT seq FROM events WHERE stream_id = 'u1' AND (role = 1 OR kind = 1 OR seq = 2) ORDER BY seq")
+        #expect(entries == zip(events, [62_000, 63_000, 63_700]).map { "d2 \($0) \($1)" }, "\(entries) \(events)")
+    }
+
     @Test func aValueOfTheWrongTypeIsRefusedNamingItsColumnAndNothingIsCopied() async throws {
         let sqlite = try SQLiteToPostgresTests.SQLiteRelay()
         _ = try await SQLiteToPostgresTests.fill(sqlite.journal)
