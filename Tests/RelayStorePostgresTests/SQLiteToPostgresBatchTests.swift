@@ -24,6 +24,20 @@ import Testing
         #expect(copied == [written], "every note at its seq, with its text and time")
     }
 
+    @Test func serialIDsGoOnAfterTheCopiedOnes() async throws {
+        let sqlite = try SQLiteToPostgresTests.SQLiteRelay()
+        for millis: Int64 in [1, 2] {
+            _ = try sqlite.store.write { try OperatorQueries.enqueue($0, action: .revoke, deviceID: "d1", userID: "u1", at: millis) }
+        }
+        let database = try await TestDatabase(migrate: false)
+        _ = try await sqlite.copy(into: database)
+        let next = try await database.withConnection { connection in
+            try await PostgresOperatorQueries.enqueue(connection, action: .approve, deviceID: "d2", userID: nil, at: 3, logger: database.logger)
+        }
+        #expect(next == 3)
+        #expect(try await database.strings("SELECT string_agg(id || action, ' ' ORDER BY id) FROM operator_commands") == ["1revoke 2revoke 3approve"])
+    }
+
     /// A schema whose queue entries point at the log and keep no copy of the item.
     @Test func queueEntriesGoWithoutTheirItemWhereTheSchemaKeepsNone() async throws {
         let sqlite = try SQLiteToPostgresTests.SQLiteRelay()
