@@ -34,8 +34,9 @@ final class PostgresTarget: Sendable {
         return try Self.settle(result, what, settings)
     }
 
-    func execute(_ sql: String) throws {
-        try run(sql.split(separator: " ").prefix(2).joined(separator: " ")) { connection, logger in
+    /// Runs one statement; `what` names it in an error.
+    func execute(_ sql: String, _ what: String) throws {
+        try run(what) { connection, logger in
             _ = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
         }
     }

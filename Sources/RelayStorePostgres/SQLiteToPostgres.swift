@@ -36,9 +36,9 @@ public enum SQLiteToPostgres {
         defer { target.close() }
         try target.run("check the database") { connection, logger in try await refuseForeignTables(connection, logger: logger) }
         try target.run("migrate the schema") { connection, logger in try await PostgresMigrations.migrate(connection, logger: logger) }
-        try target.execute("BEGIN")
+        try target.execute("BEGIN", "begin the copy")
         do {
-            try target.execute("SELECT pg_advisory_xact_lock(hashtext('clawrelay-migrate'))")
+            try target.execute("SELECT pg_advisory_xact_lock(hashtext('clawrelay-migrate'))", "wait for another copy")
             try target.run("check the database") { connection, logger in try await refuseRelayData(connection, logger: logger) }
             // A schema that keeps no copy of a queued item (it reads the log) takes entries without one.
             let queueTable = try target.run("read the queues' columns") { connection, logger in
@@ -52,12 +52,15 @@ public enum SQLiteToPostgres {
             let counts = try store.read { db in try copyTables(db, into: target, now: now, queue: queue, progress: progress) }
             // The serial ids go on after the copied ones.
             for table in ["push_attempts", "operator_commands"] {
-                try target.execute("SELECT setval(pg_get_serial_sequence('\(table)', 'id'), max(id)) FROM \(table) HAVING max(id) IS NOT NULL")
+                try target.execute(
+                    "SELECT setval(pg_get_serial_sequence('\(table)', 'id'), max(id)) FROM \(table) HAVING max(id) IS NOT NULL",
+                    "set the ids of \(table)"
+                )
             }
-            try target.execute("COMMIT")
+            try target.execute("COMMIT", "commit the copy")
             return counts
         } catch {
-            try? target.execute("ROLLBACK")
+            try? target.execute("ROLLBACK", "roll the copy back")
             throw error
         }
     }
