@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Logging
-import RelayCore
 import RelayServer
 import RelayStore
 import RelayStorePostgres
