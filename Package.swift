@@ -97,7 +97,10 @@ let package = Package(
         // The PostgreSQL store (several nodes on one database): its own target, so SQLite-only work never builds postgres-nio.
         .target(
             name: "RelayStorePostgres",
-            dependencies: ["RelayCore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "RelayCore", "RelayStore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(name: "ClawlineWire", dependencies: ["RelayKit"], path: "Bridges/Clawline/Wire", swiftSettings: swiftSettings),
@@ -193,7 +196,8 @@ let package = Package(
         .executableTarget(
             name: "clawrelay",
             dependencies: [
-                "RelayServer", "RelayStore", "RelayCore", "RelayBench", "RelayChat", "GatewayWire", "TerminalQR", "CompanionBridge",
+                "RelayServer", "RelayStore", "RelayStorePostgres", "RelayCore", "RelayBench", "RelayChat", "GatewayWire", "TerminalQR",
+                "CompanionBridge",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -209,7 +213,8 @@ let package = Package(
         .testTarget(
             name: "RelayStorePostgresTests",
             dependencies: [
-                "PostgresHarness", "RelayStorePostgres", "RelayCore", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "PostgresHarness", "RelayStorePostgres", "RelayStore", "RelayCore", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -7,10 +7,10 @@ struct StartupFailure: Error, CustomStringConvertible {
 }
 
 /// The relay's data directory: private to its user, and served by one relay at a time.
-struct DataDirectory {
+public struct DataDirectory {
     let path: String
 
-    init(path: String) { self.path = path }
+    public init(path: String) { self.path = path }
 
     /// Creates the folder (0700), takes the lock (a second relay on the same folder is refused with
     /// the first one's PID) and tightens what an older run left readable by others.
@@ -72,8 +72,9 @@ struct DataDirectory {
     }
 
     /// Locks `relay.lock` and writes the PID into it. The descriptor is never closed: the lock
-    /// lasts as long as the process, and the kernel drops it at exit.
-    private func lock() throws {
+    /// lasts as long as the process, and the kernel drops it at exit. `clawrelay migrate` holds
+    /// it too, so no relay starts on the folder while it copies.
+    public func lock() throws {
         let fd = Foundation.open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StartupFailure(description: "cannot open \(lockFile): \(String(cString: strerror(errno)))") }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {

@@ -112,7 +112,7 @@ public final class PostgresStore {
 
     /// Waits on this thread for `work`, which runs as a task (start-up and stop only: never on the
     /// loop, whose jobs the work may wait for).
-    private static func wait<R: Sendable>(_ work: @escaping @Sendable () async -> R) -> R {
+    static func wait<R: Sendable>(_ work: @escaping @Sendable () async -> R) -> R {
         let done = DispatchSemaphore(value: 0)
         let box = Mutex<R?>(nil)
         Task {

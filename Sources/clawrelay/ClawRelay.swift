@@ -12,7 +12,7 @@ struct ClawRelay: ParsableCommand {
         version: "clawrelay \(RelayVersion.current)",
         subcommands: [
             Serve.self, CheckConfig.self, Chat.self, Devices.self, Accounts.self, Conversations.self, Approvals.self, PairLink.self, Companion.self,
-            Audit.self, Backup.self, Bench.self,
+            Audit.self, Backup.self, Bench.self, Migrate.self,
         ],
         defaultSubcommand: Serve.self
     )

@@ -27,11 +27,11 @@ extension StoreSettings: CustomStringConvertible {
         return "postgres (\(Self.withoutPassword(url)))"
     }
 
-    /// The URL with any password replaced by `***`.
-    static func withoutPassword(_ url: String) -> String {
+    /// The URL with any password replaced by `***` (left out when `masked` is false).
+    public static func withoutPassword(_ url: String, masked: Bool = true) -> String {
         guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
         let credentials = url[scheme.upperBound..<at]
         guard let colon = credentials.firstIndex(of: ":") else { return url }
-        return String(url[..<colon]) + ":***" + String(url[at...])
+        return String(url[..<colon]) + (masked ? ":***" : "") + String(url[at...])
     }
 }
