@@ -5,16 +5,15 @@ import RelayStore
 
 extension SQLiteToPostgres {
     static let queueColumns = CopyColumn.list(
-        "device_id text, stream_id text, seq bigint, conversation_id text, item text, queued_ms bigint, expires_ms bigint"
+        "device_id text, stream_id text, seq bigint, conversation_id text, queued_ms bigint, expires_ms bigint"
     )
 
     /// The notification queues: SQLite keeps them as cursors into the log (`queue_devices`,
-    /// `queue_sources`, `queue_items`, `queue_delivered`), PostgreSQL as one row per queued item
-    /// and device (`queue_entries`). What a device would still be handed (`QueueQueries.pending`,
+    /// `queue_sources`, `queue_items`, `queue_delivered`), PostgreSQL as one entry per queued
+    /// event and device (`queue_entries`, pointing at the event in the log). What a device would still be handed (`QueueQueries.pending`,
     /// unexpired at `now`, its newest `capacity`) becomes its entries, at their place in their
     /// stream, expiring when they would have.
     static func queueRows(_ db: Database, at now: Int64, _ row: ([CopyValue]) throws -> Void) throws {
-        let encoder = JSONEncoder()
         for device in try Row.fetchAll(db, sql: "SELECT device_id, ttl_millis, capacity FROM queue_devices ORDER BY device_id") {
             let (deviceID, ttl, capacity): (String, Int64, Int64) = (device["device_id"], device["ttl_millis"], device["capacity"])
             let pending = try QueueQueries.pending(db, deviceID: deviceID, at: now, limit: Int.max)
@@ -34,9 +33,8 @@ extension SQLiteToPostgres {
                 }
                 // A failure whose message is gone has no place in the log: nothing would read it.
                 guard let seq else { continue }
-                let json = String(decoding: try encoder.encode(entry.item), as: UTF8.self)
                 try row([
-                    .text(deviceID), .text(stream), .integer(seq), .text(entry.item.conversationID), .text(json), .integer(entry.queuedAt),
+                    .text(deviceID), .text(stream), .integer(seq), .text(entry.item.conversationID), .integer(entry.queuedAt),
                     .integer(entry.queuedAt + max(0, ttl)),
                 ])
             }

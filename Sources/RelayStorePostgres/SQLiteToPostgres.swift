@@ -40,16 +40,7 @@ public enum SQLiteToPostgres {
         do {
             try target.execute("SELECT pg_advisory_xact_lock(hashtext('clawrelay-migrate'))", "wait for another copy")
             try target.run("check the database") { connection, logger in try await refuseRelayData(connection, logger: logger) }
-            // A schema that keeps no copy of a queued item (it reads the log) takes entries without one.
-            let queueTable = try target.run("read the queues' columns") { connection, logger in
-                try await names(
-                    connection,
-                    logger: logger,
-                    "SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'queue_entries'"
-                )
-            }
-            let queue = queueColumns.indices.filter { queueTable.contains(queueColumns[$0].name) }
-            let counts = try store.read { db in try copyTables(db, into: target, now: now, queue: queue, progress: progress) }
+            let counts = try store.read { db in try copyTables(db, into: target, now: now, progress: progress) }
             // The serial ids go on after the copied ones.
             for table in ["push_attempts", "operator_commands"] {
                 try target.execute(
@@ -69,7 +60,6 @@ public enum SQLiteToPostgres {
         _ db: Database,
         into target: PostgresTarget,
         now: Int64,
-        queue: [Int],
         progress: (TableCount) -> Void
     ) throws -> [TableCount] {
         var counts: [TableCount] = []
@@ -94,10 +84,10 @@ public enum SQLiteToPostgres {
             // A table copied in parts (the log's events, then its failures) is reported once.
             if index + 1 == TableCopy.all.count || TableCopy.all[index + 1].table != spec.table { progress(counts[counts.count - 1]) }
         }
-        var batch = CopyBatch(table: "queue_entries", columns: queue.map { queueColumns[$0] })
+        var batch = CopyBatch(table: "queue_entries", columns: queueColumns)
         var queued = 0
         try queueRows(db, at: now) { row in
-            batch.append(queue.map { row[$0] })
+            batch.append(row)
             queued += 1
             if batch.isFull { try target.send(&batch) }
         }

@@ -39,11 +39,11 @@ import Testing
     }
 
     /// A schema whose queue entries point at the log and keep no copy of the item.
-    @Test func queueEntriesGoWithoutTheirItemWhereTheSchemaKeepsNone() async throws {
+    /// A queue entry points at its event in the log, expiring when it would have on SQLite.
+    @Test func queueEntriesPointAtTheirEvents() async throws {
         let sqlite = try SQLiteToPostgresTests.SQLiteRelay()
         _ = try await SQLiteToPostgresTests.fill(sqlite.journal)
         let database = try await TestDatabase()
-        try await database.execute("ALTER TABLE queue_entries DROP COLUMN item")
         let counts = try await sqlite.copy(into: database)
         #expect(counts.first { $0.table == "queue_entries" }?.rows == 3)
         let entries = try await database.strings("SELECT device_id || ' ' || seq || ' ' || expires_ms FROM queue_entries ORDER BY seq")

@@ -94,14 +94,16 @@ import Testing
             journal.note(userID: "@admins", conversationID: "shared", content: "to admins", now: 3_400, queue: [], completion: $0)
         }
         let second = try await Self.send(journal, "c2", "again", to: conversation, at: 3_500)
-        guard case .fresh(_, let secondRun, _) = second else { throw FixtureError("not fresh: \(second)") }
+        guard case .fresh(_, let secondRun, let secondSlot) = second else { throw FixtureError("not fresh: \(second)") }
+        // A failure names its answer's placeholder, as the core's do (a queue reads it back from the log).
         let failure = TurnFailure(
             turn: TurnRef(runID: secondRun, deviceID: "d1", clientID: "c2"),
             conversationID: conversation.id,
             userID: "u1",
             cause: .failed,
             reason: "boom",
-            timestampMillis: 3_700
+            timestampMillis: 3_700,
+            answerID: secondSlot.id
         )
         _ = try await awaiting { journal.fail(failure, queue: away, completion: $0) }
         _ = try await awaiting {
