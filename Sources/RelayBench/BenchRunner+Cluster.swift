@@ -44,15 +44,18 @@ extension BenchRunner {
         }
     }
 
-    /// `count` relays as the nodes of one cluster, on one fresh database.
-    func startCluster(_ count: Int) throws -> [RelayProcess] {
+    /// `count` relays as the nodes of one cluster, on one fresh database; node i on `ports[i]`
+    /// (0 = any) with its echo backend answering after `echoDelays[i]` ms.
+    func startCluster(_ count: Int, ports: [Int] = [], echoDelays: [Int] = []) throws -> [RelayProcess] {
         let store = try storeSection()
         var nodes: [RelayProcess] = []
         do {
-            for index in 1...count {
-                progress("cluster: starting node \(index) of \(count)")
-                let cluster = "\n[cluster]\nnode_id = \"bench-\(index)\"\nheartbeat_seconds = 1\nlease_seconds = 5\n"
-                nodes.append(try startRelay(extra: cluster, store: store))
+            for index in 0..<count {
+                progress("cluster: starting node \(index + 1) of \(count)")
+                let cluster = "\n[cluster]\nnode_id = \"bench-\(index + 1)\"\nheartbeat_seconds = 1\nlease_seconds = 5\n"
+                let port = index < ports.count ? ports[index] : 0
+                let delay = index < echoDelays.count ? echoDelays[index] : 0
+                nodes.append(try startRelay(port: port, extra: cluster, store: store, echoDelayMillis: delay))
             }
         } catch {
             for node in nodes { node.stop() }
@@ -63,7 +66,7 @@ extension BenchRunner {
 
     /// The paired devices authenticated again at `targets` (device i at `targets[i]`); those
     /// `keeping` their connection stay as they are.
-    private func reconnect(
+    func reconnect(
         _ devices: UncheckedBox<[BenchDevice]>,
         to targets: [ServiceLoop.ClientTarget],
         keeping: [Bool]

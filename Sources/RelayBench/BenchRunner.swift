@@ -23,7 +23,7 @@ public final class BenchRunner {
     }
 
     /// Every scenario name `run` knows; `all` is the first six.
-    public static let scenarioNames = ["roundtrip", "fanout", "idle", "replay", "audit", "gateway", "chaos", "fuzz", "all"]
+    public static let scenarioNames = ["roundtrip", "fanout", "idle", "replay", "audit", "gateway", "chaos", "fuzz", "cluster-chaos", "all"]
 
     public func run() throws -> BenchReport {
         let files = raiseFileLimit()
@@ -50,6 +50,7 @@ public final class BenchRunner {
             case "audit": try auditRatio()
             case "chaos": try chaos()
             case "fuzz": try fuzz()
+            case "cluster-chaos": try clusterChaos()
             case "gateway": try gateway()
             default: throw BenchError("unknown scenario \(scenario) (\(Self.scenarioNames.joined(separator: ", ")))")
             }
@@ -69,7 +70,8 @@ public final class BenchRunner {
         extra: String = "",
         backend: String = "echo",
         keepalive: (pingSeconds: Int, pongSeconds: Int)? = nil,
-        store: String? = nil
+        store: String? = nil,
+        echoDelayMillis: Int = 0
     ) throws -> RelayProcess {
         runCounter += 1
         let work = (options.workDirectory as NSString).appendingPathComponent("clawrelay-bench-\(getpid())-\(runCounter)")
@@ -84,7 +86,8 @@ public final class BenchRunner {
                 extra: extra,
                 backend: backend,
                 keepalive: keepalive,
-                eventLoop: options.eventLoop
+                eventLoop: options.eventLoop,
+                echoDelayMillis: echoDelayMillis
             )
         )
         try relay.start(pinning: pinning)

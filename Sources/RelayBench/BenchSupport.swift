@@ -170,7 +170,8 @@ func benchRelayConfig(
     extra: String = "",
     backend: String = "echo",
     keepalive: (pingSeconds: Int, pongSeconds: Int)? = nil,
-    eventLoop: EventLoopKind? = nil
+    eventLoop: EventLoopKind? = nil,
+    echoDelayMillis: Int = 0
 ) -> String {
     """
     \(eventLoop.map { "[server]\nevent_loop = \"\($0.rawValue)\"\n" } ?? "")
@@ -195,7 +196,7 @@ func benchRelayConfig(
     [[backends]]
     name = "echo"
     kind = "echo"
-    delay_ms = 0
+    delay_ms = \(echoDelayMillis)
 
     [audit]
     enabled = \(audit)

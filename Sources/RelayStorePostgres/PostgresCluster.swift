@@ -9,7 +9,7 @@ import Synchronization
 /// - Important: a node that finds itself declared dead (fenced) must stop serving: `fenced` is
 ///   told once and the membership task ends. A node that loses its control connection reconnects
 ///   and carries on as the same incarnation only if nobody declared it dead meanwhile; after
-///   (re)connecting it leaves the sweep alone for one lease, so nodes cut off by the same
+///   reconnecting it leaves the sweep alone for one lease, so nodes cut off by the same
 ///   PostgreSQL restart have time to come back before their missing locks count as deaths.
 public final class PostgresCluster: Sendable {
     public let node: PostgresNode
@@ -66,7 +66,8 @@ public final class PostgresCluster: Sendable {
 
     private func keep(dead: @Sendable (NodeIncarnation) -> Void, fenced: @Sendable (String) -> Void) async {
         let clock = ContinuousClock()
-        var connectedAt = clock.now
+        // The first sweep runs at once: only a reconnect waits a lease before sweeping.
+        var connectedAt = clock.now - lease
         var cutOff = false
         while !Task.isCancelled {
             do {
