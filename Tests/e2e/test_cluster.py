@@ -242,3 +242,54 @@ async def test_killing_a_node_under_load_loses_no_acknowledged_message_and_answe
     assert len(echoes) == len(set(echoes)), "no message reached the watcher twice"
     await watcher.close()
     await sender.close()
+
+
+async def test_a_clawline_device_and_a_backgrounded_companion_device_on_other_nodes_see_one_history(relay_factory, tmp_path):
+    from companion_client import CompanionClient, companion_config, make_projects, rest_json, result_of, write_config
+    database = postgres_server.shared().create_database()
+
+    def config(index: int, user_id: str | None = None) -> dict:
+        cfg = companion_config(projects_root=make_projects(tmp_path / f"projects{index}"), **({"user_id": user_id} if user_id else {}))
+        cfg["store"] = {"kind": "postgres", "url": postgres_server.shared().url(database)}
+        cfg["cluster"] = {"node_id": f"node{index}", "heartbeat_seconds": 1, "lease_seconds": LEASE_SECONDS}
+        return cfg
+
+    first = relay_factory(config(1))
+    admin, _ = await setup_admin(first)
+    first.terminate()
+    write_config(first, config(1, admin.user_id))
+    first.start()
+    second = relay_factory(config(2, admin.user_id))
+    third = relay_factory(config(3, admin.user_id))
+    claw, _ = await auth(first, admin, name="clawline")
+    watcher_device = await pair_and_approve(first, claw, user_id=admin.user_id)
+    watcher, _ = await auth(second, watcher_device, name="watcher")
+    await claw.send_json(message_frame("start the timeline"))
+    await claw.recv_until(is_assistant_final("echo: start the timeline"), timeout=10)
+    timeline = next(s for s in rest_json(third, "GET", "/api/sessions")["sessions"] if s.startswith("cv_"))
+    # A Companion phone on the third node holds the timeline, then goes to the background.
+    phone = await CompanionClient.connect(third, device_id="phone")
+    await phone.subscribe(timeline)
+    await claw.send_json(message_frame("while it looks"))
+    await phone.recv_until(result_of(timeline, "echo: while it looks"), 10)
+    await phone.background(timeline)
+    await claw.send_json(message_frame("while it is away"))
+    await claw.recv_until(is_assistant_final("echo: while it is away"), timeout=10)
+    # The Clawline device on the second node saw every message, in order.
+    seen = []
+    while len(seen) < 6:
+        frame, _ = await watcher.recv_until(lambda f: is_user_echo()(f) or is_assistant_final()(f), timeout=10)
+        seen.append(frame["content"])
+    texts = ["start the timeline", "while it looks", "while it is away"]
+    assert seen == [line for text in texts for line in (text, f"echo: {text}")], seen
+    # Back in the foreground, the phone gets what it missed from the third node's queue, once.
+    await phone.close()
+    again = await CompanionClient.connect(third, device_id="phone", name="phone-again")
+    await again.send("subscribe", {"events": ["assistantMessage"], "sessionIds": [timeline]})
+    result, before = await again.recv_until(result_of(timeline, "echo: while it is away"), 10)
+    assert result.get("_queued") is True, result
+    users = [f for f in before if f["type"] == "userMessage" and f["data"]["content"] == "while it is away"]
+    assert len(users) == 1 and users[0].get("_queued") is True, before
+    assert not any(f["type"] == "userMessage" and f["data"]["content"] == "while it looks" for f in before), "what it saw is not queued"
+    for client in (claw, watcher, phone, again):
+        await client.close()
