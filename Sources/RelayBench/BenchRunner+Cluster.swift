@@ -7,13 +7,8 @@ extension BenchRunner {
     /// on another node crosses PostgreSQL (the commit's NOTIFY, then a read of the log), one on
     /// the sender's node does not. The difference is what a cluster costs a message's readers.
     func clusterFanout() throws {
-        let nodes = try startCluster(options.nodes)
+        let (nodes, moved, placed) = try spread(options.fanout, sameUser: true, scenario: "fanout")
         defer { for node in nodes { node.stop() } }
-        progress("fanout: pairing \(options.fanout) devices of one user on node 1 of \(nodes.count)")
-        let paired = try provision(nodes[0], count: options.fanout, sameUser: true)
-        // Every device but the sender moves to node (index mod N); the sender stays on node 1.
-        let placed = paired.value.indices.map { $0 % nodes.count }
-        let moved = try reconnect(paired, to: placed.map { target(nodes[$0]) }, keeping: placed.map { $0 == 0 })
         defer { release(moved) }
         progress("fanout: one sender on node 1, \(options.fanout) receivers on \(nodes.count) nodes, \(options.seconds) s")
         let cpu = CPUMeter()
@@ -42,6 +37,22 @@ extension BenchRunner {
         if let databaseUsed = databaseCPU?.used, let wall = used.first?.wall {
             recordDatabase("fanout", databaseUsed, relayCPU: relaySeconds, wall: wall, messages: result.messages)
         }
+    }
+
+    /// `options.nodes` cluster nodes and `count` devices paired on the first, device i then
+    /// connected to node (i mod N) (the first device stays on node 1); `placed[i]` is its node.
+    private func spread(
+        _ count: Int,
+        sameUser: Bool,
+        scenario: String
+    ) throws
+        -> (nodes: [RelayProcess], devices: UncheckedBox<[BenchDevice]>, placed: [Int])
+    {
+        let nodes = try startCluster(max(1, options.nodes))
+        progress("\(scenario): pairing \(count) devices on node 1 of \(nodes.count)")
+        let paired = try provision(nodes[0], count: count, sameUser: sameUser)
+        let placed = paired.value.indices.map { $0 % nodes.count }
+        return (nodes, try reconnect(paired, to: placed.map { target(nodes[$0]) }, keeping: placed.map { $0 == 0 }), placed)
     }
 
     /// `count` relays as the nodes of one cluster, on one fresh database; node i on `ports[i]`
@@ -101,5 +112,29 @@ extension BenchRunner {
             if waiting == 0 { done(UncheckedBox(.success(moved))) }
         }
         return UncheckedBox(try outcome.value.get())
+    }
+}
+
+extension BenchRunner {
+    /// `bench roundtrip --nodes N`: the devices (each its own user) spread over N cluster nodes,
+    /// each sending to its node: the cluster's round trips a second, with every node's CPU and
+    /// PostgreSQL's. With one node it is a cluster of one (the ledger's claims included), to
+    /// compare with `roundtrip --store postgres` (a relay on its own).
+    func clusterRoundtrip() throws {
+        let (nodes, devices, _) = try spread(options.devices, sameUser: false, scenario: "roundtrip")
+        defer { for node in nodes { node.stop() } }
+        defer { release(devices) }
+        progress("roundtrip: \(options.devices) devices × \(options.window) in flight on \(nodes.count) nodes for \(options.seconds) s")
+        let cpu = CPUMeter()
+        let relayCPU = nodes.map { RelayCPUMeter($0) }
+        let databaseCPU = postgres.map { DatabaseCPUMeter($0) }
+        let result = try drive(devices, window: options.window, seconds: options.seconds, prefix: "rt")
+        let used = relayCPU.map(\.used)
+        let total = (cpu: used.reduce(0) { $0 + $1.cpu }, wall: used.first?.wall ?? 0)
+        report.add("roundtrip", "nodes", Double(nodes.count), "cluster nodes on one PostgreSQL")
+        record("roundtrip", result, generatorCPU: cpu.share, relayCPU: total)
+        if let databaseUsed = databaseCPU?.used {
+            recordDatabase("roundtrip", databaseUsed, relayCPU: total.cpu, wall: total.wall, messages: result.completed)
+        }
     }
 }

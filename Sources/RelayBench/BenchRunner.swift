@@ -43,8 +43,8 @@ public final class BenchRunner {
         for scenario in scenarios {
             let started = Date()
             switch scenario {
-            case "roundtrip": try roundtrip()
-            case "fanout": try options.nodes > 1 ? clusterFanout() : fanout()
+            case "roundtrip": try options.nodes > 0 ? clusterRoundtrip() : roundtrip()
+            case "fanout": try options.nodes > 0 ? clusterFanout() : fanout()
             case "idle": try idle()
             case "replay": try replay()
             case "audit": try auditRatio()
@@ -97,7 +97,7 @@ public final class BenchRunner {
     /// The `[store]` a relay gets: none for SQLite; for PostgreSQL a fresh database on the bench's
     /// own server.
     func storeSection() throws -> String {
-        guard options.store == "postgres" || options.nodes > 1 else { return "" }
+        guard options.store == "postgres" || options.nodes > 0 else { return "" }
         if postgres == nil {
             progress("store: starting a PostgreSQL 15 of the bench's own (initdb, loopback)")
             postgres = try LocalPostgres()

@@ -36,9 +36,9 @@ public struct BenchOptions: Sendable {
     /// `--store postgres`: the relays keep their store in a PostgreSQL the bench starts (a database
     /// each); nil = SQLite, the relay's default.
     public var store: String?
-    /// fanout only: the relays as this many nodes of one cluster on one PostgreSQL database, the
-    /// receivers spread over them (1 = one relay on its own).
-    public var nodes = 1
+    /// roundtrip, fanout and cluster-chaos: the relays as this many nodes of one cluster on one
+    /// PostgreSQL database, the devices spread over them (0 = a relay on its own).
+    public var nodes = 0
 
     public init() {}
 

@@ -35,7 +35,9 @@ struct Bench: ParsableCommand {
     @Option(help: "store only: away devices per user, each event queued for them.") var away: Int?
     @Option(help: "The relays' store: sqlite (default) or postgres (a PostgreSQL 15 the bench starts itself, a database per relay).")
     var store: String?
-    @Option(help: "fanout and cluster-chaos: run the relays as this many nodes of one cluster on one PostgreSQL (2-8; implies --store postgres).")
+    @Option(
+        help: "roundtrip, fanout, cluster-chaos: run the relays as this many nodes of one cluster on one PostgreSQL (1-8; implies --store postgres)."
+    )
     var nodes: Int?
     @Flag(help: "Run the generator on one CPU and the relays on another (needs two CPUs).") var pin = false
     @Flag(help: "Seconds-scale sizes for CI: every code path runs, nothing is judged.") var smoke = false
@@ -60,10 +62,10 @@ struct Bench: ParsableCommand {
         }
         if let nodes {
             guard (1...8).contains(nodes) else { throw ValidationError("--nodes \(nodes): give 1 to 8") }
-            if nodes > 1, scenarios != ["fanout"], scenarios != ["cluster-chaos"] {
-                throw ValidationError("--nodes \(nodes): only the fanout and cluster-chaos scenarios run on several nodes so far")
+            if let other = scenarios.first(where: { !["roundtrip", "fanout", "cluster-chaos"].contains($0) }) {
+                throw ValidationError("--nodes \(nodes): \(other) runs on one relay; roundtrip, fanout and cluster-chaos run on cluster nodes")
             }
-            if nodes > 1, store == "sqlite" { throw ValidationError("--nodes \(nodes): the nodes of a cluster share a PostgreSQL, not SQLite") }
+            if store == "sqlite" { throw ValidationError("--nodes \(nodes): the nodes of a cluster share a PostgreSQL, not SQLite") }
         }
         if let rate, !(rate > 0 && rate.isFinite) { throw ValidationError("--rate \(rate): give a number of messages a second above 0") }
         for (option, value) in [("--event-loop", eventLoop), ("--generator-loop", generatorLoop)] {
@@ -89,7 +91,7 @@ struct Bench: ParsableCommand {
         options.eventLoop = eventLoop.flatMap(EventLoopKind.init(rawValue:))
         if let loop = generatorLoop.flatMap(EventLoopKind.init(rawValue:)) { options.generatorLoop = loop }
         options.pin = pin
-        options.store = store == "postgres" || (nodes ?? 1) > 1 || scenarios.contains("cluster-chaos") ? "postgres" : nil
+        options.store = store == "postgres" || nodes != nil || scenarios.contains("cluster-chaos") ? "postgres" : nil
         if let nodes { options.nodes = nodes }
         options.binary = relay ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         guard FileManager.default.isExecutableFile(atPath: options.binary) else { fail("--relay \(options.binary): not an executable file") }
