@@ -3,18 +3,6 @@ import Logging
 import PostgresNIO
 import RelayCore
 
-/// A claim of one run for a node incarnation (`relay_claim_runs`).
-struct RunClaim: Sendable {
-    enum Outcome: Sendable, Equatable {
-        case claim(TurnClaim)
-        /// The incarnation is not a live node (declared dead): it may run nothing.
-        case fenced
-    }
-
-    var runID: String
-    var node: NodeIncarnation
-}
-
 /// A node incarnation to declare dead (`relay_declare_dead`).
 struct DeadNodeRequest: Sendable {
     var node: NodeIncarnation
@@ -24,37 +12,9 @@ struct DeadNodeRequest: Sendable {
     var now: Int64
 }
 
-/// The ledger's batch calls: claims and withdrawals one function call per batch; each declaration
-/// of a dead node its own call (its own transaction).
+/// The ledger's batch calls: withdrawals one function call per batch; each declaration of a dead
+/// node its own call (its own transaction). Claims go with the turn writes (`TurnWriteCalls`).
 enum LedgerCalls {
-    static func claimRuns(
-        _ connection: PostgresConnection,
-        _ claims: [RunClaim],
-        _: NodeIncarnation,
-        _ logger: Logger
-    ) async throws
-        -> [RunClaim.Outcome]
-    {
-        let rows = try await connection.query(
-            """
-            SELECT o_claim FROM relay_claim_runs(\(claims.map(\.runID)), \(claims.map(\.node.node)),
-              \(claims.map(\.node.incarnation)))
-            """,
-            logger: logger
-        )
-        var outcomes: [RunClaim.Outcome] = []
-        for try await code in rows.decode(Int16.self) {
-            switch code {
-            case 0: outcomes.append(.claim(.running))
-            case 1: outcomes.append(.claim(.waiting))
-            case 2: outcomes.append(.claim(.ended))
-            default: outcomes.append(.fenced)
-            }
-        }
-        guard outcomes.count == claims.count else { throw malformed("relay_claim_runs") }
-        return outcomes
-    }
-
     static func withdraw(_ connection: PostgresConnection, _ runs: [String], _: NodeIncarnation, _ logger: Logger) async throws -> [Bool] {
         let rows = try await connection.query("SELECT o_removed FROM relay_withdraw_runs(\(runs))", logger: logger)
         var removed: [Bool] = []

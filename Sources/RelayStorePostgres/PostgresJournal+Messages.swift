@@ -39,7 +39,7 @@ extension PostgresJournal {
                 return .rejected(rejection)
             case .missingAsset:
                 return .missingAsset(row.eventID ?? "")
-            case .fenced:
+            case .fenced, .claim:
                 throw Self.malformed(write)
             }
         }

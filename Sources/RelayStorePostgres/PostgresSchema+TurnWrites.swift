@@ -29,13 +29,17 @@ extension PostgresSchema {
         """
 
     /// The write kinds of `p_kind`: 0 accept, 1 answer, 2 failure (`p_state` the message's ended
-    /// state), 3 note. Per write one row comes back, in order, `o_outcome`:
+    /// state), 3 note, 4 a cluster node's claim of a run (`relay_claim_runs`; `p_stream` ''), so a
+    /// claim goes out with the answers and accepts queued beside it and sees what they wrote. Per
+    /// write one row comes back, in order, `o_outcome`:
     /// - 0 stored: `o_seq` the event's seq (an accept's user event; `o_answer_seq` its answer slot);
     /// - 1 duplicate accept (the stored `o_state`, `o_run`, `o_answer_event`, `o_answer_seq`);
     /// - 2 mismatch (the client id was used for other content); 3 rejected (`p_rejected`: the
     ///   caller's own refusal, judged only after the duplicate check, as the SQLite store does);
     /// - 4 fenced: an answer or failure whose message exists and is no longer active (nothing
-    ///   written); 5 an accept naming an asset the sender does not own (`o_event` the asset).
+    ///   written); 5 an accept naming an asset the sender does not own (`o_event` the asset);
+    /// - 6 a claim's answer, `o_state` `relay_claim_runs`'s code (0 running, 1 waiting, 2 ended,
+    ///   3 the incarnation is not a live node).
     ///
     /// Accepts name their assets as (`p_asset_op`, `p_asset`) pairs and writes their queue targets
     /// as (`p_queue_op`, `p_queue_device`, `p_queue_ttl`, `p_queue_capacity`), `*_op` being the
@@ -57,7 +61,7 @@ extension PostgresSchema {
         BEGIN
           -- The batch's stream clocks, locked once, in stream order (two batches never wait on each
           -- other in a cycle), counted here and written back once at the end.
-          INSERT INTO streams (stream_id, last) SELECT DISTINCT unnest(p_stream), 0 ON CONFLICT (stream_id) DO NOTHING;
+          INSERT INTO streams (stream_id, last) SELECT DISTINCT s, 0 FROM unnest(p_stream) AS s WHERE s <> '' ON CONFLICT (stream_id) DO NOTHING;
           SELECT array_agg(stream_id ORDER BY stream_id), array_agg(last ORDER BY stream_id) INTO v_clock, v_clock_last
           FROM (SELECT stream_id, last FROM streams WHERE stream_id = ANY(p_stream) ORDER BY stream_id FOR UPDATE) locked;
           v_clock_start := v_clock_last;
@@ -66,6 +70,10 @@ extension PostgresSchema {
             v_seqs[i] := NULL;
             o_outcome := 0; o_state := NULL; o_run := p_run[i]; o_event := p_event[i]; o_answer_event := NULL; o_seq := NULL;
             o_answer_seq := NULL;
+            IF p_kind[i] = 4 THEN
+              SELECT c.o_claim INTO v_state FROM relay_claim_runs(ARRAY[p_run[i]], ARRAY[p_node[i]], ARRAY[p_incarnation[i]::uuid]) AS c;
+              o_outcome := 6; o_state := v_state; RETURN NEXT; CONTINUE;
+            END IF;
             IF p_kind[i] = 0 THEN
               SELECT * INTO m FROM messages WHERE device_id = p_device[i] AND client_id = p_client[i];
               IF FOUND THEN

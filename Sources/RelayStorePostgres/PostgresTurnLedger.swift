@@ -2,8 +2,8 @@ import Logging
 import RelayCore
 
 /// The cluster's turn queue in PostgreSQL (`TurnLedger`, with `MemoryJournal`'s semantics): turns
-/// are registered by the accept that stores their message (`AcceptRequest.node`), claimed one run
-/// at a time (`relay_claim_runs`), given back (`relay_withdraw_runs`) and taken from a dead node
+/// are registered by the accept that stores their message (`UserMessage.acceptingNode`), claimed
+/// one run at a time (`relay_claim_runs`, inside the writer's `relay_turn_writes` calls), given back (`relay_withdraw_runs`) and taken from a dead node
 /// (`relay_declare_dead`), each through the node's `PostgresWriter`, in submission order. Finishing
 /// and failing stay the writer's fenced `end`.
 ///
@@ -17,21 +17,24 @@ public final class PostgresTurnLedger: TurnLedger, Sendable {
         self.logger = logger
     }
 
+    /// A claim goes out with the turn writes queued beside it (one `relay_turn_writes` call), and
+    /// sees what they wrote: the answer that ended the conversation's previous turn, an accept.
     public func claim(runID: String, conversationID: String, node: NodeIncarnation, completion: @escaping (Result<TurnClaim, any Error>) -> Void) {
         let done = onLoop(completion)
-        writer.submit(
-            .claimRun(RunClaim(runID: runID, node: node)) { result in
-                done(
-                    result.mapError { $0 as any Error }.flatMap { outcome in
-                        switch outcome {
-                        case .claim(let claim): .success(claim)
-                        // A node declared dead runs nothing more (TurnLedger: `.ended`).
-                        case .fenced: .success(.ended)
-                        }
+        writer.write(.claim(runID: runID, node: node)) { result in
+            done(
+                result.mapError { $0 as any Error }.flatMap { row in
+                    switch (row.outcome, row.state) {
+                    case (.claim, 0): .success(.running)
+                    case (.claim, 1): .success(.waiting)
+                    // Ended elsewhere, or this node was declared dead: it runs nothing more (TurnLedger: `.ended`).
+                    case (.claim, 2), (.claim, 3): .success(.ended)
+                    default:
+                        .failure(PostgresStoreError(code: .rejected, message: "relay_turn_writes answered a claim with \(row.outcome)"))
                     }
-                )
-            }
-        )
+                }
+            )
+        }
     }
 
     public func withdraw(runID: String) {

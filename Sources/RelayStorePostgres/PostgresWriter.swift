@@ -17,7 +17,6 @@ public final class PostgresWriter: Sendable {
         case accept(AcceptRequest, Completion<PostgresAcceptance>)
         case claim(conversationID: String, Completion<ClaimResult>)
         case end(TurnEnding, Completion<FencedWrite>)
-        case claimRun(RunClaim, Completion<RunClaim.Outcome>)
         case withdraw(runID: String, Completion<Bool>)
         case declareDead(DeadNodeRequest, Completion<DeadNodeTurns>)
         /// One journal operation (`PostgresJournal`), run alone in submission order.
@@ -30,7 +29,6 @@ public final class PostgresWriter: Sendable {
             case .accept: 0
             case .claim: 1
             case .end: 2
-            case .claimRun: 3
             case .withdraw: 4
             case .declareDead: 5
             case .work: 6
@@ -155,7 +153,6 @@ public final class PostgresWriter: Sendable {
         case .accept(_, let completion): completion(.failure(error))
         case .claim(_, let completion): completion(.failure(error))
         case .end(_, let completion): completion(.failure(error))
-        case .claimRun(_, let completion): completion(.failure(error))
         case .withdraw(_, let completion): completion(.failure(error))
         case .declareDead(_, let completion): completion(.failure(error))
         case .work(let work): work.fail(error)

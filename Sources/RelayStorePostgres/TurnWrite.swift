@@ -9,6 +9,8 @@ struct TurnWrite: Sendable {
         case answer = 1
         case failure = 2
         case note = 3
+        /// A cluster node asks to run a run (`TurnLedger.claim`).
+        case claim = 4
     }
 
     var kind: Kind
@@ -76,6 +78,10 @@ struct TurnWrite: Sendable {
         )
     }
 
+    static func claim(runID: String, node: NodeIncarnation) -> TurnWrite {
+        TurnWrite(kind: .claim, stream: "", conversationID: "", runID: runID, eventID: "", content: "", millis: 0, node: node)
+    }
+
     static func note(_ event: ChatEvent, queue: [QueueTarget]) -> TurnWrite {
         TurnWrite(
             kind: .note,
@@ -115,6 +121,8 @@ struct TurnWriteRow: Sendable, Equatable {
         case rejected = 3
         case fenced = 4
         case missingAsset = 5
+        /// A claim's answer: `state` is `relay_claim_runs`'s code.
+        case claim = 6
     }
 
     var outcome: Outcome

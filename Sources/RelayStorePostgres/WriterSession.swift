@@ -31,11 +31,6 @@ struct WriterSession {
             return await run(batch, WriterCalls.end, WriterCalls.resolveEnds) {
                 if case .end(let end, let completion) = $0 { (end, completion) } else { nil }
             }
-        case .claimRun:
-            // A claim can be asked again: a lost reply is settled by asking again.
-            return await run(batch, LedgerCalls.claimRuns, LedgerCalls.again(LedgerCalls.claimRuns)) {
-                if case .claimRun(let claim, let completion) = $0 { (claim, completion) } else { nil }
-            }
         case .withdraw:
             return await run(batch, LedgerCalls.withdraw, LedgerCalls.again(LedgerCalls.withdraw)) {
                 if case .withdraw(let runID, let completion) = $0 { (runID, completion) } else { nil }
