@@ -31,7 +31,7 @@ public final class PostgresCluster: Sendable {
         logger: Logger
     ) {
         node = PostgresNode(settings: settings, identity: identity, lease: lease, logger: logger)
-        fabric = PostgresFabric(settings: settings, node: identity.node, executor: executor, logger: logger)
+        fabric = PostgresFabric(settings: settings, node: identity.node, executor: executor, own: writer.ownBackends, logger: logger)
         journal = PostgresClusterJournal(settings: settings, nodeID: identity.node, executor: executor, writer: writer, logger: logger)
         ledger = PostgresTurnLedger(writer: writer, logger: logger)
         self.heartbeat = heartbeat

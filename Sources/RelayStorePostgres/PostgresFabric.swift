@@ -6,9 +6,10 @@ import Synchronization
 /// A node's `ClusterFabric` on PostgreSQL: positions from a `PostgresListener` (the writers'
 /// commits NOTIFY them, so `announce` has nothing to do), live events and requests as NOTIFY on
 /// `clawrelay_live` and `clawrelay_control` (`HintCodec`), at most once, sent in order on a
-/// connection of their own. A node ignores what it sent itself. Streaming progress is coalesced
-/// per stream and turn while the sender is busy: each progress carries the whole text so far, so
-/// only the newest waiting one goes (a token-rate backend costs NOTIFYs at the sender's pace).
+/// connection of their own, everything queued while the previous send was out in one statement.
+/// A node ignores what it sent itself. Streaming progress is coalesced per stream and turn while
+/// the sender is busy: each progress carries the whole text so far, so only the newest waiting
+/// one goes (a token-rate backend costs NOTIFYs at the sender's pace).
 ///
 /// - Important: call on the loop; handlers run on `executor`, the loop's, in arrival order.
 public final class PostgresFabric: ClusterFabric, Sendable {
@@ -60,12 +61,35 @@ public final class PostgresFabric: ClusterFabric, Sendable {
         func take(_ key: String) -> String? { state.withLock { $0.removeValue(forKey: key) } }
     }
 
-    private let outbox: AsyncStream<Outgoing>.Continuation
+    /// What waits for the sender, in order; `wake` tells it there is some.
+    private final class Outbox: Sendable {
+        private let queue = Mutex<[Outgoing]>([])
+
+        func append(_ next: Outgoing) { queue.withLock { $0.append(next) } }
+
+        func takeAll() -> [Outgoing] {
+            queue.withLock { queue in
+                defer { queue.removeAll(keepingCapacity: true) }
+                return queue
+            }
+        }
+    }
+
+    private let outbox = Outbox()
+    private let wake: AsyncStream<Void>.Continuation
     private let waiting = WaitingProgress()
     private let sending: Task<Void, Never>
     private let tally: Tally
 
-    public init(settings: PostgresSettings, node: String, executor: any LoopExecutor, resyncInterval: Duration = .seconds(1), logger: Logger) {
+    /// `own`: the node's writers, whose commits its listener leaves to them (`OwnBackends`).
+    public init(
+        settings: PostgresSettings,
+        node: String,
+        executor: any LoopExecutor,
+        resyncInterval: Duration = .seconds(1),
+        own: OwnBackends? = nil,
+        logger: Logger
+    ) {
         let handlers = LoopBound(Handlers(), loop: executor)
         let tally = Tally()
         self.node = node
@@ -77,30 +101,48 @@ public final class PostgresFabric: ClusterFabric, Sendable {
             nodeID: node,
             resyncInterval: resyncInterval,
             hintChannels: [HintCodec.liveChannel, HintCodec.controlChannel],
+            own: own,
             logger: logger,
             hint: { channel, payload in Self.received(channel, payload, self: node, handlers, tally) },
             report: { positions, _ in handlers.loop.execute { handlers.value.positions(positions) } }
         )
         sender = SharedConnection(settings: settings, applicationName: "clawrelay:\(node):hints", logger: logger)
-        let (outgoing, outbox) = AsyncStream<Outgoing>.makeStream()
-        self.outbox = outbox
-        sending = Task { [sender, waiting] in
-            for await next in outgoing {
-                let hint: (channel: String, payload: String)
-                switch next {
-                case .hint(let channel, let payload): hint = (channel, payload)
-                case .progress(let key):
-                    guard let payload = waiting.take(key) else { continue }
-                    hint = (HintCodec.liveChannel, payload)
-                }
-                do {
-                    try await sender.connection().query("SELECT pg_notify(\(hint.channel), \(hint.payload))", logger: logger)
-                    tally.count { $0.sent += 1 }
-                } catch {
-                    tally.count { $0.sendFailures += 1 }
-                    logger.warning("postgres fabric: a hint was lost", metadata: ["error": "\(PostgresStoreError.summary(of: error))"])
-                }
+        let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        self.wake = wake
+        sending = Task { [sender, waiting, outbox] in
+            for await _ in wakeups {
+                while let hints = Self.take(outbox, waiting) { await Self.notify(hints, on: sender, tally, logger) }
             }
+        }
+    }
+
+    /// Everything queued, in order, progress resolved to its newest text; nil when nothing is.
+    private static func take(_ outbox: Outbox, _ waiting: WaitingProgress) -> [(channel: String, payload: String)]? {
+        let queued = outbox.takeAll()
+        guard !queued.isEmpty else { return nil }
+        return queued.compactMap { next in
+            switch next {
+            case .hint(let channel, let payload): (channel, payload)
+            case .progress(let key): waiting.take(key).map { (HintCodec.liveChannel, $0) }
+            }
+        }
+    }
+
+    /// One statement for `hints`, a NOTIFY each, in order.
+    private static func notify(_ hints: [(channel: String, payload: String)], on sender: SharedConnection, _ tally: Tally, _ logger: Logger) async {
+        guard !hints.isEmpty else { return }
+        do {
+            try await sender.connection().query(
+                "SELECT pg_notify(c, p) FROM unnest(\(hints.map(\.channel))::text[], \(hints.map(\.payload))::text[]) AS t(c, p)",
+                logger: logger
+            )
+            tally.count { $0.sent += hints.count }
+        } catch {
+            tally.count { $0.sendFailures += hints.count }
+            logger.warning(
+                "postgres fabric: hints were lost",
+                metadata: ["count": "\(hints.count)", "error": "\(PostgresStoreError.summary(of: error))"]
+            )
         }
     }
 
@@ -115,7 +157,7 @@ public final class PostgresFabric: ClusterFabric, Sendable {
     /// Stops hearing, sends what is queued, and closes the connections.
     public func stop() async {
         await listener.stop()
-        outbox.finish()
+        wake.finish()
         await sending.value
         await sender.close()
     }
@@ -129,12 +171,11 @@ public final class PostgresFabric: ClusterFabric, Sendable {
         guard let payload = HintCodec.encode(live: event, stream: stream, origin: node) else { return }
         guard payload.utf8.count <= Self.maxPayload else { return tally.count { $0.oversized += 1 } }
         guard case .streaming(let progress) = event else {
-            outbox.yield(.hint(channel: HintCodec.liveChannel, payload: payload))
-            return
+            return enqueue(.hint(channel: HintCodec.liveChannel, payload: payload))
         }
         let key = stream + "|" + progress.turn.runID
         if waiting.keep(payload, key: key) {
-            outbox.yield(.progress(key: key))
+            enqueue(.progress(key: key))
         } else {
             tally.count { $0.coalesced += 1 }
         }
@@ -146,7 +187,12 @@ public final class PostgresFabric: ClusterFabric, Sendable {
             logger.warning("postgres fabric: a request too large to send was dropped", metadata: ["bytes": "\(payload.utf8.count)"])
             return
         }
-        outbox.yield(.hint(channel: HintCodec.controlChannel, payload: payload))
+        enqueue(.hint(channel: HintCodec.controlChannel, payload: payload))
+    }
+
+    private func enqueue(_ next: Outgoing) {
+        outbox.append(next)
+        wake.yield()
     }
 
     public func receive(

@@ -24,6 +24,8 @@ public final class PostgresListener: Sendable {
         public var reconnects = 0
         public var resyncs = 0
         public var notifications = 0
+        /// Notifications of the node's own commits, noted and not reported.
+        public var own = 0
     }
 
     public typealias Connect = @Sendable (_ attempt: Int) async throws -> PostgresConnection
@@ -45,17 +47,21 @@ public final class PostgresListener: Sendable {
     private let hintChannels: [String]
     private let hint: Hint
     private let state = Mutex(State())
+    /// The node's own writers: their positions are noted, not reported.
+    private let own: OwnBackends?
     private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
 
     /// - Parameters:
     ///   - connect: opens the listener's connection (`attempt` counts from 1).
     ///   - backoff: the first and the longest wait between failed connection attempts.
     ///   - hintChannels: more channels to LISTEN on, on the same connection, for `hint`.
+    ///   - own: the node's own writers, whose commits are not reported (their writer hands them out).
     public init(
         connect: @escaping Connect,
         resyncInterval: Duration = .seconds(1),
         backoff: ClosedRange<Duration> = .milliseconds(50)...(.seconds(2)),
         hintChannels: [String] = [],
+        own: OwnBackends? = nil,
         logger: Logger,
         hint: @escaping Hint = { _, _ in },
         report: @escaping Report
@@ -64,6 +70,7 @@ public final class PostgresListener: Sendable {
         self.resyncInterval = resyncInterval
         self.backoff = backoff
         self.hintChannels = hintChannels
+        self.own = own
         self.logger = logger
         self.hint = hint
         self.report = report
@@ -75,6 +82,7 @@ public final class PostgresListener: Sendable {
         nodeID: String,
         resyncInterval: Duration = .seconds(1),
         hintChannels: [String] = [],
+        own: OwnBackends? = nil,
         logger: Logger,
         hint: @escaping Hint = { _, _ in },
         report: @escaping Report
@@ -86,6 +94,7 @@ public final class PostgresListener: Sendable {
             },
             resyncInterval: resyncInterval,
             hintChannels: hintChannels,
+            own: own,
             logger: logger,
             hint: hint,
             report: report
@@ -183,9 +192,7 @@ public final class PostgresListener: Sendable {
                 }
             }
             group.addTask {
-                for try await notification in notifications {
-                    self.deliver(StreamPosition.parse(payload: notification.payload))
-                }
+                for try await notification in notifications { self.deliver(notification.payload) }
                 throw PostgresStoreError(code: .connectionLost, message: "the notification stream ended")
             }
             group.addTask {
@@ -199,15 +206,20 @@ public final class PostgresListener: Sendable {
         }
     }
 
-    private func deliver(_ positions: [StreamPosition]) {
+    /// A notification's positions: noted for the resync, and reported unless this node's own
+    /// writer sent them.
+    private func deliver(_ payload: String) {
+        let (origin, text) = OwnBackends.origin(of: payload)
+        let positions = text.split(separator: ";").compactMap { StreamPosition($0) }
         guard !positions.isEmpty else { return }
+        let mine = origin.map { own?.contains($0) == true } ?? false
         state.withLock { state in
-            state.counters.notifications += 1
+            if mine { state.counters.own += 1 } else { state.counters.notifications += 1 }
             for position in positions where state.followed[position.stream] != nil {
                 state.followed[position.stream] = max(state.followed[position.stream] ?? 0, position.last)
             }
         }
-        report(positions, .notification)
+        if !mine { report(positions, .notification) }
     }
 
     /// Reads `streams.last` for the followed streams and reports those that moved.

@@ -11,9 +11,85 @@
 extension PostgresSchema {
     static let turnWrites = [
         "ALTER TABLE queue_entries DROP COLUMN item",
+        notifyNamingTheSender,
+        claimRunsWithoutSubtransactions,
         trimQueues,
         writeTurns,
     ]
+
+    /// `relay_notify` of migration 1, each payload starting with the sending backend's PID (`@PID;`,
+    /// `OwnBackends`): a node's listener leaves its own commits to its writer.
+    static let notifyNamingTheSender = """
+        CREATE OR REPLACE FUNCTION relay_notify(p_stream text[], p_prev bigint[], p_last bigint[])
+        RETURNS void LANGUAGE plpgsql AS $$
+        DECLARE r record; v_text text; v_payload text := ''; v_origin text := '@' || pg_backend_pid() || ';';
+        BEGIN
+          FOR r IN SELECT s, min(p) AS prev, max(l) AS last, min(o) AS first
+                   FROM unnest(p_stream, p_prev, p_last) WITH ORDINALITY AS t(s, p, l, o) GROUP BY s ORDER BY first LOOP
+            v_text := r.s || ':' || r.prev || ':' || r.last;
+            IF v_payload <> '' AND octet_length(v_origin) + octet_length(v_payload) + 1 + octet_length(v_text) > 7900 THEN
+              PERFORM pg_notify('clawrelay_log', v_origin || v_payload);
+              v_payload := '';
+            END IF;
+            v_payload := CASE WHEN v_payload = '' THEN v_text ELSE v_payload || ';' || v_text END;
+          END LOOP;
+          IF v_payload <> '' THEN PERFORM pg_notify('clawrelay_log', v_origin || v_payload); END IF;
+        END $$
+        """
+
+    /// `relay_claim_runs` of migration 2 without its subtransaction: the row it locked and then
+    /// updated inside an `EXCEPTION` block became a MultiXact, and every later look at the
+    /// conversation's turns paid for it (perf: `GetMultiXactIdMembers`, the cluster's writer at
+    /// a millisecond a message). Two claimers of one conversation are kept apart by a
+    /// transaction advisory lock taken without waiting instead (`turns_one_running` stays the
+    /// backstop).
+    static let claimRunsWithoutSubtransactions = """
+        CREATE OR REPLACE FUNCTION relay_claim_runs(p_run text[], p_nodes text[], p_incarnations uuid[])
+        RETURNS TABLE(o_claim smallint) LANGUAGE plpgsql AS $$
+        DECLARE i int; m messages%ROWTYPE; t turns%ROWTYPE; v_order bigint; v_node text; v_incarnation uuid;
+        BEGIN
+          FOR i IN 1 .. coalesce(array_length(p_run, 1), 0) LOOP
+            v_node := p_nodes[i]; v_incarnation := p_incarnations[i];
+            SELECT * INTO m FROM messages WHERE run_id = p_run[i];
+            IF NOT FOUND OR m.state <> 1 THEN
+              DELETE FROM turns WHERE run_id = p_run[i] AND state = 0;
+              RETURN QUERY SELECT 2::smallint; CONTINUE;
+            END IF;
+            IF NOT EXISTS (SELECT 1 FROM nodes WHERE node_id = v_node AND incarnation = v_incarnation) THEN
+              RETURN QUERY SELECT 3::smallint; CONTINUE;
+            END IF;
+            SELECT * INTO t FROM turns WHERE run_id = p_run[i] FOR UPDATE;
+            IF NOT FOUND THEN
+              SELECT seq INTO v_order FROM events WHERE id = m.user_event_id;
+              INSERT INTO turns (run_id, conversation_id, stream_id, order_seq, backend, device_id, client_id, state, node_id, incarnation)
+              VALUES (p_run[i], m.conversation_id, m.stream_id, coalesce(v_order, 0), '', m.device_id, m.client_id, 0, v_node,
+                v_incarnation)
+              ON CONFLICT (run_id) DO NOTHING;
+              SELECT * INTO t FROM turns WHERE run_id = p_run[i] FOR UPDATE;
+            ELSIF t.state = 0 AND t.incarnation IS NULL THEN
+              UPDATE turns SET node_id = v_node, incarnation = v_incarnation WHERE run_id = p_run[i] RETURNING * INTO t;
+            END IF;
+            IF t.state = 1 THEN
+              -- Running here: still ours. Running for another incarnation: not this node's to run.
+              RETURN QUERY SELECT CASE WHEN t.incarnation = v_incarnation THEN 0 ELSE 2 END::smallint; CONTINUE;
+            ELSIF t.state <> 0 THEN
+              RETURN QUERY SELECT 2::smallint; CONTINUE;
+            END IF;
+            -- One claimer of a conversation at a time, without waiting: a claim that finds another
+            -- under way waits for the log to move, as one that lost a race does.
+            IF NOT pg_try_advisory_xact_lock(hashtext('clawrelay-conversation:' || t.conversation_id)) THEN
+              RETURN QUERY SELECT 1::smallint; CONTINUE;
+            END IF;
+            IF EXISTS (SELECT 1 FROM turns WHERE conversation_id = t.conversation_id AND state = 1)
+               OR EXISTS (SELECT 1 FROM turns WHERE conversation_id = t.conversation_id AND state = 0 AND incarnation IS NOT NULL
+                          AND order_seq < t.order_seq) THEN
+              RETURN QUERY SELECT 1::smallint; CONTINUE;
+            END IF;
+            UPDATE turns SET state = 1, node_id = v_node, incarnation = v_incarnation, started_at = now() WHERE run_id = p_run[i];
+            RETURN QUERY SELECT 0::smallint;
+          END LOOP;
+        END $$
+        """
 
     /// Keeps each device's newest `p_capacity` queue entries (by seq, then id); the oldest go.
     static let trimQueues = """

@@ -46,6 +46,8 @@ public final class PostgresWriter: Sendable {
 
     static let maxBatch = 512
     let node: NodeIncarnation
+    /// The backend of this writer's connection, for the node's listener (`OwnBackends`).
+    public let ownBackends = OwnBackends()
     let settings: PostgresSettings
     let logger: Logger
     /// Where completions run (the loop's).

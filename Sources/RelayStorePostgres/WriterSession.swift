@@ -11,6 +11,8 @@ struct WriterSession {
     let writer: PostgresWriter
     private var connection: PostgresConnection?
     private var connections = 0
+    /// The backend PID of `connection`, as `OwnBackends` knows it.
+    private var backend: Int32?
 
     init(writer: PostgresWriter) {
         self.writer = writer
@@ -126,6 +128,9 @@ struct WriterSession {
         do {
             let configuration = try writer.settings.configuration(applicationName: "clawrelay:\(writer.node.node):writer")
             let connection = try await PostgresConnection.connect(configuration: configuration, id: connections, logger: writer.logger)
+            let pid = try await connection.first("SELECT pg_backend_pid()", as: Int32.self, logger: writer.logger)
+            if let pid { writer.ownBackends.replace(backend, with: pid) }
+            backend = pid
             self.connection = connection
             return connection
         } catch let error as PostgresStoreError {

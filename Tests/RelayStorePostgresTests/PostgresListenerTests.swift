@@ -21,6 +21,37 @@ import Testing
         await listener.stop()
     }
 
+    /// A node's own writer's commits are noted and not reported (the writer hands them out); another
+    /// node's are reported; a resync does not report the own commits it noted either.
+    @Test func leavesTheNodesOwnCommitsToItsWriter() async throws {
+        let database = try await TestDatabase()
+        let reports = Recorder<([StreamPosition], PostgresListener.Source)>()
+        let mine = database.writer(for: NodeIncarnation(node: "n1"))
+        let listener = PostgresListener(
+            settings: database.settings,
+            nodeID: "n1",
+            resyncInterval: .milliseconds(50),
+            own: mine.ownBackends,
+            logger: database.logger
+        ) {
+            reports.append(($0, $1))
+        }
+        listener.follow(["u1": 0, "u2": 0])
+        listener.start()
+        try await eventually("the first resync") { listener.counters.resyncs >= 1 }
+        _ = try await mine.accept(request(user: "u1", client: "m1")).get()
+        let other = database.writer(for: NodeIncarnation(node: "n2"))
+        _ = try await other.accept(request(user: "u2", client: "m2")).get()
+        try await eventually("the other node's notification") { reports.all.contains { $0.0 == [StreamPosition(stream: "u2", prev: 0, last: 2)] } }
+        try await eventually("its own notification, noted") { listener.counters.own == 1 }
+        let resyncs = listener.counters.resyncs
+        try await eventually("two more resyncs") { listener.counters.resyncs >= resyncs + 2 }
+        #expect(!reports.all.contains { $0.0.contains { $0.stream == "u1" } }, "\(reports.all)")
+        await mine.stop()
+        await other.stop()
+        await listener.stop()
+    }
+
     /// The listener's session is terminated; a commit lands while it is away (its notification is
     /// lost); once it reconnects, its resync reports the stream's move.
     @Test func resyncsAfterItsSessionIsTerminated() async throws {
