@@ -10,15 +10,20 @@ final class PostgresStorage: RelayStorage {
     let store: PostgresStore
 
     init(_ settings: StoreSettings, dataDirectory: String, loop: any LoopExecutor, logger: Logger) throws {
-        let postgres = try PostgresSettings(
+        let postgres = try Self.settings(settings)
+        let node = NodeIncarnation(node: Self.defaultNodeID(dataDirectory: dataDirectory))
+        logger.info("store: PostgreSQL", metadata: ["database": "\(postgres)", "node": "\(node)"])
+        store = try PostgresStore(settings: postgres, node: node, executor: loop, logger: logger)
+    }
+
+    /// The connection settings `[store]` gives (the password from its file, the URL or `PGPASSWORD`).
+    static func settings(_ settings: StoreSettings) throws -> PostgresSettings {
+        try PostgresSettings(
             url: settings.url ?? "",
             passwordFile: settings.passwordFile,
             environmentPassword: ProcessInfo.processInfo.environment["PGPASSWORD"],
             poolSize: settings.poolSize
         )
-        let node = NodeIncarnation(node: Self.defaultNodeID(dataDirectory: dataDirectory))
-        logger.info("store: PostgreSQL", metadata: ["database": "\(postgres)", "node": "\(node)"])
-        store = try PostgresStore(settings: postgres, node: node, executor: loop, logger: logger)
     }
 
     /// `[cluster] node_id`'s default: this host's name and the data directory.
