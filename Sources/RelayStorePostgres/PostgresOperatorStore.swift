@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import RelayCore
+import Synchronization
 
 /// The operator commands' store on PostgreSQL (`[store] kind = "postgres"`): one connection of
 /// its own, held while the command runs, over the same queries the relay's journal uses. Writes
@@ -12,6 +13,7 @@ public final class PostgresOperatorStore: OperatorStore {
     let settings: PostgresSettings
     let connection: PostgresConnection
     let logger: Logger
+    private let closed = Mutex(false)
 
     /// Connects and migrates the schema (as a relay starting does), so a command before the
     /// relay's first start finds the tables; throws what an operator can act on.
@@ -40,13 +42,26 @@ public final class PostgresOperatorStore: OperatorStore {
         try run(what) { connection, logger in try await connection.transaction(logger) { try await work(connection, logger) } }
     }
 
+    /// Closes the connection (once; a command that ends without calling it closes it here).
     public func close() {
+        guard
+            !closed.withLock({ closed in
+                defer { closed = true }
+                return closed
+            })
+        else { return }
         let connection = connection
         _ = try? PostgresStore.waiting(settings, "close the connection") { try await connection.close() }
     }
 
+    deinit { close() }
+
     public func resolve(_ given: String, as kind: OperatorID.Kind) throws -> String {
-        try run("look the id up") { connection, logger in try await PostgresIDLookup.resolve(connection, given, as: kind, logger: logger) }
+        let found = try run("look the id up") { connection, logger in
+            try await PostgresIDLookup.candidates(connection, given, as: kind, logger: logger)
+        }
+        // Picked here, so a refusal reaches the operator as its own sentence.
+        return try OperatorID.pick(given, as: kind, isExact: found.isExact, following: found.following)
     }
 
     public func devices() throws -> [DeviceRecord] {
