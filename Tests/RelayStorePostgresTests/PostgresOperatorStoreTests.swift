@@ -155,4 +155,38 @@ import Testing
         #expect(fixture.errors.all.isEmpty)
         await fixture.stop()
     }
+
+    @Test func approvalsListPendingOrAllAndUsageAddsUpAConversationsRuns() async throws {
+        let fixture = try await JournalFixture()
+        let asked = PostgresUsageJournalTests.approval(String(repeating: "a", count: 32), summary: "ls")
+        let decided = PostgresUsageJournalTests.approval(String(repeating: "b", count: 32), summary: "touch x")
+        let by = ApprovalDecider(deviceID: "phone", name: "Ann's iPhone", protocolName: "clawline")
+        fixture.journal.saveApproval(ApprovalRecord(approval: asked, resolution: nil))
+        fixture.journal.saveApproval(
+            ApprovalRecord(approval: decided, resolution: ApprovalResolution(decision: .allowOnce, cause: .decided, by: by, at: 2_000))
+        )
+        for (run, cost, tokens) in [("r1", 0.25, 10), ("r2", 0.5, 5)] {
+            var report = TurnReport()
+            (report.costUSD, report.inputTokens, report.outputTokens, report.permissionDenials) = (cost, tokens, 1, 1)
+            fixture.journal.saveTurnReport(TurnReportRecord(runID: run, userID: "u", conversationID: "c1", backend: "claude", report: report, at: 1))
+        }
+        await fixture.settle()
+        let (pending, all) = try await withStore(fixture) { store in
+            (try store.approvals(pendingOnly: true, limit: 10), try store.approvals(pendingOnly: false, limit: 10))
+        }
+        #expect(pending.map(\.id) == [asked.id])
+        #expect(all.map(\.id) == [asked.id, decided.id], "same time: by id")
+        let row = try #require(all.last)
+        #expect(row.decision == "allow-once" && row.cause == "decided" && row.decidedBy == "Ann's iPhone" && row.decidedFrom == "clawline")
+        #expect(row.deviceID == "phone" && row.resolvedAt == 2_000 && row.toolName == "Bash" && row.summary == "touch x")
+        let usage = try await fixture.run { connection, logger in
+            try await PostgresUsageQueries.totals(connection, conversationID: "c1", logger: logger)
+        }
+        #expect(usage == UsageTotals(runs: 2, costUSD: 0.75, inputTokens: 15, outputTokens: 2, permissionDenials: 2))
+        let empty = try await fixture.run { connection, logger in
+            try await PostgresUsageQueries.totals(connection, conversationID: "c2", logger: logger)
+        }
+        #expect(empty == UsageTotals(runs: 0, costUSD: nil, inputTokens: 0, outputTokens: 0, permissionDenials: 0))
+        await fixture.stop()
+    }
 }
