@@ -90,31 +90,3 @@ public enum UsageQueries {
         }
     }
 }
-
-/// A conversation's run reports added up.
-public struct UsageTotals: Sendable, Equatable {
-    public var runs: Int
-    public var costUSD: Double?
-    public var inputTokens: Int
-    public var outputTokens: Int
-    public var permissionDenials: Int
-}
-
-/// An approval as `clawrelay approvals` lists it.
-public struct ApprovalRow: Sendable, Equatable {
-    public var id: String
-    public var shortID: String
-    public var userID: String
-    public var conversationID: String
-    public var backend: String
-    public var toolName: String
-    public var summary: String
-    public var createdAt: Int64
-    public var expiresAt: Int64
-    public var decision: String?
-    public var cause: String?
-    public var decidedBy: String?
-    public var decidedFrom: String?
-    public var deviceID: String?
-    public var resolvedAt: Int64?
-}

@@ -255,4 +255,13 @@ enum PostgresConversationQueries {
     static func settingsJSON(_ settings: ConversationSettings) throws -> String? {
         settings.isDefault ? nil : String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)
     }
+
+    /// Every user's conversations, most recently active first (`clawrelay conversations list`).
+    static func all(_ connection: PostgresConnection, _ logger: Logger, limit: Int) async throws -> [Conversation] {
+        let rows = try await connection.query(
+            "SELECT \(unescaped: columns) FROM conversations c ORDER BY 8 DESC, c.id COLLATE \"C\" LIMIT \(limit)",
+            logger: logger
+        )
+        return try await conversations(rows)
+    }
 }

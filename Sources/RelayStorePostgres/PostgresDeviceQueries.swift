@@ -111,6 +111,21 @@ enum PostgresDeviceQueries {
         try await connection.query("UPDATE devices SET presence = 'offline' WHERE presence <> 'offline'", logger: logger)
     }
 
+    /// Sets a device's status (`clawrelay devices deny|revoke|allow`); false when there is no such device.
+    static func setStatus(_ connection: PostgresConnection, id: String, _ status: DeviceRecord.Status, logger: Logger) async throws -> Bool {
+        try await connection.first("UPDATE devices SET status = \(status.rawValue) WHERE id = \(id) RETURNING 1", as: Int32.self, logger: logger)
+            != nil
+    }
+
+    /// Makes the device an admin, or not. False when there is no such approved device.
+    static func setAdmin(_ connection: PostgresConnection, id: String, _ isAdmin: Bool, logger: Logger) async throws -> Bool {
+        try await connection.first(
+            "UPDATE devices SET is_admin = \(isAdmin) WHERE id = \(id) AND status = 'approved' RETURNING 1",
+            as: Int32.self,
+            logger: logger
+        ) != nil
+    }
+
     private static func records(_ rows: PostgresRowSequence) async throws -> [DeviceRecord] {
         var records: [DeviceRecord] = []
         for try await row in rows {

@@ -136,11 +136,29 @@ enum PostgresPushQueries {
         )
     }
 
-    /// Every attempt in id order, oldest first, with the user it was recorded for (for tests and
-    /// `clawrelay audit --protocol push` to come).
-    static func attempts(_ connection: PostgresConnection, logger: Logger) async throws -> [(id: Int64, userID: String?, attempt: PushAttempt)] {
+    /// Attempts in id order with the user each was recorded for (`clawrelay audit --protocol
+    /// push`): the first `limit` after `afterID`, or with `newest` the last `limit`; only those
+    /// from `since` on, and of `deviceID` (a whole id, or from `OperatorID.minimumPrefix`
+    /// characters the ids it starts), when given.
+    static func attempts(
+        _ connection: PostgresConnection,
+        since: Int64? = nil,
+        deviceID: String? = nil,
+        afterID: Int64 = 0,
+        limit: Int = .max,
+        newest: Bool = false,
+        logger: Logger
+    ) async throws -> [(id: Int64, userID: String?, attempt: PushAttempt)] {
+        let isPrefix = (deviceID?.count ?? 0) >= OperatorID.minimumPrefix
+        let (exact, prefix) = isPrefix ? (nil, deviceID) : (deviceID, nil)
+        let length = Int32(prefix?.unicodeScalars.count ?? 0)
         let rows = try await connection.query(
-            "SELECT id, at_ms, device_id, user_id, conversation_id, sink, target, status, outcome, reason FROM push_attempts ORDER BY id",
+            """
+            SELECT id, at_ms, device_id, user_id, conversation_id, sink, target, status, outcome, reason FROM push_attempts
+            WHERE id > \(afterID) AND (\(since)::bigint IS NULL OR at_ms >= \(since)) AND (\(exact)::text IS NULL OR device_id = \(exact))
+              AND (\(prefix)::text IS NULL OR left(device_id, \(length)) = \(prefix))
+            ORDER BY id \(unescaped: newest ? "DESC" : "") LIMIT \(limit)
+            """,
             logger: logger
         )
         var attempts: [(id: Int64, userID: String?, attempt: PushAttempt)] = []
@@ -159,6 +177,33 @@ enum PostgresPushQueries {
             )
             attempts.append((id, user, attempt))
         }
-        return attempts
+        return newest ? attempts.reversed() : attempts
+    }
+
+    /// Removes a device's target of `kind`; true when there was one.
+    static func remove(_ connection: PostgresConnection, deviceID: String, kind: String, logger: Logger) async throws -> Bool {
+        try await connection.first(
+            "DELETE FROM push_targets WHERE device_id = \(deviceID) AND kind = \(kind) RETURNING 1",
+            as: Int32.self,
+            logger: logger
+        ) != nil
+    }
+
+    /// Every target, retired ones included, by device (`clawrelay devices list`; tokens redacted).
+    static func listing(_ connection: PostgresConnection, logger: Logger) async throws -> [String: [PushTargetListing]] {
+        let rows = try await connection.query(
+            """
+            SELECT device_id, kind, token, created_ms, retired_ms, retired_reason FROM push_targets
+            ORDER BY device_id COLLATE "C", kind COLLATE "C"
+            """,
+            logger: logger
+        )
+        var listing: [String: [PushTargetListing]] = [:]
+        for try await (device, kind, token, created, retired, reason) in rows.decode((String, String, String, Int64, Int64?, String?).self) {
+            guard let kind = PushTarget.Kind(rawValue: kind) else { continue }
+            let target = PushTarget(deviceID: device, kind: kind, token: token, registeredAt: created)
+            listing[device, default: []].append(PushTargetListing(target: target.redacted, retiredAt: retired, reason: reason))
+        }
+        return listing
     }
 }

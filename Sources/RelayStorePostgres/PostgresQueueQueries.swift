@@ -111,4 +111,15 @@ enum PostgresQueueQueries {
     static func purge(_ connection: PostgresConnection, at millis: Int64, logger: Logger) async throws {
         try await connection.query("DELETE FROM queue_entries WHERE expires_ms <= \(millis)", logger: logger)
     }
+
+    /// Unexpired entries per device, for `clawrelay devices list` (devices without any are left out).
+    static func depths(_ connection: PostgresConnection, at millis: Int64, logger: Logger) async throws -> [String: Int] {
+        let rows = try await connection.query(
+            "SELECT device_id, count(*) FROM queue_entries WHERE expires_ms > \(millis) GROUP BY device_id",
+            logger: logger
+        )
+        var depths: [String: Int] = [:]
+        for try await (deviceID, count) in rows.decode((String, Int64).self) { depths[deviceID] = Int(count) }
+        return depths
+    }
 }

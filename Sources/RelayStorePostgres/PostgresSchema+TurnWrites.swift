@@ -41,8 +41,7 @@ extension PostgresSchema {
     /// updated inside an `EXCEPTION` block became a MultiXact, and every later look at the
     /// conversation's turns paid for it (perf: `GetMultiXactIdMembers`, the cluster's writer at
     /// a millisecond a message). Two claimers of one conversation are kept apart by a
-    /// transaction advisory lock taken without waiting instead (`turns_one_running` stays the
-    /// backstop).
+    /// transaction advisory lock on it instead (`turns_one_running` stays the backstop).
     static let claimRunsWithoutSubtransactions = """
         CREATE OR REPLACE FUNCTION relay_claim_runs(p_run text[], p_nodes text[], p_incarnations uuid[])
         RETURNS TABLE(o_claim smallint) LANGUAGE plpgsql AS $$
@@ -75,11 +74,9 @@ extension PostgresSchema {
             ELSIF t.state <> 0 THEN
               RETURN QUERY SELECT 2::smallint; CONTINUE;
             END IF;
-            -- One claimer of a conversation at a time, without waiting: a claim that finds another
-            -- under way waits for the log to move, as one that lost a race does.
-            IF NOT pg_try_advisory_xact_lock(hashtext('clawrelay-conversation:' || t.conversation_id)) THEN
-              RETURN QUERY SELECT 1::smallint; CONTINUE;
-            END IF;
+            -- One claimer of a conversation at a time (relay_turn_writes takes these locks first, in
+            -- conversation order, so two batches never wait on each other in a cycle).
+            PERFORM pg_advisory_xact_lock(hashtext('clawrelay-conversation:' || t.conversation_id));
             IF EXISTS (SELECT 1 FROM turns WHERE conversation_id = t.conversation_id AND state = 1)
                OR EXISTS (SELECT 1 FROM turns WHERE conversation_id = t.conversation_id AND state = 0 AND incarnation IS NOT NULL
                           AND order_seq < t.order_seq) THEN
@@ -105,7 +102,8 @@ extension PostgresSchema {
         """
 
     /// The write kinds of `p_kind`: 0 accept, 1 answer, 2 failure (`p_state` the message's ended
-    /// state), 3 note, 4 a cluster node's claim of a run (`relay_claim_runs`; `p_stream` ''), so a
+    /// state), 3 note, 4 a cluster node's claim of a run (`relay_claim_runs`; `p_stream` '',
+    /// `p_conversation` the run's), so a
     /// claim goes out with the answers and accepts queued beside it and sees what they wrote. Per
     /// write one row comes back, in order, `o_outcome`:
     /// - 0 stored: `o_seq` the event's seq (an accept's user event; `o_answer_seq` its answer slot);
@@ -133,7 +131,7 @@ extension PostgresSchema {
         DECLARE
           i int; j int; v_last bigint; v_state smallint; v_asset text; m messages%ROWTYPE;
           v_seqs bigint[] := '{}'; v_streams text[] := '{}'; v_prev bigint[] := '{}'; v_lasts bigint[] := '{}';
-          v_clock text[]; v_clock_last bigint[]; v_clock_start bigint[];
+          v_clock text[]; v_clock_last bigint[]; v_clock_start bigint[]; v_conversation text;
         BEGIN
           -- The batch's stream clocks, locked once, in stream order (two batches never wait on each
           -- other in a cycle), counted here and written back once at the end.
@@ -141,6 +139,10 @@ extension PostgresSchema {
           SELECT array_agg(stream_id ORDER BY stream_id), array_agg(last ORDER BY stream_id) INTO v_clock, v_clock_last
           FROM (SELECT stream_id, last FROM streams WHERE stream_id = ANY(p_stream) ORDER BY stream_id FOR UPDATE) locked;
           v_clock_start := v_clock_last;
+          -- The conversations its claims are about, locked in conversation order (relay_claim_runs).
+          FOR v_conversation IN SELECT DISTINCT p_conversation[k] FROM generate_subscripts(p_kind, 1) AS k WHERE p_kind[k] = 4 ORDER BY 1 LOOP
+            PERFORM pg_advisory_xact_lock(hashtext('clawrelay-conversation:' || v_conversation));
+          END LOOP;
           FOR i IN 1 .. coalesce(array_length(p_kind, 1), 0) LOOP
             j := array_position(v_clock, p_stream[i]);
             v_seqs[i] := NULL;

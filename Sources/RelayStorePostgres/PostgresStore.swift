@@ -77,6 +77,7 @@ public final class PostgresStore {
         try Self.blocking(settings, node, what, logger, work)
     }
 
+    /// Runs `work` on a connection of its own (closed after) and waits on this thread for it.
     private static func blocking<R: Sendable>(
         _ settings: PostgresSettings,
         _ node: NodeIncarnation,
@@ -84,21 +85,29 @@ public final class PostgresStore {
         _ logger: Logger,
         _ work: @escaping @Sendable (PostgresConnection, Logger) async throws -> R
     ) throws -> R {
+        try waiting(settings, what) {
+            let connection = try await PostgresConnection.connect(
+                configuration: try settings.configuration(applicationName: "clawrelay:\(node.node):start"),
+                id: 0,
+                logger: logger
+            )
+            do {
+                let value = try await work(connection, logger)
+                try? await connection.close()
+                return value
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+        }
+    }
+
+    /// Waits on this thread for `work` (which runs as a task) and throws what it threw as a
+    /// `PostgresStoreError` that says what could not be done, on which database.
+    static func waiting<R: Sendable>(_ settings: PostgresSettings, _ what: String, _ work: @escaping @Sendable () async throws -> R) throws -> R {
         let result = wait { () -> Result<R, any Error> in
             do {
-                let connection = try await PostgresConnection.connect(
-                    configuration: try settings.configuration(applicationName: "clawrelay:\(node.node):start"),
-                    id: 0,
-                    logger: logger
-                )
-                do {
-                    let value = try await work(connection, logger)
-                    try? await connection.close()
-                    return .success(value)
-                } catch {
-                    try? await connection.close()
-                    throw error
-                }
+                return .success(try await work())
             } catch let error as PostgresStoreError {
                 return .failure(error)
             } catch {

@@ -21,7 +21,7 @@ public final class PostgresTurnLedger: TurnLedger, Sendable {
     /// sees what they wrote: the answer that ended the conversation's previous turn, an accept.
     public func claim(runID: String, conversationID: String, node: NodeIncarnation, completion: @escaping (Result<TurnClaim, any Error>) -> Void) {
         let done = onLoop(completion)
-        writer.write(.claim(runID: runID, node: node)) { result in
+        writer.write(.claim(runID: runID, conversationID: conversationID, node: node)) { result in
             done(
                 result.mapError { $0 as any Error }.flatMap { row in
                     switch (row.outcome, row.state) {

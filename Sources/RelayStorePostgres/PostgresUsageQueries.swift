@@ -92,4 +92,57 @@ enum PostgresUsageQueries {
             logger: logger
         )
     }
+
+    /// A conversation's totals: runs reported, their cost (nil when none said), tokens in and out.
+    static func totals(_ connection: PostgresConnection, conversationID: String, logger: Logger) async throws -> UsageTotals {
+        let rows = try await connection.query(
+            """
+            SELECT count(*), sum(cost_usd), coalesce(sum(input_tokens), 0)::bigint, coalesce(sum(output_tokens), 0)::bigint,
+              coalesce(sum(permission_denials), 0)::bigint
+            FROM turn_reports WHERE conversation_id = \(conversationID)
+            """,
+            logger: logger
+        )
+        for try await (runs, cost, input, output, denials) in rows.decode((Int64, Double?, Int64, Int64, Int64).self) {
+            return UsageTotals(runs: Int(runs), costUSD: cost, inputTokens: Int(input), outputTokens: Int(output), permissionDenials: Int(denials))
+        }
+        return UsageTotals(runs: 0, costUSD: nil, inputTokens: 0, outputTokens: 0, permissionDenials: 0)
+    }
+
+    /// Approvals, newest first: the pending ones (`pendingOnly`) or all, at most `limit`.
+    static func approvals(_ connection: PostgresConnection, pendingOnly: Bool, limit: Int, logger: Logger) async throws -> [ApprovalRow] {
+        let rows = try await connection.query(
+            """
+            SELECT id, short_id, user_id, conversation_id, backend, tool_name, summary, created_ms, expires_ms, decision, cause,
+              decided_by_name, decided_by_protocol, decided_by_device, resolved_ms
+            FROM approvals WHERE NOT \(pendingOnly) OR resolved_ms IS NULL ORDER BY created_ms DESC, id COLLATE "C" LIMIT \(limit)
+            """,
+            logger: logger
+        )
+        var approvals: [ApprovalRow] = []
+        for try await row in rows.decode(
+            (String, String, String, String, String, String, String, Int64, Int64, String?, String?, String?, String?, String?, Int64?).self
+        ) {
+            approvals.append(
+                ApprovalRow(
+                    id: row.0,
+                    shortID: row.1,
+                    userID: row.2,
+                    conversationID: row.3,
+                    backend: row.4,
+                    toolName: row.5,
+                    summary: row.6,
+                    createdAt: row.7,
+                    expiresAt: row.8,
+                    decision: row.9,
+                    cause: row.10,
+                    decidedBy: row.11,
+                    decidedFrom: row.12,
+                    deviceID: row.13,
+                    resolvedAt: row.14
+                )
+            )
+        }
+        return approvals
+    }
 }

@@ -78,8 +78,8 @@ struct TurnWrite: Sendable {
         )
     }
 
-    static func claim(runID: String, node: NodeIncarnation) -> TurnWrite {
-        TurnWrite(kind: .claim, stream: "", conversationID: "", runID: runID, eventID: "", content: "", millis: 0, node: node)
+    static func claim(runID: String, conversationID: String, node: NodeIncarnation) -> TurnWrite {
+        TurnWrite(kind: .claim, stream: "", conversationID: conversationID, runID: runID, eventID: "", content: "", millis: 0, node: node)
     }
 
     static func note(_ event: ChatEvent, queue: [QueueTarget]) -> TurnWrite {

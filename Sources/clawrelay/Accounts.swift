@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import RelayCore
-import RelayStore
 
 struct Accounts: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -13,7 +12,7 @@ struct Accounts: ParsableCommand {
 
     func run() throws {
         let store = Devices.openStore(options)
-        let accounts = try store.read { try AccountQueries.all($0) }
+        let accounts = try store.accounts()
         if json {
             print(
                 JSONValue.array(

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import RelayCore
-import RelayStore
 
 /// `clawrelay approvals`: what backends asked the users (Claude Code's permission prompts), who
 /// answered, how and when. Answers come from the apps (or `/approve ID` in any conversation).
@@ -20,8 +19,7 @@ struct Approvals: ParsableCommand {
 
     func run() throws {
         let store = Devices.openStore(options)
-        let (pendingOnly, limit) = (!all, self.limit)
-        let rows = try store.read { db in try UsageQueries.approvals(db, pendingOnly: pendingOnly, limit: limit) }
+        let rows = try store.approvals(pendingOnly: !all, limit: limit)
         if json { return print(JSONValue.array(rows.map(Self.json)).encoded()) }
         if rows.isEmpty { return print(all ? "no approvals" : "no pending approvals (--all shows resolved ones)") }
         print("ID  ASKED  CONVERSATION  BACKEND  TOOL  SUMMARY  OUTCOME")

@@ -100,12 +100,10 @@ struct Audit: ParsableCommand {
         repeat {
             let (limit, newest) = (first ? self.limit : 1000, first)
             first = false
-            let rows = try store.read { db in
-                try PushTargetQueries.attempts(db, since: since, deviceID: deviceID, afterID: lastID, limit: limit, newest: newest)
-            }
-            for (id, userID, attempt) in rows {
-                print(json ? Self.json(id: id, userID: userID, attempt) : Self.line(attempt))
-                lastID = id
+            let rows = try store.pushAttempts(since: since, deviceID: deviceID, afterID: lastID, limit: limit, newest: newest)
+            for row in rows {
+                print(json ? Self.json(id: row.id, userID: row.userID, row.attempt) : Self.line(row.attempt))
+                lastID = row.id
             }
             fflush(nil)
             if follow && rows.isEmpty { usleep(250_000) }

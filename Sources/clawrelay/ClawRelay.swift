@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
+import Logging
 import RelayCore
 import RelayServer
-import RelayStore
 
 @main
 struct ClawRelay: ParsableCommand {
@@ -53,17 +53,13 @@ struct DataOptions: ParsableArguments {
         }
     }
 
-    /// The relay's SQLite store in the data directory. A relay on PostgreSQL (`[store]` of the
-    /// configuration it started from) is refused: the operator commands read only SQLite so far.
-    func openStore() -> Store {
+    /// The relay's store, as `[store]` of the configuration it started from names it:
+    /// `relay.sqlite` in the data directory, or its PostgreSQL database.
+    func openStore() -> any OperatorStore {
         let config = loadServed().config
-        if config.store.kind == .postgres {
-            fail(
-                "the relay of \(config.dataDirectory) keeps its store in PostgreSQL (\(config.store)); this command reads only a SQLite store so far (see docs/cluster.md)"
-            )
-        }
         do {
-            return try Store(dataDirectory: config.dataDirectory, executor: nil)
+            // Errors come back as values; PostgresNIO's own log lines would only repeat them.
+            return try OperatorStorage.open(config, logger: Logger(label: "clawrelay.cli") { _ in SwiftLogNoOpLogHandler() })
         } catch {
             fail("\(error)")
         }

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import RelayCore
 import RelayServer
-import RelayStore
 
 struct Conversations: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -46,11 +45,7 @@ struct Conversations: ParsableCommand {
 
         func run() throws {
             let store = Devices.openStore(options)
-            let (user, limit) = (self.user, self.limit)
-            let rows = try store.read { db in
-                try (user.map { try ConversationQueries.list(db, userID: $0, limit: limit) } ?? ConversationQueries.all(db, limit: limit))
-                    .map { ($0, try EventQueries.count(db, conversationID: $0.id)) }
-            }
+            let rows = try store.conversations(userID: user, limit: limit)
             let config = options.loadServed().config
             if json { return print(JSONValue.array(rows.map { Conversations.json($0.0, config: config, events: $0.1) }).encoded()) }
             if rows.isEmpty { return print("no conversations") }
@@ -75,13 +70,8 @@ struct Conversations: ParsableCommand {
         func run() throws {
             guard (1...1_000).contains(limit) else { throw ValidationError("--limit must be 1 to 1000") }
             let store = Devices.openStore(options)
-            let (id, limit) = (TypedID.conversation(self.id, in: store), self.limit)
-            guard
-                let (conversation, events, usage) = try store.read({ db -> (Conversation, [ChatEvent], UsageTotals)? in
-                    guard let conversation = try ConversationQueries.fetch(db, id: id) else { return nil }
-                    let events = try EventQueries.conversation(db, userID: conversation.userID, conversationID: id, limit: limit)
-                    return (conversation, events, try UsageQueries.totals(db, conversationID: id))
-                })
+            let id = TypedID.conversation(self.id, in: store)
+            guard let (conversation, events, usage) = try store.conversation(id: id, events: limit).map({ ($0.conversation, $0.events, $0.usage) })
             else { fail("no conversation \(id) (clawrelay conversations list shows them)") }
             let config = options.loadServed().config
             if json {
@@ -135,14 +125,7 @@ struct Conversations: ParsableCommand {
             }
             let names = config.backends.map(\.name)
             guard names.contains(backend) else { fail("no backend named \(backend); configured: \(names.joined(separator: ", "))") }
-            let backend = self.backend
-            guard
-                try store.write({ db in
-                    try ConversationQueries.update(db, id: id) {
-                        ConversationEdit.rebind(backend: backend).apply(to: &$0, at: SystemClock().nowMillis())
-                    }
-                }) != nil
-            else {
+            guard try store.bind(conversationID: id, backend: backend, at: SystemClock().nowMillis()) else {
                 fail("no conversation \(id) (clawrelay conversations list shows them)")
             }
             print("\(id) is bound to \(backend) (the relay is not running; it applies at the next start)")

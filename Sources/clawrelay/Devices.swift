@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import RelayCore
 import RelayServer
-import RelayStore
 
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,17 +10,15 @@ struct Devices: ParsableCommand {
         defaultSubcommand: List.self
     )
 
-    static func openStore(_ options: DataOptions) -> Store { options.openStore() }
+    static func openStore(_ options: DataOptions) -> any OperatorStore { options.openStore() }
 
     /// Queues a command for the running relay and waits for its answer.
-    static func ask(_ store: Store, _ action: OperatorCommand.Action, deviceID: String, userID: String?, timeout: Double = 5) -> String? {
+    static func ask(_ store: any OperatorStore, _ action: OperatorCommand.Action, deviceID: String, userID: String?, timeout: Double = 5) -> String? {
         do {
-            let id = try store.write {
-                try OperatorQueries.enqueue($0, action: action, deviceID: deviceID, userID: userID, at: SystemClock().nowMillis())
-            }
+            let id = try store.enqueue(action, deviceID: deviceID, userID: userID, at: SystemClock().nowMillis())
             let deadline = Date().addingTimeInterval(timeout)
             while Date() < deadline {
-                if let result = try store.read({ try OperatorQueries.result($0, id: id) }) { return result }
+                if let result = try store.result(ofCommand: id) { return result }
                 usleep(50_000)
             }
         } catch {
@@ -60,12 +57,9 @@ struct Devices: ParsableCommand {
         func run() throws {
             let store = Devices.openStore(options)
             let now = SystemClock().nowMillis()
-            let (devices, pending, depths, targets) = try store.read { db in
-                (
-                    try DeviceQueries.all(db), try OperatorQueries.pendingPairings(db), try QueueQueries.depths(db, at: now),
-                    try PushTargetQueries.listing(db)
-                )
-            }
+            let (devices, pending, depths, targets) = (
+                try store.devices(), try store.pendingPairings(), try store.queueDepths(at: now), try store.pushTargetListing()
+            )
             var rows: [JSONValue] = devices.map { device in
                 .object([
                     "deviceId": .string(device.id), "userId": device.userID.isEmpty ? .null : .string(device.userID),
@@ -155,13 +149,10 @@ struct Devices: ParsableCommand {
             let store = Devices.openStore(options)
             let deviceID = TypedID.device(self.deviceID, in: store)
             let now = SystemClock().nowMillis()
-            let done = try store.write { db -> Bool in
-                guard let device = try DeviceQueries.fetch(db, id: deviceID), device.status == .approved else { return false }
-                if let remove { return try PushTargetQueries.remove(db, deviceID: deviceID, kind: remove) }
-                let (kind, token) = apns.map { ("apns", $0.lowercased()) } ?? ("ntfy", ntfy ?? "")
-                try PushTargetQueries.upsert(db, deviceID: deviceID, kind: kind, token: token, platform: "cli", at: now)
-                return true
-            }
+            let (kind, token) = apns.map { ("apns", $0.lowercased()) } ?? ("ntfy", ntfy ?? "")
+            let done =
+                try remove.map { try store.removePushTarget(deviceID: deviceID, kind: $0) }
+                ?? store.setPushTarget(deviceID: deviceID, kind: kind, token: token, at: now)
             guard done else {
                 fail(remove != nil ? "\(deviceID) has no \(remove!) target" : "no approved device \(deviceID); see `clawrelay devices list`")
             }
@@ -200,7 +191,7 @@ struct Devices: ParsableCommand {
         func run() throws {
             let store = Devices.openStore(options)
             let deviceID = TypedID.device(self.deviceID, in: store)
-            let known = try store.write { try DeviceQueries.setStatus($0, id: deviceID, .denied) }
+            let known = try store.setStatus(deviceID: deviceID, .denied)
             let result = Devices.ask(store, .deny, deviceID: deviceID, userID: nil, timeout: known ? 2 : 5)
             // Unknown ids are refused: a denial only means something for a paired device or a pending request.
             guard known || result == "denied" else {
@@ -220,12 +211,9 @@ struct Devices: ParsableCommand {
         func run() throws {
             let store = Devices.openStore(options)
             let deviceID = TypedID.device(self.deviceID, in: store)
-            let was = try store.write { db -> DeviceRecord? in
-                guard let device = try DeviceQueries.fetch(db, id: deviceID), device.status.refusesPairing else { return nil }
-                _ = try DeviceQueries.setStatus(db, id: deviceID, device.status == .denied ? .approved : .unpaired)
-                return device
+            guard let was = try store.allow(deviceID: deviceID) else {
+                fail("\(deviceID) is neither revoked nor denylisted (see clawrelay devices list)")
             }
-            guard let was else { fail("\(deviceID) is neither revoked nor denylisted (see clawrelay devices list)") }
             // A running relay's bridges follow the record (a Companion device may connect again).
             _ = Devices.ask(store, .refresh, deviceID: deviceID, userID: nil, timeout: 2)
             guard was.status == .revoked else { return print("\(deviceID): allowed again") }
@@ -248,7 +236,7 @@ struct Devices: ParsableCommand {
         func run() throws {
             let store = Devices.openStore(options)
             let deviceID = TypedID.device(self.deviceID, in: store)
-            guard try store.write({ try DeviceQueries.setAdmin($0, id: deviceID, !remove) }) else {
+            guard try store.setAdmin(deviceID: deviceID, !remove) else {
                 fail("no approved device \(deviceID); see `clawrelay devices list`")
             }
             // A running relay moves the device's live sockets into (or out of) the admin channel.
@@ -269,7 +257,7 @@ struct Devices: ParsableCommand {
             let deviceID = TypedID.device(self.deviceID, in: store)
             // Stored first, so the revocation holds without a running relay; the relay revokes a
             // pending request too, and closes the device's sockets.
-            let known = try store.write { try DeviceQueries.setStatus($0, id: deviceID, .revoked) }
+            let known = try store.setStatus(deviceID: deviceID, .revoked)
             let result = Devices.ask(store, .revoke, deviceID: deviceID, userID: nil, timeout: known ? 2 : 5)
             guard known || result == "revoked" else {
                 fail("no device and no pending request with id \(deviceID); nothing was revoked (see clawrelay devices list)")

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import RelayCore
 import RelayServer
-import RelayStore
 import TerminalQR
 
 struct PairLink: ParsableCommand {
@@ -61,10 +60,7 @@ struct PairLink: ParsableCommand {
         let token = Base64URL.encode((0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) })
         let hash = Digest.sha256Hex(token)
         let expires = SystemClock().nowMillis() + 300_000
-        let fingerprint = try store.write { db -> String in
-            try PairingLinkQueries.addLink(db, tokenHash: hash, expiresAt: expires)
-            return try PairingLinkQueries.fingerprint(db)
-        }
+        let fingerprint = try store.addPairingLink(tokenHash: hash, expiresAt: expires)
         var query = URLComponents()
         if let remote {
             query.queryItems = [URLQueryItem(name: "remote", value: remote)]

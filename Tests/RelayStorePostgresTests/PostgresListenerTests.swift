@@ -21,8 +21,9 @@ import Testing
         await listener.stop()
     }
 
-    /// A node's own writer's commits are noted and not reported (the writer hands them out); another
-    /// node's are reported; a resync does not report the own commits it noted either.
+    /// A node's own writer's commits are noted and not reported as notifications (the writer hands
+    /// them out); another node's are. (A resync that runs between an own commit and its NOTIFY
+    /// may still report it: the core's follower then reads what it had delivered, and drops it.)
     @Test func leavesTheNodesOwnCommitsToItsWriter() async throws {
         let database = try await TestDatabase()
         let reports = Recorder<([StreamPosition], PostgresListener.Source)>()
@@ -44,9 +45,7 @@ import Testing
         _ = try await other.accept(request(user: "u2", client: "m2")).get()
         try await eventually("the other node's notification") { reports.all.contains { $0.0 == [StreamPosition(stream: "u2", prev: 0, last: 2)] } }
         try await eventually("its own notification, noted") { listener.counters.own == 1 }
-        let resyncs = listener.counters.resyncs
-        try await eventually("two more resyncs") { listener.counters.resyncs >= resyncs + 2 }
-        #expect(!reports.all.contains { $0.0.contains { $0.stream == "u1" } }, "\(reports.all)")
+        #expect(!reports.all.contains { $0.1 == .notification && $0.0.contains { $0.stream == "u1" } }, "\(reports.all)")
         await mine.stop()
         await other.stop()
         await listener.stop()

@@ -1,5 +1,6 @@
 """`[store] kind = "postgres"`: the relay keeps its store in a PostgreSQL database it owns (a server
 this suite starts, `postgres_server.py`), and nothing of it in the data directory."""
+import asyncio
 import json
 import subprocess
 
@@ -30,11 +31,33 @@ async def test_history_devices_and_answers_survive_a_restart_in_postgres(relay_f
     await client.close()
 
 
-def test_operator_commands_say_they_read_only_sqlite_so_far(relay_factory):
+async def test_devices_list_and_revoke_run_on_a_relay_in_postgres(relay_factory):
+    """`clawrelay devices list` reads the devices from PostgreSQL, and `devices revoke` stores the
+    revocation there and has the running relay close the device's socket (the operator command
+    goes through PostgreSQL's `operator_commands`)."""
     relay = relay_factory(postgres_config())
-    result = relay.cli("devices", "list", check=False)
-    assert result.returncode == 1
-    assert "keeps its store in PostgreSQL" in result.stderr and "reads only a SQLite store so far" in result.stderr, result.stderr
+    admin = await pair_first_admin(relay)
+    client, _ = await auth(relay, admin)
+    listing = (await asyncio.to_thread(relay.cli, "devices", "list")).stdout
+    row = next(line for line in listing.splitlines() if line.startswith(admin.device_id))
+    assert "clawline" in row and "approved admin" in row and admin.user_id in row and "Admin" in row, listing
+    assert (await asyncio.to_thread(relay.device, admin.device_id))["status"] == "approved"
+
+    revoked = await asyncio.to_thread(relay.cli, "devices", "revoke", admin.device_id[:8])
+    assert revoked.stdout.strip() == f"{admin.device_id}: revoked (undo with: clawrelay devices allow {admin.device_id})", revoked
+    frames = await client.expect_close(1008, timeout=5)
+    assert frames and frames[-1].get("code") == "token_revoked", frames
+    assert (await asyncio.to_thread(relay.device, admin.device_id))["status"] == "revoked"
+    assert not (relay.data_dir / "relay.sqlite").exists(), "the commands opened no SQLite store beside PostgreSQL"
+
+
+def test_an_operator_command_on_an_unreachable_database_says_why_without_the_password(relay_factory):
+    relay = relay_factory(postgres_config("postgres://relay:hunter2@127.0.0.1:1/clawrelay"), start=False)
+    relay.data_dir.mkdir(parents=True, exist_ok=True)
+    result = relay.cli("devices", "list", "--config", str(relay.config_path), check=False)
+    assert result.returncode == 1, result
+    assert "cannot connect on PostgreSQL" in result.stderr and "127.0.0.1:1/clawrelay" in result.stderr, result.stderr
+    assert "hunter2" not in result.stderr + result.stdout, "the password never reaches the output"
 
 
 def test_an_unreachable_database_stops_the_start_with_the_cause_and_no_password(relay_factory, tmp_path):

@@ -15,12 +15,7 @@ final class PostgresStorage: RelayStorage {
     private let logger: Logger
 
     init(_ settings: StoreSettings, cluster: ClusterSettings?, dataDirectory: String, loop: any LoopExecutor, logger: Logger) throws {
-        let postgres = try PostgresSettings(
-            url: settings.url ?? "",
-            passwordFile: settings.passwordFile,
-            environmentPassword: ProcessInfo.processInfo.environment["PGPASSWORD"],
-            poolSize: settings.poolSize
-        )
+        let postgres = try Self.settings(settings)
         let node = NodeIncarnation(node: cluster?.nodeID ?? Self.defaultNodeID(dataDirectory: dataDirectory))
         logger.info("store: PostgreSQL", metadata: ["database": "\(postgres)", "node": "\(node)"])
         store = try PostgresStore(settings: postgres, node: node, executor: loop, logger: logger)
@@ -35,6 +30,16 @@ final class PostgresStorage: RelayStorage {
         } else {
             (membership, replaced) = (nil, nil)
         }
+    }
+
+    /// The connection settings `[store]` gives (the password from its file, the URL or `PGPASSWORD`).
+    static func settings(_ settings: StoreSettings) throws -> PostgresSettings {
+        try PostgresSettings(
+            url: settings.url ?? "",
+            passwordFile: settings.passwordFile,
+            environmentPassword: ProcessInfo.processInfo.environment["PGPASSWORD"],
+            poolSize: settings.poolSize
+        )
     }
 
     /// `[cluster] node_id`'s default: this host's name and the data directory.
