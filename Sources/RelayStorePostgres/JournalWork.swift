@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import RelayCore
 
 /// One operation of `PostgresJournal` on the writer's connection: `run` does its queries and
 /// returns the report to deliver on the loop (its caller's completion with the result); `fail`
@@ -10,6 +11,24 @@ struct JournalWork: Sendable {
     var what: String
     var run: @Sendable (PostgresConnection, Logger) async throws -> @Sendable () -> Void
     var fail: @Sendable (any Error) -> Void
+
+    /// `work`, whose result goes to `completion` on `executor` (the loop).
+    static func reporting<R: Sendable>(
+        _ what: String,
+        on executor: any LoopExecutor,
+        _ work: @escaping @Sendable (PostgresConnection, Logger) async throws -> R,
+        completion: @escaping (Result<R, any Error>) -> Void
+    ) -> JournalWork {
+        let completion = LoopBound(completion, loop: executor)
+        return JournalWork(
+            what: what,
+            run: { connection, logger in
+                let value = try await work(connection, logger)
+                return { completion.value(.success(value)) }
+            },
+            fail: { error in completion.value(.failure(error)) }
+        )
+    }
 }
 
 /// An error carried from the writer's task to the loop.

@@ -57,17 +57,7 @@ public final class PostgresClusterJournal: ClusterJournal, Sendable {
             return heads
         }
         guard let writer else { return read(completion, heads) }
-        let done = LoopBound(completion, loop: executor)
-        writer.perform(
-            JournalWork(
-                what: "read stream heads",
-                run: { connection, logger in
-                    let value = try await heads(connection, logger)
-                    return { done.value(.success(value)) }
-                },
-                fail: { error in done.value(.failure(error)) }
-            )
-        )
+        writer.perform(.reporting("read stream heads", on: executor, heads, completion: completion))
     }
 
     /// Closes the reads' connection.

@@ -182,11 +182,8 @@ enum PostgresConversationQueries {
     ///
     /// - Important: run in the transaction that stores the change (the announcement is sent at commit).
     static func takeChangeSeq(_ connection: PostgresConnection, _ logger: Logger, userID: String) async throws -> Int64 {
-        let rows = try await connection.query("SELECT relay_take_seqs(\(userID), 1)", logger: logger)
-        var taken: Int64?
-        for try await seq in rows.decode(Int64.self) { taken = seq }
-        guard let seq = taken else { throw PostgresStoreError(code: .rejected, message: "relay_take_seqs returned nothing for \(userID)") }
-        try await connection.query("SELECT relay_notify(\([userID]), \([seq - 1]), \([seq]))", logger: logger)
+        let seq = try await PostgresMessageQueries.takeSeqs(connection, stream: userID, count: 1, logger: logger)
+        try await PostgresMessageQueries.notify(connection, stream: userID, prev: seq - 1, last: seq, logger: logger)
         return seq
     }
 

@@ -27,17 +27,7 @@ public final class PostgresJournal {
         _ work: @escaping @Sendable (PostgresConnection, Logger) async throws -> R,
         completion: @escaping (Result<R, any Error>) -> Void
     ) {
-        let completion = LoopBound(completion, loop: writer.executor)
-        writer.perform(
-            JournalWork(
-                what: what,
-                run: { connection, logger in
-                    let value = try await work(connection, logger)
-                    return { completion.value(.success(value)) }
-                },
-                fail: { error in completion.value(.failure(error)) }
-            )
-        )
+        writer.perform(.reporting(what, on: writer.executor, work, completion: completion))
     }
 
     /// `perform` in one transaction.

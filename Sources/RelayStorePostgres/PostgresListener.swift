@@ -210,7 +210,7 @@ public final class PostgresListener: Sendable {
     /// writer sent them.
     private func deliver(_ payload: String) {
         let (origin, text) = OwnBackends.origin(of: payload)
-        let positions = text.split(separator: ";").compactMap { StreamPosition($0) }
+        let positions = StreamPosition.parse(payload: String(text))
         guard !positions.isEmpty else { return }
         let mine = origin.map { own?.contains($0) == true } ?? false
         state.withLock { state in

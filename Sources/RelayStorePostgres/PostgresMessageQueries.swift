@@ -69,7 +69,7 @@ enum PostgresMessageQueries {
     /// Takes `count` seqs of the stream's clock; the new last.
     static func takeSeqs(_ connection: PostgresConnection, stream: String, count: Int32, logger: Logger) async throws -> Int64 {
         guard let last = try await connection.first("SELECT relay_take_seqs(\(stream), \(count))", as: Int64.self, logger: logger) else {
-            throw PostgresStoreError(code: .rejected, message: "relay_take_seqs returned nothing (is the schema current?)")
+            throw PostgresStoreError(code: .rejected, message: "relay_take_seqs returned nothing for \(stream) (is the schema current?)")
         }
         return last
     }

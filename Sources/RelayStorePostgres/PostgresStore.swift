@@ -54,10 +54,7 @@ public final class PostgresStore {
             executor: executor,
             logger: logger
         )
-        let registered = Self.wait { () -> Result<NodeIncarnation?, any Error> in
-            do { return .success(try await cluster.node.register()) } catch { return .failure(error) }
-        }
-        let replaced = try registered.get()
+        let replaced = try Self.waiting(settings, "register this node") { try await cluster.node.register() }
         self.cluster.withLock { $0 = cluster }
         return (cluster, replaced)
     }

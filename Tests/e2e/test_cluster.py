@@ -44,20 +44,25 @@ async def test_three_nodes_show_one_users_messages_in_order_on_every_node(relay_
         await client.close()
 
 
-async def test_a_killed_node_is_declared_dead_and_the_turn_behind_its_runs_on_a_survivor(relay_factory):
+async def held_turn_and_one_behind(relay_factory, held: str, behind: str):
+    """Two nodes: the first runs a turn its backend never answers in time (`held`), and a device of
+    the same user on the second sends the next message of the conversation (`behind`), which
+    waits for it. Returns the two nodes and the second node's client."""
     database = postgres_server.shared().create_database()
-    # The first node's backend never answers in time: its turn is running when it dies.
     first = relay_factory(node_config(database, "node1", echo_delay_ms=600_000))
     second = relay_factory(node_config(database, "node2"))
     admin, sender = await setup_admin(first)
     device = await pair_and_approve(first, sender, user_id=admin.user_id)
     waiting, _ = await auth(second, device, name="waiting")
-    await sender.send_json(message_frame("held by node1"))
-    await waiting.recv_until(is_user_echo("held by node1"), timeout=10)
-    # Behind it in the same conversation: it waits for the turn on the first node.
-    behind = message_frame("queued on node2")
-    await waiting.send_json(behind)
-    await waiting.recv_until(is_user_echo("queued on node2"), timeout=10)
+    await sender.send_json(message_frame(held))
+    await waiting.recv_until(is_user_echo(held), timeout=10)
+    await waiting.send_json(message_frame(behind))
+    await waiting.recv_until(is_user_echo(behind), timeout=10)
+    return first, second, waiting
+
+
+async def test_a_killed_node_is_declared_dead_and_the_turn_behind_its_runs_on_a_survivor(relay_factory):
+    first, second, waiting = await held_turn_and_one_behind(relay_factory, "held by node1", "queued on node2")
     first.kill()
     final, frames = await waiting.recv_until(is_assistant_final("echo: queued on node2"), timeout=LEASE_SECONDS + 10)
     assert not any(is_assistant_final("echo: held by node1")(f) for f in frames), frames
@@ -77,16 +82,7 @@ def test_a_node_id_in_use_by_a_running_node_is_refused(relay_factory):
 
 
 async def test_a_node_frozen_past_its_lease_is_replaced_and_exits_when_it_wakes(relay_factory):
-    database = postgres_server.shared().create_database()
-    frozen = relay_factory(node_config(database, "node1", echo_delay_ms=600_000))
-    survivor = relay_factory(node_config(database, "node2"))
-    admin, sender = await setup_admin(frozen)
-    device = await pair_and_approve(frozen, sender, user_id=admin.user_id)
-    waiting, _ = await auth(survivor, device, name="waiting")
-    await sender.send_json(message_frame("held by the frozen node"))
-    await waiting.recv_until(is_user_echo("held by the frozen node"), timeout=10)
-    await waiting.send_json(message_frame("queued behind it"))
-    await waiting.recv_until(is_user_echo("queued behind it"), timeout=10)
+    frozen, _, waiting = await held_turn_and_one_behind(relay_factory, "held by the frozen node", "queued behind it")
     frozen.proc.send_signal(signal.SIGSTOP)
     try:
         await waiting.recv_until(is_assistant_final("echo: queued behind it"), timeout=LEASE_SECONDS + 10)
