@@ -15,8 +15,8 @@ extension Relay {
         var backends: [any Backend] = []
         /// Accounts whose gateway mirrors this relay's nodes (`expose_nodes`).
         var exposed: [NodePassthrough.Account] = []
-        /// Opens each upstream account's link (loop thread).
-        var connects: [() -> Void] = []
+        /// Opens each upstream account's link (loop thread), by account name.
+        var connects: [(account: String, connect: () -> Void)] = []
         /// The Claude Code backends, whose processes stop off the loop.
         var claudeCode: [ClaudeCodeBackend] = []
     }
@@ -67,7 +67,7 @@ extension Relay {
                     logger: logger,
                     onState: report
                 )
-                built.connects.append { upstream.connect() }
+                built.connects.append((name, { upstream.connect() }))
                 built.backends.append(upstream)
             case .companion(let url, let token, let workingDirectory, let allowSelfSigned):
                 let target = ServiceLoop.ClientTarget(host: url.host, port: url.port, path: url.path, tls: url.tls, allowSelfSigned: allowSelfSigned)
@@ -80,7 +80,7 @@ extension Relay {
                     logger: logger,
                     onState: report
                 )
-                built.connects.append { upstream.connect() }
+                built.connects.append((name, { upstream.connect() }))
                 built.backends.append(upstream)
             case .clawline(let url, let deviceName, let allowSelfSigned):
                 // A provider's frames are single events; 8 MiB leaves room for long answers and bounds the rest.
@@ -106,7 +106,7 @@ extension Relay {
                 } catch {
                     throw StartupFailure(description: "[[backends]] \(name): \(error)")
                 }
-                built.connects.append { upstream.connect() }
+                built.connects.append((name, { upstream.connect() }))
                 built.backends.append(upstream)
             case .discoclaw(let url, let credential, let allowSelfSigned, let titlePrefix):
                 let target = ServiceLoop.ClientTarget(
@@ -129,7 +129,7 @@ extension Relay {
                     logger: logger,
                     onState: report
                 )
-                built.connects.append { upstream.connect() }
+                built.connects.append((name, { upstream.connect() }))
                 built.backends.append(upstream)
             }
         }

@@ -35,8 +35,8 @@ public final class Relay {
     private(set) var companion: CompanionDownstream?
     private(set) var discoClaw: DiscoClawDownstream?
     private var desk: OperatorDesk?
-    /// Opens each upstream account's link (loop thread).
-    private var upstreams: [() -> Void] = []
+    /// Opens the upstream accounts' links (all at once, or in a cluster those this node holds).
+    private(set) var upstreams: UpstreamLinks?
     private var advertiser: MDNSAdvertiser?
     private(set) var hub: RelayHub?
     var push: PushWiring?
@@ -101,7 +101,6 @@ public final class Relay {
             http: { [unowned self] in upstreamClient() },
             onState: reportAccountState
         )
-        upstreams = built.connects
         for backend in built.claudeCode { localStops.add(backend) { backend.stop() } }
         // Stopped after the service loop, whose stop ends the turns first (interrupting Claude Code).
         components.started("local backends") { [localStops] in localStops.stopAll() }
@@ -207,7 +206,23 @@ public final class Relay {
             loop.stop(graceMillis: 2_000)
         }
         loop.execute(with: hub) { $0.start() }
-        storage.joinCluster(hub: hub, loop: loop, fenced: Self.exitFenced(logger))
+        let upstreams = UpstreamLinks(node: storage.cluster?.node)
+        self.upstreams = upstreams
+        let accounts = config.backends.filter(\.isUpstream).map(\.name)
+        if storage.cluster != nil {
+            // Until the first heartbeat names the holders, no account's turns run here.
+            loop.execute(with: hub) { $0.accountLeases(accounts.map { AccountLease(account: $0, holder: nil) }) }
+            storage.holdAccounts(accounts)
+        }
+        storage.joinCluster(
+            hub: hub,
+            loop: loop,
+            leases: { leases in
+                hub.accountLeases(leases)
+                upstreams.held(leases)
+            },
+            fenced: Self.exitFenced(logger)
+        )
         if let clawline { loop.execute(with: clawline) { $0.start() } }
         if let gateway { loop.execute(with: gateway) { $0.start() } }
         if let companion {
@@ -217,7 +232,8 @@ public final class Relay {
             }
         }
         if let discoClaw { loop.execute(with: discoClaw) { $0.start() } }
-        for connect in upstreams { loop.execute(with: connect) { $0() } }
+        let links = built.connects
+        loop.execute(with: upstreams) { $0.add(links) }
         self.desk = desk
         loop.execute(with: desk) { $0.start() }
         try writeListenersFile()

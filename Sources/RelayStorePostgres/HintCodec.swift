@@ -68,6 +68,7 @@ enum HintCodec {
         case .abort(let conversationID, let runID, let reason): wire.abort = AbortWire(c: conversationID, r: runID, why: reason)
         case .readMoved(let cursor): wire.read = cursor
         case .conversationDeleted(let conversation): wire.deleted = conversation
+        case .turnsHandedOver(let node): wire.handed = node
         }
         return text(wire)
     }
@@ -77,6 +78,7 @@ enum HintCodec {
         if let abort = wire.abort { return (wire.o, .abort(conversationID: abort.c, runID: abort.r, reason: abort.why)) }
         if let cursor = wire.read { return (wire.o, .readMoved(cursor)) }
         if let conversation = wire.deleted { return (wire.o, .conversationDeleted(conversation)) }
+        if let node = wire.handed { return (wire.o, .turnsHandedOver(node: node)) }
         return nil
     }
 
@@ -129,6 +131,8 @@ private struct ControlWire: Codable {
     var abort: AbortWire?
     var read: ReadCursor?
     var deleted: Conversation?
+    /// The node id turns were handed to.
+    var handed: String?
 }
 
 private struct AbortWire: Codable {

@@ -73,9 +73,37 @@ enum LedgerCalls {
             """,
             logger: logger
         )
-        var dead = DeadNodeTurns(failed: [], adopted: [])
-        let decoded = rows.decode((Int16, String, String, String, String, String, Int64, String?, Int64?, String?, String?, String?).self)
-        for try await (kind, run, stream, conversation, device, client, seq, answerID, answerSeq, content, attachments, hash) in decoded {
+        return try await turns(rows, reason: request.reason, now: request.now)
+    }
+
+    /// Hands a run this node owns to the node holding its account (`relay_hand_over`).
+    static func handOver(
+        _ connection: PostgresConnection,
+        runID: String,
+        from: NodeIncarnation,
+        to holder: NodeIncarnation,
+        backend: String,
+        logger: Logger
+    ) async throws -> HandOver {
+        let query: PostgresQuery = "SELECT relay_hand_over(\(runID), \(from.incarnation), \(holder.node), \(holder.incarnation), \(backend))"
+        let code = try await connection.first(query, as: Int16.self, logger: logger)
+        guard let code, let outcome = HandOver(rawValue: Int(code)) else { throw malformed("relay_hand_over") }
+        return outcome
+    }
+
+    /// The runs handed to `node` that still wait, oldest first (`relay_handed_runs`).
+    static func handed(_ connection: PostgresConnection, to node: NodeIncarnation, logger: Logger) async throws -> [AdoptedTurn] {
+        let rows = try await connection.query("SELECT * FROM relay_handed_runs(\(node.incarnation))", logger: logger)
+        return try await turns(rows, reason: "", now: 0).adopted
+    }
+
+    /// The rows of `relay_declare_dead` and `relay_handed_runs`: kind 0 a failed turn (with
+    /// `reason` and `now`) at the seq its failure took, kind 1 a waiting turn as its stored message
+    /// holds it, with the backend kept on its turn ('' for the conversation's own).
+    private static func turns(_ rows: PostgresRowSequence, reason: String, now: Int64) async throws -> DeadNodeTurns {
+        var turns = DeadNodeTurns(failed: [], adopted: [])
+        let decoded = rows.decode((Int16, String, String, String, String, String, Int64, String?, Int64?, String?, String?, String?, String?).self)
+        for try await (kind, run, stream, conversation, device, client, seq, answerID, answerSeq, content, attachments, hash, backend) in decoded {
             let turn = TurnRef(runID: run, deviceID: device, clientID: client)
             if kind == 0 {
                 let failure = TurnFailure(
@@ -83,11 +111,11 @@ enum LedgerCalls {
                     conversationID: conversation,
                     userID: stream,
                     cause: .failed,
-                    reason: request.reason,
-                    timestampMillis: request.now,
+                    reason: reason,
+                    timestampMillis: now,
                     answerID: answerID
                 )
-                dead.failed.append((failure, seq))
+                turns.failed.append((failure, seq))
                 continue
             }
             let message = UserMessage(
@@ -100,9 +128,10 @@ enum LedgerCalls {
                 attachmentsJSON: attachments,
                 attachmentsHash: hash ?? ""
             )
-            dead.adopted.append(AdoptedTurn(message: message, runID: run, answer: AnswerSlot(id: answerID ?? "", seq: answerSeq ?? 0)))
+            let answer = AnswerSlot(id: answerID ?? "", seq: answerSeq ?? 0)
+            turns.adopted.append(AdoptedTurn(message: message, runID: run, answer: answer, backend: backend.flatMap { $0.isEmpty ? nil : $0 }))
         }
-        return dead
+        return turns
     }
 
     private static func malformed(_ function: String) -> PostgresStoreError {

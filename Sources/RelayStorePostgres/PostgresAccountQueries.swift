@@ -16,15 +16,20 @@ enum PostgresAccountQueries {
         )
     }
 
-    /// Every account, by name.
+    /// Every account, by name, with the live node holding it in a cluster.
     static func all(_ connection: PostgresConnection, logger: Logger) async throws -> [AccountStatus] {
         let rows = try await connection.query(
-            "SELECT name, kind, state, detail, updated_ms FROM accounts ORDER BY name COLLATE \"C\"",
+            """
+            SELECT a.name, a.kind, a.state, a.detail, a.updated_ms, l.node_id FROM accounts a
+            LEFT JOIN account_leases l ON l.account = a.name
+              AND EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = l.incarnation AND n.expires_at >= now())
+            ORDER BY a.name COLLATE "C"
+            """,
             logger: logger
         )
         var accounts: [AccountStatus] = []
-        for try await (name, kind, state, detail, updated) in rows.decode((String, String, String, String, Int64).self) {
-            accounts.append(AccountStatus(name: name, kind: kind, state: state, detail: detail, updatedAt: updated))
+        for try await (name, kind, state, detail, updated, node) in rows.decode((String, String, String, String, Int64, String?).self) {
+            accounts.append(AccountStatus(name: name, kind: kind, state: state, detail: detail, updatedAt: updated, node: node))
         }
         return accounts
     }

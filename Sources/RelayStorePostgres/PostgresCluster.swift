@@ -20,6 +20,8 @@ public final class PostgresCluster: Sendable {
     private let lease: Duration
     private let logger: Logger
     private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
+    /// The upstream accounts this node is configured with (`hold(accounts:)`).
+    private let accounts: Mutex<[String]> = Mutex([])
 
     public init(
         settings: PostgresSettings,
@@ -42,16 +44,40 @@ public final class PostgresCluster: Sendable {
     /// What the core needs to take part (`RelayHub(cluster:)`).
     public var link: ClusterLink { ClusterLink(node: node.identity, fabric: fabric, journal: journal, ledger: ledger) }
 
-    /// Starts hearing the other nodes and keeping the membership. `dead` hears every dead
-    /// incarnation other than this one, as often as a sweep names it (declaring one dead twice
-    /// changes nothing); `fenced` hears, once, why this node must stop.
-    public func start(dead: @escaping @Sendable (NodeIncarnation) -> Void, fenced: @escaping @Sendable (String) -> Void) {
+    /// What the membership task reports.
+    public struct Reports: Sendable {
+        /// Every dead incarnation other than this one, as often as a sweep names it (declaring one
+        /// dead twice changes nothing).
+        public var dead: @Sendable (NodeIncarnation) -> Void
+        /// Once: why this node must stop.
+        public var fenced: @Sendable (String) -> Void
+        /// After each heartbeat: who holds each of the node's upstream accounts.
+        public var leases: @Sendable ([AccountLease]) -> Void
+
+        public init(
+            dead: @escaping @Sendable (NodeIncarnation) -> Void,
+            fenced: @escaping @Sendable (String) -> Void,
+            leases: @escaping @Sendable ([AccountLease]) -> Void = { _ in }
+        ) {
+            self.dead = dead
+            self.fenced = fenced
+            self.leases = leases
+        }
+    }
+
+    /// Starts hearing the other nodes and keeping the membership, holding the accounts of
+    /// `hold(accounts:)` that no live node holds.
+    public func start(reports: Reports) {
         fabric.start()
         task.withLock { task in
             guard task == nil else { return }
-            task = Task { [self] in await keep(dead: dead, fenced: fenced) }
+            task = Task { [self] in await keep(reports) }
         }
     }
+
+    /// The upstream accounts this node is configured with (at start, and after a reload): from
+    /// the next heartbeat on it holds those no live node holds, and reports who holds each.
+    public func hold(accounts names: [String]) { accounts.withLock { $0 = names } }
 
     /// Stops the membership task and closes the connections; the node's lock goes with its
     /// control connection, so the others find it dead at their next sweep.
@@ -64,7 +90,7 @@ public final class PostgresCluster: Sendable {
         await node.close()
     }
 
-    private func keep(dead: @Sendable (NodeIncarnation) -> Void, fenced: @Sendable (String) -> Void) async {
+    private func keep(_ reports: Reports) async {
         let clock = ContinuousClock()
         // The first sweep runs at once: only a reconnect waits a lease before sweeping.
         var connectedAt = clock.now - lease
@@ -73,15 +99,19 @@ public final class PostgresCluster: Sendable {
             do {
                 if cutOff {
                     guard try await node.resume() else {
-                        return fenced("another node declared this one dead while PostgreSQL was out of reach")
+                        return reports.fenced("another node declared this one dead while PostgreSQL was out of reach")
                     }
                     cutOff = false
                     connectedAt = clock.now
                 }
-                guard try await node.heartbeat() else { return fenced("another node declared this one dead (its lease lapsed)") }
-                if clock.now - connectedAt >= lease {
-                    for incarnation in try await node.sweep() where incarnation != node.identity { dead(incarnation) }
+                guard try await node.heartbeat() else { return reports.fenced("another node declared this one dead (its lease lapsed)") }
+                // Like the sweep, taking a dead holder's accounts waits a lease after a reconnect.
+                let settled = clock.now - connectedAt >= lease
+                if settled {
+                    for incarnation in try await node.sweep() where incarnation != node.identity { reports.dead(incarnation) }
                 }
+                let accounts = accounts.withLock { $0 }
+                if !accounts.isEmpty { reports.leases(try await node.holdAccounts(accounts, take: settled)) }
             } catch {
                 if !cutOff {
                     logger.warning(

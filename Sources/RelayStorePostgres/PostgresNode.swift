@@ -151,6 +151,20 @@ public final class PostgresNode: Sendable {
         return dead
     }
 
+    /// Takes (when `take`) those of `accounts` no live node holds, and returns who holds each of
+    /// them now (nil: nobody live). Accounts are cluster-wide singletons: only the holder connects one.
+    public func holdAccounts(_ accounts: [String], take: Bool) async throws -> [AccountLease] {
+        let rows = try await control().query(
+            "SELECT o_account, o_node, o_incarnation FROM relay_hold_accounts(\(identity.node), \(identity.incarnation), \(accounts), \(take))",
+            logger: logger
+        )
+        var holders: [String: NodeIncarnation] = [:]
+        for try await (account, node, incarnation) in rows.decode((String, String, UUID).self) {
+            holders[account] = NodeIncarnation(node: node, incarnation: incarnation)
+        }
+        return accounts.map { AccountLease(account: $0, holder: holders[$0]) }
+    }
+
     /// Heartbeats and sweeps every `interval` until cancelled or fenced; returns false when fenced.
     public func run(every interval: Duration = .seconds(2), onSweep: @Sendable ([NodeIncarnation]) -> Void = { _ in }) async throws -> Bool {
         while !Task.isCancelled {

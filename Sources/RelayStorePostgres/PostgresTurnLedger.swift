@@ -3,8 +3,10 @@ import RelayCore
 
 /// The cluster's turn queue in PostgreSQL (`TurnLedger`, with `MemoryJournal`'s semantics): turns
 /// are registered by the accept that stores their message (`UserMessage.acceptingNode`), claimed
-/// one run at a time (`relay_claim_runs`, inside the writer's `relay_turn_writes` calls), given back (`relay_withdraw_runs`) and taken from a dead node
-/// (`relay_declare_dead`), each through the node's `PostgresWriter`, in submission order. Finishing
+/// one run at a time (`relay_claim_runs`, inside the writer's `relay_turn_writes` calls), given
+/// back (`relay_withdraw_runs`), handed to the node holding their account (`relay_hand_over`)
+/// and taken from a dead node (`relay_declare_dead`), each through the node's `PostgresWriter`,
+/// in submission order. Finishing
 /// and failing stay the writer's fenced `end`.
 ///
 /// - Important: call on the loop; completions run where the writer runs its completions (the loop).
@@ -58,6 +60,39 @@ public final class PostgresTurnLedger: TurnLedger, Sendable {
         let done = onLoop(completion)
         writer.submit(
             .declareDead(DeadNodeRequest(node: node, survivor: survivor, reason: reason, now: now)) { done($0.mapError { $0 as any Error }) }
+        )
+    }
+
+    /// On the writer, in order with the claim that made the turn this node's.
+    public func handOver(
+        runID: String,
+        from: NodeIncarnation,
+        to holder: NodeIncarnation,
+        backend: String,
+        completion: @escaping (Result<HandOver, any Error>) -> Void
+    ) {
+        writer.perform(
+            .reporting(
+                "hand a turn over",
+                on: writer.executor,
+                { connection, logger in
+                    try await LedgerCalls.handOver(connection, runID: runID, from: from, to: holder, backend: backend, logger: logger)
+                },
+                completion: completion
+            )
+        )
+    }
+
+    public func handedTurns(to node: NodeIncarnation, completion: @escaping (Result<[AdoptedTurn], any Error>) -> Void) {
+        writer.perform(
+            .reporting(
+                "read the turns handed to this node",
+                on: writer.executor,
+                { connection, logger in
+                    try await LedgerCalls.handed(connection, to: node, logger: logger)
+                },
+                completion: completion
+            )
         )
     }
 

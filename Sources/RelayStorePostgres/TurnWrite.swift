@@ -36,6 +36,8 @@ struct TurnWrite: Sendable {
     var endedState = MessageState.failed
     var millis: Int64
     var node: NodeIncarnation?
+    /// An accept's `UserMessage.policyBackend` ('' for none), kept on its turn.
+    var backend = ""
     var assetIDs: [String] = []
     var queue: [QueueTarget] = []
 
@@ -58,6 +60,7 @@ struct TurnWrite: Sendable {
             rejected: message.rejection != nil,
             millis: millis,
             node: message.acceptingNode,
+            backend: message.policyBackend ?? "",
             assetIDs: message.assetIDs,
             queue: queue
         )

@@ -37,7 +37,7 @@ enum TurnWriteCalls {
               \(writes.map(\.attachmentsHash)), \(writes.map(\.senderID)), \(writes.map(\.rejected)),
               \(writes.map { Int16($0.endedState.rawValue) }), \(writes.map(\.millis)), \(writes.map { $0.node?.node ?? "" }),
               \(writes.map { $0.node?.incarnation.uuidString ?? "" }), \(assetOps), \(assets), \(queueOps), \(queueDevices), \(queueTTLs),
-              \(queueCapacities))
+              \(queueCapacities), \(writes.map(\.backend)))
             """,
             logger: logger
         )

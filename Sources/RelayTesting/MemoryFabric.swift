@@ -11,6 +11,8 @@ public final class MemoryCluster {
     public var losePositions = false
     /// Positions are delivered twice.
     public var repeatPositions = false
+    /// Requests (`ClusterControl`) sent from now on are dropped.
+    public var loseRequests = false
     /// Positions wait in `held` until `releaseHeld()`.
     public var holdPositions = false
     private var held: [(from: ObjectIdentifier, positions: [StreamPosition])] = []
@@ -46,6 +48,7 @@ public final class MemoryCluster {
     }
 
     func send(_ control: ClusterControl, from fabric: MemoryFabric) {
+        if loseRequests { return }
         toOthers(of: ObjectIdentifier(fabric)) { $0.control?(control) }
     }
 

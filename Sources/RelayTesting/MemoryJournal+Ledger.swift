@@ -8,11 +8,14 @@ extension MemoryJournal: TurnLedger {
         var order: Int64
         var node: NodeIncarnation
         var running: Bool
+        /// Handed to `node` (the holder of its account), with the backend it runs on.
+        var handed = false
+        var backend: String?
     }
 
     /// Registers an accepted message's turn (`UserMessage.acceptingNode`).
-    func register(runID: String, conversationID: String, order: Int64, node: NodeIncarnation) {
-        ledger[runID] = LedgerEntry(conversationID: conversationID, order: order, node: node, running: false)
+    func register(runID: String, conversationID: String, order: Int64, node: NodeIncarnation, backend: String? = nil) {
+        ledger[runID] = LedgerEntry(conversationID: conversationID, order: order, node: node, running: false, backend: backend)
         ledgerRuns.insert(runID)
     }
 
@@ -64,7 +67,9 @@ extension MemoryJournal: TurnLedger {
                 }
                 if !entry.running, let event = events.first(where: { $0.id == record.userEventID }) {
                     ledger[runID]?.node = survivor
-                    dead.adopted.append(AdoptedTurn(message: Self.storedMessage(record, event), runID: runID, answer: record.answer))
+                    dead.adopted.append(
+                        AdoptedTurn(message: Self.storedMessage(record, event), runID: runID, answer: record.answer, backend: entry.backend)
+                    )
                     continue
                 }
                 ledger.removeValue(forKey: runID)
@@ -77,6 +82,40 @@ extension MemoryJournal: TurnLedger {
                 if let failure = records[key]?.failure { dead.failed.append((failure, seq)) }
             }
             return dead
+        }
+    }
+
+    public func handOver(
+        runID: String,
+        from: NodeIncarnation,
+        to holder: NodeIncarnation,
+        backend: String,
+        completion: @escaping (Result<HandOver, any Error>) -> Void
+    ) {
+        write(completion) {
+            guard let entry = ledger[runID], entry.node == from, !deadNodes.contains(from) else { return .notOwned }
+            guard !deadNodes.contains(holder) else { return .holderGone }
+            ledger[runID] = LedgerEntry(
+                conversationID: entry.conversationID,
+                order: entry.order,
+                node: holder,
+                running: false,
+                handed: true,
+                backend: backend
+            )
+            return .handed
+        }
+    }
+
+    public func handedTurns(to node: NodeIncarnation, completion: @escaping (Result<[AdoptedTurn], any Error>) -> Void) {
+        write(completion) {
+            ledger.sorted { $0.value.order < $1.value.order }.compactMap { runID, entry -> AdoptedTurn? in
+                guard entry.node == node, entry.handed, !entry.running,
+                    let record = records.values.first(where: { $0.runID == runID }), record.state == .active,
+                    let event = events.first(where: { $0.id == record.userEventID })
+                else { return nil }
+                return AdoptedTurn(message: Self.storedMessage(record, event), runID: runID, answer: record.answer, backend: entry.backend)
+            }
         }
     }
 

@@ -241,7 +241,7 @@ extension MemoryJournal: CoreJournal {
             moveCursor(userID: message.senderID, conversationID: message.conversationID, seq: event.seq, now: now)
             let answer = AnswerSlot(id: Identifiers.newEventID(), seq: nextSeq(message.userID))
             if let node = message.acceptingNode {
-                register(runID: runID, conversationID: message.conversationID, order: event.seq, node: node)
+                register(runID: runID, conversationID: message.conversationID, order: event.seq, node: node, backend: message.policyBackend)
             }
             records[recordKey] = Record(
                 message: summary,

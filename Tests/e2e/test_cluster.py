@@ -7,7 +7,7 @@ import signal
 import subprocess
 
 import postgres_server
-from conftest import (async_wait_for, auth, is_assistant_final, is_user_echo, make_config, message_frame, pair_and_approve, relay_bin,
+from conftest import (accounts, async_wait_for, auth, is_assistant_final, is_user_echo, make_config, message_frame, pair_and_approve, relay_bin,
                       setup_admin)
 
 LEASE_SECONDS = 3
@@ -292,3 +292,59 @@ async def test_a_clawline_device_and_a_backgrounded_companion_device_on_other_no
     assert not any(f["type"] == "userMessage" and f["data"]["content"] == "while it looks" for f in before), "what it saw is not queued"
     for client in (claw, watcher, phone, again):
         await client.close()
+
+
+def holder_of(node, account: str) -> str | None:
+    """The node id `clawrelay accounts` names as the live holder of `account` (None: nobody)."""
+    listed = next((a for a in accounts(node) if a["name"] == account), None)
+    return listed.get("node") if listed and listed["state"] == "connected" else None
+
+
+def connected_upstream(node, account: str) -> bool:
+    """Whether this node's own log shows its link of `account` connected."""
+    return any("upstream account" in line and f"account={account}" in line and "state=connected" in line
+               for line in node.stderr_text().splitlines())
+
+
+async def test_an_upstream_account_is_held_by_one_node_and_moves_to_a_survivor_when_its_holder_dies(relay_factory, tmp_path):
+    from test_companion_upstream import TOKEN, companion_port
+    # The upstream: a relay's Companion listener whose backend answers "upstream: <text>", so an
+    # answer shows it came over the account's link (a node's own echo would say "echo: <text>").
+    projects = tmp_path / "projects"
+    (projects / "app").mkdir(parents=True)
+    upstream_cfg = make_config(cmd={"command": ["/bin/sh", "-c", "printf 'upstream: '; cat"]})
+    upstream_cfg["companion"] = {"listen": "127.0.0.1:0", "auth_token": TOKEN, "projects_root": str(projects), "backend": "cmd"}
+    upstream = relay_factory(upstream_cfg)
+    database = postgres_server.shared().create_database()
+
+    def config(node_id: str) -> dict:
+        cfg = node_config(database, node_id)
+        cfg["clawline"]["backend"] = "up"
+        cfg["backends"].append({"name": "up", "kind": "companion", "url": f"ws://127.0.0.1:{companion_port(upstream)}/ws",
+                                "token": TOKEN, "working_directory": str(projects / "app")})
+        return cfg
+
+    first = relay_factory(config("node1"))
+    await async_wait_for(lambda: holder_of(first, "up") == "node1", timeout=20, what="node1 holding the account")
+    second = relay_factory(config("node2"))
+    admin, sender = await setup_admin(first)
+    device = await pair_and_approve(first, sender, user_id=admin.user_id)
+    client, _ = await auth(second, device, name="on node2")
+    # Sent through node2, run by node1 (the holder) over its link, answered on node2.
+    await client.send_json(message_frame("through the holder"))
+    await client.recv_until(is_assistant_final("upstream: through the holder"), timeout=15)
+    assert connected_upstream(first, "up") and not connected_upstream(second, "up"), second.stderr_text()[-3000:]
+    assert holder_of(second, "up") == "node1"
+    await sender.close()
+
+    first.kill()
+    # Sent while the holder is dead and not yet declared so: it waits, then runs on node2 once
+    # node2 holds the account and its link is up.
+    await client.send_json(message_frame("while the holder is gone"))
+    await client.recv_until(is_user_echo("while the holder is gone"), timeout=10)
+    _, frames = await client.recv_until(is_assistant_final("upstream: while the holder is gone"), timeout=LEASE_SECONDS + 20)
+    assert not any(f.get("type") == "error" for f in frames), frames
+    assert holder_of(second, "up") == "node2" and connected_upstream(second, "up"), accounts(second)
+    await client.send_json(message_frame("on the new holder"))
+    await client.recv_until(is_assistant_final("upstream: on the new holder"), timeout=15)
+    await client.close()

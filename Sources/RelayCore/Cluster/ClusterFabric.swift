@@ -30,6 +30,8 @@ public enum ClusterControl: Sendable, Equatable {
     case readMoved(ReadCursor)
     /// A conversation was deleted with its history (caches forget it; lists drop it).
     case conversationDeleted(Conversation)
+    /// Turns wait for `node` (the node id) in the ledger: it holds their upstream account.
+    case turnsHandedOver(node: String)
 }
 
 /// One durable entry of a stream's log, as a node that did not write it reads it.

@@ -11,6 +11,7 @@ extension RelayHub {
             guard let self else { return }
             switch result {
             case .success(let dead):
+                turns.handover.forget(node)
                 for (failure, seq) in dead.failed {
                     queue.publish(.turnFailed(failure), userID: failure.userID, queuedFor: [], seqs: seq...seq)
                     turns.ended(failure.turn.runID, .failed(failure))
@@ -29,6 +30,12 @@ extension RelayHub {
         }
     }
 
+    /// Who holds each of the cluster's upstream accounts now (the store's answer at each
+    /// heartbeat; at start every account with no holder yet). An account's turns run on its
+    /// holder: this node hands them there, or waits while nobody holds it; a node that holds one
+    /// takes the turns handed to it. Nothing on a single node.
+    public func accountLeases(_ leases: [AccountLease]) { turns.updateLeases(leases) }
+
     /// What another node asked or told.
     func apply(_ control: ClusterControl) {
         switch control {
@@ -40,6 +47,8 @@ extension RelayHub {
         case .conversationDeleted(let conversation):
             conversations.forget(id: conversation.id)
             delivery?.applyingRemote { changes.publish(.deleted(conversation)) }
+        case .turnsHandedOver(let node):
+            if node == turns.cluster?.node.node { turns.takeHandedTurns() }
         }
     }
 }

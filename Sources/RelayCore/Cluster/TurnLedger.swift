@@ -60,6 +60,29 @@ public protocol TurnLedger: AnyObject {
         now: Int64,
         completion: @escaping (Result<DeadNodeTurns, any Error>) -> Void
     )
+    /// Hands `runID`, which `from` claimed or queued, to `holder` (the node holding the upstream
+    /// account `backend` names): it keeps its place in its conversation's order and waits for
+    /// `holder` to take it (`handedTurns`) and claim it.
+    func handOver(
+        runID: String,
+        from: NodeIncarnation,
+        to holder: NodeIncarnation,
+        backend: String,
+        completion: @escaping (Result<HandOver, any Error>) -> Void
+    )
+    /// The turns handed to `node` that still wait, oldest first: their stored messages, with the
+    /// backend each runs on.
+    func handedTurns(to node: NodeIncarnation, completion: @escaping (Result<[AdoptedTurn], any Error>) -> Void)
+}
+
+/// What handing a turn to another node did.
+public enum HandOver: Int, Sendable, Equatable {
+    /// It waits for the holder now.
+    case handed = 0
+    /// It is not the handing node's any more (that node was declared dead, or the turn ended).
+    case notOwned = 1
+    /// The holder is not a live node: nothing changed.
+    case holderGone = 2
 }
 
 /// What became of a dead node's turns.
@@ -75,15 +98,19 @@ public struct DeadNodeTurns: Sendable {
     }
 }
 
-/// A waiting turn a survivor takes over from a dead node: the message as stored.
+/// A waiting turn a node takes over from a dead node, or one another node handed it: the message
+/// as stored.
 public struct AdoptedTurn: Sendable {
     public var message: UserMessage
     public var runID: String
     public var answer: AnswerSlot
+    /// The backend it runs on, when the node that handed it over chose one (nil: the conversation's).
+    public var backend: String?
 
-    public init(message: UserMessage, runID: String, answer: AnswerSlot) {
+    public init(message: UserMessage, runID: String, answer: AnswerSlot, backend: String? = nil) {
         self.message = message
         self.runID = runID
         self.answer = answer
+        self.backend = backend
     }
 }

@@ -50,12 +50,15 @@ extension Turns {
         }
     }
 
-    /// Queues a dead node's waiting turn here, in acceptance order among this conversation's queued
-    /// turns (the ledger runs them in that order), with the conversation's own backend.
+    /// Queues a dead node's waiting turn, or one handed to this node, here (once), in acceptance
+    /// order among this conversation's queued turns (the ledger runs them in that order), on the
+    /// backend it was handed over for, else the conversation's own.
     func adopt(_ adopted: AdoptedTurn) {
         let ref = TurnRef(runID: adopted.runID, deviceID: adopted.message.deviceID, clientID: adopted.message.clientID)
-        let turn = Turn(adopted.message, ref: ref, policy: TurnPolicy(), answer: adopted.answer)
-        lane(adopted.message.conversationID).insertInOrder(turn)
+        let lane = lane(adopted.message.conversationID)
+        guard lane.active?.ref.runID != ref.runID, !lane.queue.contains(where: { $0.ref.runID == ref.runID }) else { return }
+        let turn = Turn(adopted.message, ref: ref, policy: TurnPolicy(backend: adopted.backend), answer: adopted.answer)
+        lane.insertInOrder(turn)
         runNext(adopted.message.conversationID)
     }
 }

@@ -18,6 +18,8 @@ public final class Accounts {
     private let logger: Logger
     /// Each upstream account's kind and link state; built-in backends are not here.
     public private(set) var states: [String: (kind: String, state: LinkState)] = [:]
+    /// Hears every report (the turns: in a cluster an account's turns wait for its first one).
+    var onReport: ((String, LinkState) -> Void)?
 
     init(journal: AccountJournal, clock: any Clock, logger: Logger) {
         self.journal = journal
@@ -41,6 +43,7 @@ public final class Accounts {
         states[name] = (kind, state)
         logger.info("upstream account", metadata: ["account": "\(name)", "kind": "\(kind)", "state": "\(state.rawValue)", "detail": "\(detail)"])
         journal.recordAccount(AccountStatus(name: name, kind: kind, state: state.rawValue, detail: detail, updatedAt: clock.nowMillis()))
+        onReport?(name, state)
     }
 
     /// An upstream account's link state; nil for a built-in backend (always ready).

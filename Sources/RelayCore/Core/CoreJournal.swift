@@ -29,6 +29,10 @@ public struct UserMessage: Sendable {
     /// In a cluster: the node that accepted it, which registers its turn in the `TurnLedger` in
     /// the same write; nil on a single node and for relay commands answered at once.
     public var acceptingNode: NodeIncarnation?
+    /// In a cluster: the backend the protocol chose for the turn (`TurnPolicy.backend`), kept with
+    /// the turn so a node that takes it over (its node died, or it holds the turn's account) runs
+    /// it where the accepting node would have.
+    public var policyBackend: String?
 
     public init(
         conversationID: String,

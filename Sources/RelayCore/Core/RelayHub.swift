@@ -144,6 +144,7 @@ public final class RelayHub {
             assets: assets,
             cluster: cluster
         )
+        accounts.onReport = { [weak turns] account, state in turns?.accountReported(account, state) }
         delivery?.onMoved = { [weak turns] in turns?.retryClaims() }
         delivery?.onRemoteEvent = { [weak queue, weak turns] event, userID in
             queue?.handOutRemote(event, userID: userID)

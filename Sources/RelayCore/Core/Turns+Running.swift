@@ -23,6 +23,7 @@ extension Turns {
         let command = RelayCommand(turn.text)
         if let command, command != .compact || router.backends[backendName]?.canCompact != true { return run(command, turn, in: conversation) }
         guard let backend = router.backends[backendName] else { return end(turn, .failed, reason: "no backend named \(backendName)") }
+        if handsOver(turn, backend: backendName) { return }
         if command == .compact {
             whenEnded(runID: turn.ref.runID) { [conversations] end in
                 if case .answered = end { conversations.compacted(turn.conversationID, userID: turn.userID, done: true) }

@@ -130,6 +130,8 @@ public final class Turns {
     /// In a cluster: who this node is and the cluster's turn queue; nil on a single node.
     let cluster: ClusterLink?
     var lanes: [String: Lane] = [:]
+    /// In a cluster: who holds each upstream account, whose turns run there.
+    var handover = AccountHolders()
     private var nextToken: UInt64 = 0
     /// Bumped whenever a device's turns are abandoned, so messages it had in flight do not start turns.
     var abandonments: [String: Int] = [:]
@@ -183,7 +185,10 @@ public final class Turns {
     public func submit(_ message: UserMessage, policy: TurnPolicy, completion: @escaping (SubmitOutcome) -> Void) {
         if resetting[message.conversationID] != nil { return hold(message, policy: policy, completion: completion) }
         var message = message
-        if let cluster, RelayCommand(message.content)?.isAside != true { message.acceptingNode = cluster.node }
+        if let cluster, RelayCommand(message.content)?.isAside != true {
+            message.acceptingNode = cluster.node
+            message.policyBackend = policy.backend
+        }
         let lane = lane(message.conversationID)
         guard lane.waiting(of: message.deviceID) < policy.maxQueuedPerDevice else { return completion(.queueFull) }
         nextToken += 1

@@ -86,7 +86,8 @@ extension Relay {
         }
         for backend in built.claudeCode { localStops.add(backend) { backend.stop() } }
         for settings in fresh.backends where settings.isUpstream { hub.accounts.register(settings.name, kind: settings.kindName) }
-        for connect in built.connects { connect() }
+        storage?.holdAccounts(next.backends.filter(\.isUpstream).map(\.name))
+        upstreams?.add(built.connects)
         if let settings = next.clawline, settings != config.clawline { clawline?.reconfigure(settings) }
         if let settings = next.gateway, settings != config.gateway { gateway?.reconfigure(settings) }
         if let settings = next.companion, settings != config.companion { companion?.reconfigure(settings) }

@@ -58,13 +58,27 @@ final class PostgresStorage: RelayStorage {
         membership == nil ? try store.prepareForStart(now: now) : []
     }
 
-    func joinCluster(hub: RelayHub, loop: any LoopExecutor, fenced: @escaping @Sendable (String) -> Void) {
+    func joinCluster(
+        hub: RelayHub,
+        loop: any LoopExecutor,
+        leases: @escaping ([AccountLease]) -> Void,
+        fenced: @escaping @Sendable (String) -> Void
+    ) {
         guard let membership else { return }
         let hub = LoopBound(hub, loop: loop)
+        let held = LoopBound(leases, loop: loop)
         let dead: @Sendable (NodeIncarnation) -> Void = { incarnation in hub.loop.execute { hub.value.declareDead(incarnation) } }
-        membership.start(dead: dead, fenced: fenced)
+        membership.start(
+            reports: PostgresCluster.Reports(
+                dead: dead,
+                fenced: fenced,
+                leases: { answer in held.loop.execute { held.value(answer) } }
+            )
+        )
         if let replaced { dead(replaced) }
     }
+
+    func holdAccounts(_ accounts: [String]) { membership?.hold(accounts: accounts) }
     func storedDevices() throws -> [DeviceRecord] { try store.storedDevices() }
     func gatewayFingerprint() throws -> String { try store.gatewayFingerprint() }
     /// Shared by every node in the database. A relay that ran on its own before proposes the key in

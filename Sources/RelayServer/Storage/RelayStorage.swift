@@ -34,9 +34,18 @@ protocol RelayStorage: AnyObject {
     /// The cluster this node takes part in (`[cluster]`); nil for a relay on its own.
     var cluster: ClusterLink? { get }
     /// Starts taking part in the cluster once `hub` serves: hearing the other nodes, heartbeats,
-    /// and declaring dead nodes dead on `hub`. `fenced` hears why this node must stop (the others
-    /// declared it dead). Nothing for a relay on its own.
-    func joinCluster(hub: RelayHub, loop: any LoopExecutor, fenced: @escaping @Sendable (String) -> Void)
+    /// declaring dead nodes dead on `hub`, and holding upstream accounts (`holdAccounts`):
+    /// `leases` hears on the loop, after each heartbeat, who holds each. `fenced` hears why this
+    /// node must stop (the others declared it dead). Nothing for a relay on its own.
+    func joinCluster(
+        hub: RelayHub,
+        loop: any LoopExecutor,
+        leases: @escaping ([AccountLease]) -> Void,
+        fenced: @escaping @Sendable (String) -> Void
+    )
+    /// The upstream accounts this cluster node is configured with, which it holds when no live
+    /// node does (each is held by one node at a time). Nothing for a relay on its own.
+    func holdAccounts(_ accounts: [String])
 
     /// Commits what it holds and closes.
     func close()

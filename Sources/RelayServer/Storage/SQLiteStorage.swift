@@ -21,7 +21,13 @@ final class SQLiteStorage: RelayStorage {
 
     func clawlineSigningKey(dataDirectory: String) throws -> [UInt8] { try SigningKey.loadOrCreate(in: dataDirectory) }
 
-    func joinCluster(hub _: RelayHub, loop _: any LoopExecutor, fenced _: @escaping @Sendable (String) -> Void) {}
+    func joinCluster(
+        hub _: RelayHub,
+        loop _: any LoopExecutor,
+        leases _: @escaping ([AccountLease]) -> Void,
+        fenced _: @escaping @Sendable (String) -> Void
+    ) {}
+    func holdAccounts(_: [String]) {}
 
     func prepareForStart(now: Int64) throws -> [MessageRecord] {
         let failed = try store.write { db in

@@ -1,0 +1,31 @@
+import RelayCore
+
+/// Opens the upstream accounts' links. A relay on its own opens each at once. In a cluster an
+/// account is a singleton held by one node (its lease): a node opens an account's link when it
+/// first holds it, and never opens the others' (their turns are handed to the holder). A node
+/// loses a lease only by being declared dead, and then it exits, so a link once open stays open.
+///
+/// - Important: loop thread only.
+final class UpstreamLinks {
+    private let node: NodeIncarnation?
+    /// Links not opened yet, by account name.
+    private var closed: [String: () -> Void] = [:]
+
+    /// `node`: this cluster node; nil for a relay on its own.
+    init(node: NodeIncarnation?) { self.node = node }
+
+    /// New accounts (at start, or added by a reload): opened now on a relay on its own, and in a
+    /// cluster once this node holds them.
+    func add(_ links: [(account: String, connect: () -> Void)]) {
+        for link in links {
+            if node == nil { link.connect() } else { closed[link.account] = link.connect }
+        }
+    }
+
+    /// Who holds each account now (after each heartbeat): opens those this node holds.
+    func held(_ leases: [AccountLease]) {
+        for lease in leases where lease.holder == node {
+            closed.removeValue(forKey: lease.account)?()
+        }
+    }
+}
