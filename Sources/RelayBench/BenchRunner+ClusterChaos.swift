@@ -5,7 +5,8 @@ import RelayTransport
 /// another waits behind it on a second node.
 extension BenchRunner {
     /// Each round the first node (its echo answers after 3 s) runs a turn of the user's
-    /// conversation, a device on the second node sends the next one, which waits, and the first
+    /// conversation (its device sees the turn start: a turn only queued there would rightly run on
+    /// a survivor), a device on the second node sends the next one, which waits, and the first
     /// node is killed: the second must find it dead, fail its turn and run the waiting one. The
     /// figure is the time from the kill to that answer; the first node then starts again as a new
     /// incarnation. The dead node's turn must never be answered, and no answer may come twice.
@@ -17,14 +18,24 @@ extension BenchRunner {
         let devices = try reconnect(paired, to: [target(nodes[0]), target(nodes[1])], keeping: [true, false])
         defer { release(devices) }
         let tally = ChaosTally()
-        try onLoop { devices.value[1].onText = { _, text in tally.heard(text) } }
+        try onLoop {
+            devices.value[1].onText = { _, text in tally.heard(text) }
+            devices.value[0].onText = { _, text in tally.heardOnFirst(text) }
+        }
         var recovery = LatencyRecorder()
         for round in 1...max(1, options.kills) {
             try waitOnLoop(loop, timeout: 60) { (done: @escaping @Sendable (Bool) -> Void) in
-                tally.expect(echoOf: "hold-\(round)") {
+                // The held turn runs on the first node (its device sees typing start: the claim
+                // committed) and the second node's device saw its message: then the next one goes.
+                var pending = 2
+                let both = {
+                    pending -= 1
+                    guard pending == 0 else { return }
                     tally.expect(ackOf: "c_next\(round)") { done(true) }
                     devices.value[1].send(messageFrame(id: "c_next\(round)", content: "next-\(round)"))
                 }
+                tally.expect(echoOf: "hold-\(round)", then: both)
+                tally.expectTypingOnFirst(then: both)
                 devices.value[0].send(messageFrame(id: "c_hold\(round)", content: "hold-\(round)"))
             }
             let killed = nowMicros()
@@ -53,6 +64,7 @@ extension BenchRunner {
 private final class ChaosTally: @unchecked Sendable {
     private var finals: [String: Int] = [:]
     private var waits: [(matches: (String) -> Bool, then: () -> Void)] = []
+    private var typingWaits: [() -> Void] = []
 
     struct Counts: Sendable {
         var deadAnswered: Int
@@ -67,6 +79,14 @@ private final class ChaosTally: @unchecked Sendable {
         if FrameSniffer.isAssistantFinal(text), let content = FrameSniffer.string("content", in: text) { finals[content, default: 0] += 1 }
         if let index = waits.firstIndex(where: { $0.matches(text) }) { waits.remove(at: index).then() }
     }
+
+    /// What the first node's device heard: only whether a turn started there (typing on).
+    func heardOnFirst(_ text: String) {
+        guard FrameSniffer.contains(text, "\"type\":\"typing\""), FrameSniffer.contains(text, "\"active\":true") else { return }
+        typingWaits.popLast()?()
+    }
+
+    func expectTypingOnFirst(then: @escaping () -> Void) { typingWaits = [then] }
 
     func expect(echoOf content: String, then: @escaping () -> Void) {
         waits.append(({ FrameSniffer.isUserEcho($0) && FrameSniffer.string("content", in: $0) == content }, then))
