@@ -152,17 +152,21 @@ public final class PostgresNode: Sendable {
     }
 
     /// Takes (when `take`) those of `accounts` no live node holds, and returns who holds each of
-    /// them now (nil: nobody live). Accounts are cluster-wide singletons: only the holder connects one.
+    /// them now (nil: nobody live), with the state its link last reported. Accounts are cluster-wide singletons: only the holder connects one.
     public func holdAccounts(_ accounts: [String], take: Bool) async throws -> [AccountLease] {
         let rows = try await control().query(
-            "SELECT o_account, o_node, o_incarnation FROM relay_hold_accounts(\(identity.node), \(identity.incarnation), \(accounts), \(take))",
+            "SELECT * FROM relay_hold_accounts(\(identity.node), \(identity.incarnation), \(accounts), \(take))",
             logger: logger
         )
-        var holders: [String: NodeIncarnation] = [:]
-        for try await (account, node, incarnation) in rows.decode((String, String, UUID).self) {
-            holders[account] = NodeIncarnation(node: node, incarnation: incarnation)
+        var held: [String: AccountLease] = [:]
+        for try await (account, node, incarnation, state) in rows.decode((String, String, UUID, String?).self) {
+            held[account] = AccountLease(
+                account: account,
+                holder: NodeIncarnation(node: node, incarnation: incarnation),
+                state: state.flatMap(LinkState.init(rawValue:))
+            )
         }
-        return accounts.map { AccountLease(account: $0, holder: holders[$0]) }
+        return accounts.map { held[$0] ?? AccountLease(account: $0, holder: nil) }
     }
 
     /// Heartbeats and sweeps every `interval` until cancelled or fenced; returns false when fenced.

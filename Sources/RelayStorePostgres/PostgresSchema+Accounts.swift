@@ -59,7 +59,7 @@ extension PostgresSchema {
     /// the second see the first's lease, alive, and leave it.
     static let holdAccounts = """
         CREATE FUNCTION relay_hold_accounts(p_node text, p_incarnation uuid, p_accounts text[], p_take boolean)
-        RETURNS TABLE(o_account text, o_node text, o_incarnation uuid) LANGUAGE plpgsql AS $$
+        RETURNS TABLE(o_account text, o_node text, o_incarnation uuid, o_state text) LANGUAGE plpgsql AS $$
         DECLARE a text;
         BEGIN
           IF p_take AND EXISTS (SELECT 1 FROM nodes WHERE node_id = p_node AND incarnation = p_incarnation AND expires_at >= now()) THEN
@@ -69,7 +69,8 @@ extension PostgresSchema {
               WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = l.incarnation AND n.expires_at >= now());
             END LOOP;
           END IF;
-          RETURN QUERY SELECT l.account, l.node_id, l.incarnation FROM account_leases l
+          RETURN QUERY SELECT l.account, l.node_id, l.incarnation, a.state FROM account_leases l
+            LEFT JOIN accounts a ON a.name = l.account
             WHERE l.account = ANY(p_accounts)
               AND EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = l.incarnation AND n.expires_at >= now())
             ORDER BY l.account;

@@ -94,6 +94,17 @@ import Testing
         #expect(fixture.runs(on: 0).isEmpty)
     }
 
+    @Test func aNodeShowsTheLinkStateTheHolderReported() {
+        let fixture = ClusterFixture(nodes: 2)
+        let accounts = fixture.nodes[0].hub.accounts
+        accounts.register("scripted", kind: "test")
+        #expect(accounts.state(of: "scripted") == .connecting)
+        fixture.nodes[0].hub.accountLeases([AccountLease(account: "scripted", holder: fixture.nodes[1].identity, state: .retrying)])
+        #expect(accounts.state(of: "scripted") == .retrying, "the holder's state, not this node's unopened link")
+        fixture.nodes[0].hub.accountLeases([AccountLease(account: "scripted", holder: fixture.nodes[0].identity, state: .connected)])
+        #expect(accounts.state(of: "scripted") == .retrying, "an account held here shows what its own link reports")
+    }
+
     @Test func aBuiltInBackendRunsWhereverItWasAccepted() {
         let fixture = ClusterFixture(nodes: 2)
         let lease = AccountLease(account: "some-gateway", holder: fixture.nodes[1].identity)

@@ -3,10 +3,13 @@
 public struct AccountLease: Sendable, Equatable {
     public var account: String
     public var holder: NodeIncarnation?
+    /// The state the holder's link last reported (nil: none yet).
+    public var state: LinkState?
 
-    public init(account: String, holder: NodeIncarnation?) {
+    public init(account: String, holder: NodeIncarnation?, state: LinkState? = nil) {
         self.account = account
         self.holder = holder
+        self.state = state
     }
 }
 

@@ -34,7 +34,13 @@ extension RelayHub {
     /// heartbeat; at start every account with no holder yet). An account's turns run on its
     /// holder: this node hands them there, or waits while nobody holds it; a node that holds one
     /// takes the turns handed to it. Nothing on a single node.
-    public func accountLeases(_ leases: [AccountLease]) { turns.updateLeases(leases) }
+    public func accountLeases(_ leases: [AccountLease]) {
+        // An account another node holds shows its holder's link state here too (`backends.list`, `/metrics`).
+        for lease in leases where lease.holder != nil && lease.holder != turns.cluster?.node {
+            if let state = lease.state { accounts.mirror(lease.account, state) }
+        }
+        turns.updateLeases(leases)
+    }
 
     /// What another node asked or told.
     func apply(_ control: ClusterControl) {

@@ -46,6 +46,13 @@ public final class Accounts {
         onReport?(name, state)
     }
 
+    /// In a cluster: the state of an account another node holds, as its holder reported it
+    /// (shown, not stored or logged here).
+    func mirror(_ name: String, _ state: LinkState) {
+        guard let known = states[name] else { return }
+        states[name] = (known.kind, state)
+    }
+
     /// An upstream account's link state; nil for a built-in backend (always ready).
     public func state(of name: String) -> LinkState? { states[name]?.state }
 }
