@@ -169,17 +169,6 @@ public final class PostgresNode: Sendable {
         return accounts.map { held[$0] ?? AccountLease(account: $0, holder: nil) }
     }
 
-    /// Heartbeats and sweeps every `interval` until cancelled or fenced; returns false when fenced.
-    public func run(every interval: Duration = .seconds(2), onSweep: @Sendable ([NodeIncarnation]) -> Void = { _ in }) async throws -> Bool {
-        while !Task.isCancelled {
-            guard try await heartbeat() else { return false }
-            let dead = try await sweep()
-            if !dead.isEmpty { onSweep(dead) }
-            try await Task.sleep(for: interval)
-        }
-        return true
-    }
-
     /// Closes the control connection, which frees the node's lock: the next sweep names this
     /// incarnation dead, as after a crash.
     public func close() async {

@@ -33,17 +33,31 @@ import Testing
         }
     }
 
-    /// The loop heartbeats until the node is declared dead, then stops and says it was fenced.
-    @Test func stopsTheNodeLoopWhenFenced() async throws {
+    /// The cluster's membership task heartbeats until the node is declared dead, then reports,
+    /// once, that it is fenced, and its heartbeats stop.
+    @Test func stopsTheMembershipWhenFenced() async throws {
         let database = try await TestDatabase()
-        let node = PostgresNode(settings: database.settings, identity: NodeIncarnation(node: "n1"), logger: database.logger)
-        try await node.register()
-        let loop = Task { try await node.run(every: .milliseconds(20)) }
+        let identity = NodeIncarnation(node: "n1")
+        let writer = database.writer(for: identity)
+        let cluster = PostgresCluster(
+            settings: database.settings,
+            writer: writer,
+            identity: identity,
+            heartbeat: .milliseconds(20),
+            lease: .seconds(5),
+            executor: ImmediateExecutor(),
+            logger: database.logger
+        )
+        try await cluster.node.register()
+        let fenced = Recorder<String>()
+        cluster.start(reports: PostgresCluster.Reports(dead: { _ in }, fenced: { fenced.append($0) }))
         try await eventually("a heartbeat after the first") {
             try await database.integers("SELECT count(*) FROM nodes WHERE heartbeat_at > started_at") == [1]
         }
         _ = try await database.integers("DELETE FROM nodes RETURNING 1")
-        #expect(try await loop.value == false)
-        await node.close()
+        try await eventually("fenced") { !fenced.all.isEmpty }
+        #expect(fenced.all.count == 1 && fenced.all[0].contains("declared this one dead"))
+        await cluster.stop()
+        await writer.stop()
     }
 }
