@@ -36,7 +36,7 @@ extension BenchRunner {
             try reauthenticate(devices)
             progress("chaos: kill \(round)/\(options.kills): \(result.acked) acknowledged before the kill, \(acked.count) in all")
         }
-        let found = try collectHistory(devices)
+        let found = Set(try collectHistory(devices).users)
         let lost = acked.filter { !found.contains($0) }
         report.add("chaos", "kills", Double(options.kills), "kill -9")
         report.add("chaos", "acknowledged", Double(acked.count), "messages")
@@ -65,11 +65,12 @@ extension BenchRunner {
         if failures > 0 { throw BenchError("\(failures) devices could not authenticate after the restart") }
     }
 
-    /// Every user-message content in the devices' full histories.
-    private func collectHistory(_ devices: UncheckedBox<[BenchDevice]>) throws -> Set<String> {
-        let contents: [String] = try waitOnLoop(loop, timeout: 300) { done in
+    /// Every message content in the devices' full histories: the users' and the answers'
+    /// (assistant finals), as often as each was replayed.
+    func collectHistory(_ devices: UncheckedBox<[BenchDevice]>) throws -> (users: [String], answers: [String]) {
+        try waitOnLoop(loop, timeout: 300) { done in
             var pending = devices.value.count
-            var seen: [String] = []
+            var seen: (users: [String], answers: [String]) = ([], [])
             for device in devices.value {
                 device.close()
                 var expected = -1
@@ -81,7 +82,10 @@ extension BenchRunner {
                 device.onText = { _, text in
                     guard FrameSniffer.string("type", in: text) == "message" else { return }
                     received += 1
-                    if FrameSniffer.isUserEcho(text), let content = FrameSniffer.string("content", in: text) { seen.append(content) }
+                    if let content = FrameSniffer.string("content", in: text) {
+                        if FrameSniffer.isUserEcho(text) { seen.users.append(content) }
+                        if FrameSniffer.isAssistantFinal(text) { seen.answers.append(content) }
+                    }
                     if received == expected { finishOne() }
                 }
                 device.onLive = { device in
@@ -92,6 +96,5 @@ extension BenchRunner {
                 device.authenticate(lastMessageID: nil)
             }
         }
-        return Set(contents)
     }
 }

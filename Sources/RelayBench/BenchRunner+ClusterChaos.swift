@@ -1,5 +1,6 @@
 import Foundation
 import RelayTransport
+import Synchronization
 
 /// `bench cluster-chaos`: a cluster node killed (-9) while it runs a conversation's turn and
 /// another waits behind it on a second node.
@@ -52,10 +53,64 @@ extension BenchRunner {
         for (key, value) in recovery.summary("kill_to_next_answer").sorted(by: { $0.key < $1.key }) {
             report.add("cluster-chaos", key, value, "ms")
         }
+        for node in nodes { node.stop() }
+        try clusterChaosUnderLoad()
         report.add("cluster-chaos", "dead_turns_answered", Double(counts.deadAnswered), "answers of a killed node's turn")
         report.add("cluster-chaos", "answers_twice", Double(counts.repeated), "answers seen more than once")
         if counts.deadAnswered + counts.repeated > 0 {
             report.notes.append("cluster-chaos: a killed node's turn was answered or an answer came twice")
+        }
+    }
+}
+
+extension BenchRunner {
+    /// Roundtrip load from `--devices` devices (a user each) spread over the nodes of a fresh
+    /// cluster; half way through `--seconds` the first node is killed (-9), the load runs on to
+    /// the end on the others, and the node starts again. Then every device reads its whole history:
+    /// every message a node acknowledged must be there, and no answer twice.
+    fileprivate func clusterChaosUnderLoad() throws {
+        let ports = (0..<max(2, options.nodes)).map { _ in freeLoopbackPort() }
+        let nodes = try startCluster(ports.count, ports: ports)
+        defer { for node in nodes { node.stop() } }
+        let paired = try provision(nodes[0], count: options.devices, sameUser: false)
+        let placed = paired.value.indices.map { $0 % nodes.count }
+        let devices = try reconnect(paired, to: placed.map { target(nodes[$0]) }, keeping: placed.map { $0 == 0 })
+        defer { release(devices) }
+        let half = max(0.5, options.seconds / 2)
+        progress("cluster-chaos: load from \(options.devices) devices on \(nodes.count) nodes; node 1 killed after \(half) s")
+        let finished = DispatchSemaphore(value: 0)
+        let outcome = Mutex<RoundtripDriver.Result?>(nil)
+        let window = options.window
+        loop.execute {
+            let driver = RoundtripDriver(devices: devices.value, window: window, durationSeconds: half * 2, prefix: "load")
+            driver.run { result in
+                _ = driver
+                outcome.withLock { $0 = result }
+                finished.signal()
+            }
+        }
+        usleep(UInt32(half * 1_000_000))
+        nodes[0].kill()
+        guard finished.wait(timeout: .now() + half + 60) == .success, let result = outcome.withLock({ $0 }) else {
+            throw BenchError("cluster-chaos: the load did not end")
+        }
+        try nodes[0].start()
+        try reauthenticate(UncheckedBox(devices.value.indices.filter { placed[$0] == 0 }.map { devices.value[$0] }))
+        let history = try collectHistory(devices)
+        let found = Set(history.users)
+        let lost = result.ackedContents.filter { !found.contains($0) }
+        let answers = Dictionary(history.answers.map { ($0, 1) }, uniquingKeysWith: +)
+        let twice = answers.values.filter { $0 > 1 }.count
+        let seenTwice = Dictionary(history.users.map { ($0, 1) }, uniquingKeysWith: +).values.filter { $0 > 1 }.count
+        report.add("cluster-chaos", "load_acknowledged", Double(result.ackedContents.count), "messages acknowledged under load")
+        report.add("cluster-chaos", "load_lost", Double(lost.count), "acknowledged messages missing from the history")
+        let unanswered = result.ackedContents.filter { answers["echo: \($0)"] == nil }.count
+        report.add("cluster-chaos", "load_answered", Double(answers.count), "messages answered")
+        report.add("cluster-chaos", "load_unanswered", Double(unanswered), "acknowledged, not answered (failed with their node)")
+        report.add("cluster-chaos", "load_answered_twice", Double(twice), "messages with two answers in the history")
+        report.add("cluster-chaos", "load_stored_twice", Double(seenTwice), "messages twice in the history")
+        if lost.count + twice + seenTwice > 0 {
+            report.notes.append("cluster-chaos: under load \(lost.count) acknowledged lost, \(twice) answered twice, \(seenTwice) stored twice")
         }
     }
 }

@@ -158,6 +158,8 @@ def test_the_bench_measures_delivery_across_nodes(tmp_path):
     figures = {f["metric"]: f["value"] for f in json.loads(chaos.stdout)["figures"] if f["scenario"] == "cluster-chaos"}
     assert figures["kills"] == 2 and figures["kill_to_next_answer_p50_ms"] > 0, figures
     assert figures["dead_turns_answered"] == 0 and figures["answers_twice"] == 0, figures
+    assert figures["load_acknowledged"] > 0 and figures["load_lost"] == 0, figures
+    assert figures["load_answered_twice"] == 0 and figures["load_stored_twice"] == 0, figures
     refused = subprocess.run([str(relay_bin()), "bench", "idle", "--nodes", "2"], capture_output=True, text=True, timeout=60,
                              cwd=tmp_path, env=env)
     assert refused.returncode != 0 and "idle runs on one relay; roundtrip, fanout and cluster-chaos run on cluster nodes" in refused.stderr, \
