@@ -222,6 +222,7 @@ extension Turns {
                 end(turn, .failed, reason: "the answer could not be stored: \(error)")
             }
         }
+        if !turn.isAside { claimAhead(turn.conversationID) }
     }
 
     /// Ends an active turn without an answer: records why, tells every device, moves on.
@@ -251,6 +252,7 @@ extension Turns {
                 answerID: turn.eventID
             )
         ) { [weak self] in self?.runNext(turn.conversationID) }
+        claimAhead(turn.conversationID)
         bus.publish(.assistantTyping(conversationID: turn.conversationID, active: false), to: turn.userID)
     }
 
