@@ -56,8 +56,9 @@ extension BenchRunner {
     }
 
     /// `count` relays as the nodes of one cluster, on one fresh database; node i on `ports[i]`
-    /// (0 = any) with its echo backend answering after `echoDelays[i]` ms.
-    func startCluster(_ count: Int, ports: [Int] = [], echoDelays: [Int] = []) throws -> [RelayProcess] {
+    /// (0 = any) with its echo backend answering after `echoDelays[i]` ms; `replayCap` as
+    /// `startRelay`'s (a whole history read back needs it above the history's length).
+    func startCluster(_ count: Int, ports: [Int] = [], echoDelays: [Int] = [], replayCap: Int = 500) throws -> [RelayProcess] {
         let store = try storeSection()
         var nodes: [RelayProcess] = []
         do {
@@ -66,7 +67,7 @@ extension BenchRunner {
                 let cluster = "\n[cluster]\nnode_id = \"bench-\(index + 1)\"\nheartbeat_seconds = 1\nlease_seconds = 5\n"
                 let port = index < ports.count ? ports[index] : 0
                 let delay = index < echoDelays.count ? echoDelays[index] : 0
-                nodes.append(try startRelay(port: port, extra: cluster, store: store, echoDelayMillis: delay))
+                nodes.append(try startRelay(replayCap: replayCap, port: port, extra: cluster, store: store, echoDelayMillis: delay))
             }
         } catch {
             for node in nodes { node.stop() }

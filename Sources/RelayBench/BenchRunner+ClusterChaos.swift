@@ -70,7 +70,7 @@ extension BenchRunner {
     /// every message a node acknowledged must be there, and no answer twice.
     fileprivate func clusterChaosUnderLoad() throws {
         let ports = (0..<max(2, options.nodes)).map { _ in freeLoopbackPort() }
-        let nodes = try startCluster(ports.count, ports: ports)
+        let nodes = try startCluster(ports.count, ports: ports, replayCap: 1_000_000)
         defer { for node in nodes { node.stop() } }
         let paired = try provision(nodes[0], count: options.devices, sameUser: false)
         let placed = paired.value.indices.map { $0 % nodes.count }
