@@ -19,6 +19,7 @@ enum PostgresSchema {
         Migration(version: 5, statements: queues),
         Migration(version: 6, statements: turnWrites),
         Migration(version: 7, statements: accounts),
+        Migration(version: 8, statements: presence),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

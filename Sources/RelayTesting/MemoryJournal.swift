@@ -78,6 +78,8 @@ public final class MemoryJournal {
     var ledgerRuns: Set<String> = []
     /// Node incarnations declared dead: their claims are refused.
     var deadNodes: Set<NodeIncarnation> = []
+    /// Each node's presence of a device (`NodePresenceJournal`), by device.
+    public internal(set) var nodePresence: [String: [NodeIncarnation: DevicePresence.State]] = [:]
     /// When set, every write that reports back fails with this error.
     public var failWrites: (any Error)?
 

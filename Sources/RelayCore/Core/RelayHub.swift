@@ -70,6 +70,8 @@ public final class RelayHub {
     /// Per-stage latency of the messages that pass through the core; bridges record their own stages here too.
     public let stages = StageRecorder()
     private let settings: Settings
+    /// In a cluster: this node's incarnation, under which it records its devices' presence.
+    private let node: NodeIncarnation?
     /// Reads of messages shown live, newest seq per user and conversation, until the next flush.
     private var shownReads: [ShownRead: Int64] = [:]
 
@@ -108,8 +110,10 @@ public final class RelayHub {
             router: router,
             loop: loop,
             clock: clock,
-            logger: logger
+            logger: logger,
+            nodePresence: cluster == nil ? nil : journal as? any NodePresenceJournal
         )
+        node = cluster?.node
         queue = NotificationQueue(
             journal: journal,
             presence: presence,
@@ -181,6 +185,9 @@ public final class RelayHub {
     /// newest socket.
     private func presenceChanged(_ deviceID: String, _ entry: Presence.Entry, _ state: DevicePresence.State) {
         journal.recordPresence(deviceID: deviceID, state: state, now: clock.nowMillis())
+        if let node, let nodePresence = pushes.nodePresence {
+            nodePresence.recordPresence(deviceID: deviceID, on: node, state: state, now: clock.nowMillis())
+        }
         logger.debug("presence", metadata: ["device": "\(deviceID)", "protocol": "\(entry.protocolName)", "state": "\(state.rawValue)"])
         if state == .foreground { pushes.foregrounded(deviceID: deviceID) }
         guard state == .foreground, case .queue = entry.delivery, let endpoint = bus.newestEndpoint(ofDevice: deviceID) else { return }

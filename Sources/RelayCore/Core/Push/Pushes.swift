@@ -40,6 +40,8 @@ public final class Pushes {
     let clock: any Clock
     let logger: Logger
     let journal: any PushJournal
+    /// In a cluster: where the other nodes say the devices are; nil on a relay on its own.
+    let nodePresence: (any NodePresenceJournal)?
     var dispatcher: (any PushDispatcher)?
     public private(set) var settings = Settings()
     public var formatters: [String: Formatter] = [:]
@@ -67,9 +69,11 @@ public final class Pushes {
         router: Router,
         loop: any LoopScheduler,
         clock: any Clock,
-        logger: Logger
+        logger: Logger,
+        nodePresence: (any NodePresenceJournal)? = nil
     ) {
         self.journal = journal
+        self.nodePresence = nodePresence
         self.presence = presence
         self.bus = bus
         self.conversations = conversations
@@ -257,10 +261,12 @@ public final class Pushes {
             journal.deletePush(id: push.id)
             return
         }
-        conversations.load(id: push.conversationID) { [self] result in
-            let conversation = try? result.get()
-            let backend = conversation?.backend ?? router.defaultBackend
-            send(push, to: device, conversation: conversation ?? nil, backend: backend, via: dispatcher)
+        unlessPresentElsewhere(push) { [self] in
+            conversations.load(id: push.conversationID) { [self] result in
+                let conversation = try? result.get()
+                let backend = conversation?.backend ?? router.defaultBackend
+                send(push, to: device, conversation: conversation ?? nil, backend: backend, via: dispatcher)
+            }
         }
     }
 
