@@ -129,14 +129,21 @@ public final class PostgresOperatorStore: OperatorStore {
         }
     }
 
+    /// Queues the command for the node holding what it acts on, or for every node
+    /// (`PostgresControlQueries.enqueue`), and wakes the nodes.
     public func enqueue(_ action: OperatorCommand.Action, deviceID: String, userID: String?, at millis: Int64) throws -> Int64 {
         try run("queue the command") { connection, logger in
-            try await PostgresOperatorQueries.enqueue(connection, action: action, deviceID: deviceID, userID: userID, at: millis, logger: logger)
+            try await PostgresControlQueries.enqueue(connection, action: action, deviceID: deviceID, userID: userID, at: millis, logger: logger)
         }
     }
 
+    /// The command's answer, settled first: a command whose node died, or that every live node
+    /// acknowledged, is answered here.
     public func result(ofCommand id: Int64) throws -> String? {
-        try run("read the command's result") { connection, logger in try await PostgresOperatorQueries.result(connection, id: id, logger: logger) }
+        let now = SystemClock().nowMillis()
+        return try transaction("read the command's result") { connection, logger in
+            try await PostgresControlQueries.settle(connection, id: id, at: now, logger: logger)
+        }
     }
 
     public func accounts() throws -> [AccountStatus] {
