@@ -15,8 +15,8 @@ public final class PostgresOperatorStore: OperatorStore {
     let logger: Logger
     private let closed = Mutex(false)
 
-    /// Connects and migrates the schema (as a relay starting does), so a command before the
-    /// relay's first start finds the tables; throws what an operator can act on.
+    /// Connects and checks the schema is this binary's (it never migrates: a newer CLI beside an
+    /// older running relay would migrate under it); throws what an operator can act on.
     public init(settings: PostgresSettings, logger: Logger) throws {
         self.settings = settings
         self.logger = logger
@@ -24,7 +24,7 @@ public final class PostgresOperatorStore: OperatorStore {
             try await PostgresConnection.connect(configuration: try settings.configuration(applicationName: "clawrelay:cli"), id: 0, logger: logger)
         }
         do {
-            _ = try run("migrate") { connection, logger in try await PostgresMigrations.migrate(connection, logger: logger) }
+            try run("check the schema") { connection, logger in try await PostgresMigrations.requireCurrent(connection, logger: logger) }
         } catch {
             close()
             throw error
