@@ -146,6 +146,15 @@ public final class PostgresOperatorStore: OperatorStore {
         }
     }
 
+    public func nodeDataDirectories() throws -> [String: String] {
+        try run("read the nodes' data directories") { connection, logger in
+            let rows = try await connection.query("SELECT node_id, data_dir FROM node_data_dirs", logger: logger)
+            var directories: [String: String] = [:]
+            for try await (node, directory) in rows.decode((String, String).self) { directories[node] = directory }
+            return directories
+        }
+    }
+
     public func accounts() throws -> [AccountStatus] {
         try run("read the accounts") { connection, logger in try await PostgresAccountQueries.all(connection, logger: logger) }
     }

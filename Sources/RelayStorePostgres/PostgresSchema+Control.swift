@@ -2,7 +2,8 @@
 /// node incarnation that must run it (`operator_commands.incarnation`; NULL: every live node),
 /// each node that ran it leaves an acknowledgement (`operator_acks`), and the command's answer
 /// is written once, under the command's row lock (`PostgresControlQueries.settle`). A pending
-/// pairing request records the node incarnation that holds it (NULL: a relay on its own).
+/// pairing request records the node incarnation that holds it (NULL: a relay on its own). Each
+/// cluster node records its data directory (`node_data_dirs`), where its own audit stays.
 extension PostgresSchema {
     static let control = [
         "ALTER TABLE operator_commands ADD COLUMN node_id text",
@@ -16,5 +17,7 @@ extension PostgresSchema {
         """,
         "ALTER TABLE pending_pairings ADD COLUMN node_id text",
         "ALTER TABLE pending_pairings ADD COLUMN incarnation uuid",
+        // Where each cluster node keeps its data (its audit), for `clawrelay audit --node`.
+        "CREATE TABLE node_data_dirs (node_id text PRIMARY KEY, data_dir text NOT NULL, updated_ms bigint NOT NULL)",
     ]
 }

@@ -15,6 +15,20 @@ extension PostgresStore {
         journal.pendingHolder.withLock { $0 = node }
     }
 
+    /// Records where this cluster node keeps its data (its audit), for `clawrelay audit --node`.
+    public func recordDataDirectory(_ path: String) throws {
+        let (node, now) = (node.node, SystemClock().nowMillis())
+        try run("record this node's data directory") { connection, logger in
+            try await connection.query(
+                """
+                INSERT INTO node_data_dirs (node_id, data_dir, updated_ms) VALUES (\(node), \(path), \(now))
+                ON CONFLICT (node_id) DO UPDATE SET data_dir = excluded.data_dir, updated_ms = excluded.updated_ms
+                """,
+                logger: logger
+            )
+        }
+    }
+
     /// The newest operator command's id: the node runs only the commands queued after it.
     public func lastOperatorCommand() throws -> Int64 {
         try run("read the operator commands") { connection, logger in try await PostgresOperatorQueries.lastID(connection, logger: logger) }

@@ -44,3 +44,20 @@ async def test_revoke_cuts_the_socket_on_the_node_that_holds_it(relay_factory):
     frames = await member_client.expect_close(1008, timeout=3)
     assert frames and frames[-1].get("code") == "token_revoked", frames
     await admin_client.close()
+
+
+async def test_audit_node_reads_that_nodes_audit_and_an_unknown_node_lists_the_known(relay_factory):
+    first, second = await two_nodes(relay_factory)
+    device_id = new_device_id()
+    requester = await Client.connect(second, "audited")
+    await requester.send_json(pair_request(device_id, "Audited"))
+
+    def audited(node: str) -> bool:
+        rows = first.audit("--node", node, "--device", device_id)
+        return any(row.get("deviceId") == device_id for row in rows)
+
+    await async_wait_for(lambda: audited("node2"), what="node2's audit read through node1's configuration")
+    assert not audited("node1"), "node1 never saw the device"
+    unknown = await asyncio.to_thread(first.cli, "audit", "--node", "ghost", check=False)
+    assert unknown.returncode != 0 and "known: node1, node2" in unknown.stderr, unknown.stderr
+    await requester.close()

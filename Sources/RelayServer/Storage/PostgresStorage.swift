@@ -28,6 +28,7 @@ final class PostgresStorage: RelayStorage {
                 lease: .seconds(cluster.leaseSeconds),
                 executor: loop
             )
+            try store.recordDataDirectory((dataDirectory as NSString).standardizingPath)
             logger.notice("cluster: joined", metadata: ["node": "\(node)", "replaces": "\(replaced.map { "\($0)" } ?? "none")"])
         } else {
             (membership, replaced) = (nil, nil)
