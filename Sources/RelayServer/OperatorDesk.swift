@@ -3,42 +3,60 @@ import RelayStore
 import RelayTransport
 
 /// Picks up what `clawrelay devices` asked of the running relay (rows in `operator_commands`)
-/// and hands each command to the core, whose observers (the bridges) follow.
+/// and hands each command to the core, whose observers (the bridges) follow. The store says
+/// which commands are this node's (on PostgreSQL: those for its incarnation or for every node)
+/// and may wake the desk when one is queued; the desk also polls, every `pollMillis` of the store.
 final class OperatorDesk {
-    static let pollMillis = 250
-
     private let storage: any RelayStorage
     private let loop: ServiceLoop
     private let clock: any Clock
     private let hub: RelayHub
-    private var lastCommand: Int64
+    /// The newest command before start: those are not run.
+    private let startCommand: Int64
+    /// Commands run and not yet answered in the store (so a poll meanwhile does not run them again).
+    private var running: Set<Int64> = []
+    private var polling = false
+    /// A wake-up came while a poll was under way: poll again once it ends.
+    private var pollAgain = false
+    private var timer: TimerID?
 
     init(storage: any RelayStorage, loop: ServiceLoop, clock: any Clock, hub: RelayHub) throws {
         self.hub = hub
         self.storage = storage
         self.loop = loop
         self.clock = clock
-        lastCommand = try storage.lastOperatorCommand()
+        startCommand = try storage.lastOperatorCommand()
     }
 
     /// Loop thread.
-    func start() { schedulePoll() }
+    func start() {
+        let desk = LoopBound(self, loop: loop)
+        storage.watchOperatorCommands { desk.loop.execute { desk.value.poll() } }
+        schedulePoll()
+    }
 
     private func schedulePoll() {
-        loop.schedule(afterMillis: Self.pollMillis) { [weak self] in self?.poll() }
+        if let timer { loop.cancel(timer) }
+        timer = loop.schedule(afterMillis: storage.operatorPollMillis) { [weak self] in
+            self?.timer = nil
+            self?.poll()
+        }
     }
 
     private func poll() {
-        let after = lastCommand
+        guard !polling else {
+            pollAgain = true
+            return
+        }
+        (polling, pollAgain) = (true, false)
         storage.operatorCommands(
-            after: after,
+            after: startCommand,
             completion: { [self] result in
-                defer { schedulePoll() }
+                polling = false
+                defer { pollAgain ? poll() : schedulePoll() }
                 guard case .success(let commands) = result else { return }
-                for command in commands {
-                    lastCommand = max(lastCommand, command.id)
-                    run(command)
-                }
+                running.formIntersection(commands.map(\.id))
+                for command in commands where running.insert(command.id).inserted { run(command) }
             }
         )
     }

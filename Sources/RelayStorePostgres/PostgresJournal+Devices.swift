@@ -55,14 +55,22 @@ extension PostgresJournal: DeviceJournal {
     }
 
     public func savePendingPairing(_ pairing: PendingPairing) {
+        let holder = pendingHolder.withLock { $0 }
         background("mirror a pending pairing request") { connection, logger in
-            try await PostgresOperatorQueries.upsertPending(connection, pairing, logger: logger)
+            try await PostgresOperatorQueries.upsertPending(connection, pairing, holder: holder, logger: logger)
         }
     }
 
     public func removePendingPairing(deviceID: String, protocolName: String) {
+        let holder = pendingHolder.withLock { $0 }
         background("remove a pending pairing request") { connection, logger in
-            try await PostgresOperatorQueries.removePending(connection, deviceID: deviceID, protocolName: protocolName, logger: logger)
+            try await PostgresOperatorQueries.removePending(
+                connection,
+                deviceID: deviceID,
+                protocolName: protocolName,
+                holder: holder,
+                logger: logger
+            )
         }
     }
 

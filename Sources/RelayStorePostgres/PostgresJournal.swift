@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import RelayCore
+import Synchronization
 
 /// The core's journal over PostgreSQL (`[store] kind = "postgres"`): every call is one operation
 /// of the node's writer, on its one connection, so completions arrive on the loop after commit,
@@ -12,6 +13,9 @@ public final class PostgresJournal {
     let writer: PostgresWriter
     let logger: Logger
     private let onError: @Sendable (String, any Error) -> Void
+    /// The cluster node incarnation whose pending pairing requests this journal mirrors; nil for a
+    /// relay on its own (`PostgresStore.joinCluster` sets it).
+    let pendingHolder: Mutex<NodeIncarnation?> = Mutex(nil)
 
     /// `onError` hears about writes nobody waits for (presence, queue upkeep) that failed.
     public init(writer: PostgresWriter, logger: Logger, onError: @escaping @Sendable (String, any Error) -> Void) {

@@ -43,6 +43,21 @@ public enum PostgresMigrations {
         return version
     }
 
+    /// Refuses a database whose schema is not this binary's (a command-line tool's check: it
+    /// never migrates under a running relay); says what to run.
+    public static func requireCurrent(_ connection: PostgresConnection, logger: Logger) async throws {
+        let rows = try await connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL", logger: logger)
+        var exists = false
+        for try await value in rows.decode(Bool.self) { exists = value }
+        let version = exists ? try await currentVersion(connection, logger: logger) : 0
+        guard version < latestVersion else { return }
+        let what = version == 0 ? "has no clawrelay schema yet" : "has schema version \(version), older than this clawrelay's \(latestVersion)"
+        throw PostgresStoreError(
+            code: .migration,
+            message: "the database \(what): start the relay (clawrelay serve) with this version first, which migrates it; this command does not"
+        )
+    }
+
     private static func apply(_ migration: PostgresSchema.Migration, _ connection: PostgresConnection, logger: Logger) async throws -> Bool {
         try await run(connection, logger: logger, "BEGIN")
         do {

@@ -15,8 +15,8 @@ public final class PostgresOperatorStore: OperatorStore {
     let logger: Logger
     private let closed = Mutex(false)
 
-    /// Connects and migrates the schema (as a relay starting does), so a command before the
-    /// relay's first start finds the tables; throws what an operator can act on.
+    /// Connects and checks the schema is this binary's (it never migrates: a newer CLI beside an
+    /// older running relay would migrate under it); throws what an operator can act on.
     public init(settings: PostgresSettings, logger: Logger) throws {
         self.settings = settings
         self.logger = logger
@@ -24,7 +24,7 @@ public final class PostgresOperatorStore: OperatorStore {
             try await PostgresConnection.connect(configuration: try settings.configuration(applicationName: "clawrelay:cli"), id: 0, logger: logger)
         }
         do {
-            _ = try run("migrate") { connection, logger in try await PostgresMigrations.migrate(connection, logger: logger) }
+            try run("check the schema") { connection, logger in try await PostgresMigrations.requireCurrent(connection, logger: logger) }
         } catch {
             close()
             throw error
@@ -129,14 +129,30 @@ public final class PostgresOperatorStore: OperatorStore {
         }
     }
 
+    /// Queues the command for the node holding what it acts on, or for every node
+    /// (`PostgresControlQueries.enqueue`), and wakes the nodes.
     public func enqueue(_ action: OperatorCommand.Action, deviceID: String, userID: String?, at millis: Int64) throws -> Int64 {
         try run("queue the command") { connection, logger in
-            try await PostgresOperatorQueries.enqueue(connection, action: action, deviceID: deviceID, userID: userID, at: millis, logger: logger)
+            try await PostgresControlQueries.enqueue(connection, action: action, deviceID: deviceID, userID: userID, at: millis, logger: logger)
         }
     }
 
+    /// The command's answer, settled first: a command whose node died, or that every live node
+    /// acknowledged, is answered here.
     public func result(ofCommand id: Int64) throws -> String? {
-        try run("read the command's result") { connection, logger in try await PostgresOperatorQueries.result(connection, id: id, logger: logger) }
+        let now = SystemClock().nowMillis()
+        return try transaction("read the command's result") { connection, logger in
+            try await PostgresControlQueries.settle(connection, id: id, at: now, logger: logger)
+        }
+    }
+
+    public func nodeDataDirectories() throws -> [String: String] {
+        try run("read the nodes' data directories") { connection, logger in
+            let rows = try await connection.query("SELECT node_id, data_dir FROM node_data_dirs", logger: logger)
+            var directories: [String: String] = [:]
+            for try await (node, directory) in rows.decode((String, String).self) { directories[node] = directory }
+            return directories
+        }
     }
 
     public func accounts() throws -> [AccountStatus] {

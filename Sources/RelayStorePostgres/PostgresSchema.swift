@@ -20,6 +20,7 @@ enum PostgresSchema {
         Migration(version: 6, statements: turnWrites),
         Migration(version: 7, statements: accounts),
         Migration(version: 8, statements: presence),
+        Migration(version: 9, statements: control),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

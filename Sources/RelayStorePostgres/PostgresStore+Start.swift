@@ -2,8 +2,7 @@ import Logging
 import PostgresNIO
 import RelayCore
 
-/// What `clawrelay serve` reads and settles before its loop serves, and the operator commands it
-/// runs (`clawrelay devices …` queues them in `operator_commands`).
+/// What `clawrelay serve` reads and settles before its loop serves.
 extension PostgresStore {
     /// A single node's start: every device offline, turns the last stop cut off failed
     /// (returned), operator commands nobody ran dropped, upstream account rows cleared.
@@ -34,24 +33,6 @@ extension PostgresStore {
     public func sharedValue(_ key: String, proposed: String) throws -> String {
         try run("read the shared \(key)") { connection, logger in
             try await PostgresMetaQueries.shared(connection, key: key, proposed: proposed, logger: logger)
-        }
-    }
-
-    public func lastOperatorCommand() throws -> Int64 {
-        try run("read the operator commands") { connection, logger in try await PostgresOperatorQueries.lastID(connection, logger: logger) }
-    }
-
-    public func operatorCommands(after id: Int64, completion: @escaping (Result<[OperatorCommand], any Error>) -> Void) {
-        journal.perform(
-            "read operator commands",
-            { connection, logger in try await PostgresOperatorQueries.pending(connection, after: id, logger: logger) },
-            completion: completion
-        )
-    }
-
-    public func completeOperatorCommand(id: Int64, result: String, at millis: Int64) {
-        journal.background("record an operator command's outcome") { connection, logger in
-            try await PostgresOperatorQueries.complete(connection, id: id, result: result, at: millis, logger: logger)
         }
     }
 }

@@ -13,7 +13,7 @@ public final class PostgresStore {
     public let node: NodeIncarnation
     public let writer: PostgresWriter
     public let journal: PostgresJournal
-    private let logger: Logger
+    let logger: Logger
     /// The cluster this store's node joined (`joinCluster`), stopped by `close`.
     private let cluster: Mutex<PostgresCluster?> = Mutex(nil)
 
@@ -56,6 +56,7 @@ public final class PostgresStore {
         )
         let replaced = try Self.waiting(settings, "register this node") { try await cluster.node.register() }
         self.cluster.withLock { $0 = cluster }
+        try holdPendingPairings()
         return (cluster, replaced)
     }
 

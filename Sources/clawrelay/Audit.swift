@@ -18,6 +18,8 @@ struct Audit: ParsableCommand {
             "Only this protocol: a listener (clawline, gateway, companion, discoclaw, admin), client (the relay's own upstream accounts, every kind), push (push attempts) or audit (its own notes)."
     )
     var protocolName: String?
+    @Option(name: .customLong("node"), help: "A cluster node's audit (its [cluster] node_id), from the data directory it recorded in PostgreSQL.")
+    var nodeID: String?
 
     /// Every protocol a row can be stored under.
     static let protocols = RelayConfig.listenerKinds + ["client", "push", "audit"]
@@ -65,7 +67,7 @@ struct Audit: ParsableCommand {
         if protocolName == "push" { return try pushAttempts(config, since: sinceMillis) }
         let log: AuditLog
         do {
-            log = try AuditLog(dataDirectory: config.dataDirectory, retentionDays: 0, startWriter: false)
+            log = try AuditLog(dataDirectory: nodeID.map(nodeDirectory) ?? config.dataDirectory, retentionDays: 0, startWriter: false)
         } catch {
             fail("\(error)")
         }
@@ -90,6 +92,19 @@ struct Audit: ParsableCommand {
             fflush(nil)
             if follow && entries.isEmpty { usleep(250_000) }
         } while follow
+    }
+
+    /// The data directory cluster node `node` recorded; an unknown node fails, naming the known ones.
+    private func nodeDirectory(_ node: String) -> String {
+        let store = options.openStore()
+        defer { store.close() }
+        let directories: [String: String]
+        do { directories = try store.nodeDataDirectories() } catch { fail("\(error)") }
+        guard let directory = directories[node] else {
+            let known = directories.keys.sorted()
+            fail("no cluster node \(node) recorded its data directory; known: \(known.isEmpty ? "none" : known.joined(separator: ", "))")
+        }
+        return directory
     }
 
     /// Push attempts live in the relay's store (kept whether or not the frame audit is on).

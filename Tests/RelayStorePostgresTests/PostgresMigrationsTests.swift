@@ -34,4 +34,28 @@ import Testing
         }
         try await connection.close()
     }
+
+    /// The operator commands' check: a schema that is not this binary's is refused, never migrated.
+    @Test(.timeLimit(.minutes(1))) func theCommandsCheckRefusesAnEmptyOlderOrNewerSchemaAndMigratesNothing() async throws {
+        let database = try await TestDatabase(migrate: false)
+        let connection = try await database.connect()
+        let refusal = { (expected: String) async in
+            await #expect {
+                try await PostgresMigrations.requireCurrent(connection, logger: database.logger)
+            } throws: { error in
+                let message = (error as? PostgresStoreError)?.message ?? ""
+                return message.contains(expected)
+            }
+        }
+        await refusal("has no clawrelay schema yet: start the relay (clawrelay serve)")
+        #expect(try await database.integers("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'") == [0], "nothing was created")
+        try await PostgresMigrations.migrate(connection, logger: database.logger)
+        try await PostgresMigrations.requireCurrent(connection, logger: database.logger)
+        let latest = PostgresMigrations.latestVersion
+        try await connection.query("DELETE FROM schema_migrations WHERE version = \(latest)", logger: database.logger)
+        await refusal("older than this clawrelay's \(latest)")
+        try await connection.query("INSERT INTO schema_migrations (version) VALUES (\(latest + 1))", logger: database.logger)
+        await refusal("newer than this binary's \(latest): upgrade clawrelay")
+        try await connection.close()
+    }
 }

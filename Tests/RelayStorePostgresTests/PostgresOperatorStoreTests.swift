@@ -64,7 +64,9 @@ import Testing
         try await fixture.store(deviceRecord("abcdefgh-one"))
         try await fixture.store(deviceRecord("abcdefgh-two"))
         let pending = PendingPairing(deviceID: "pendingx-three", claimedName: "P", deviceInfoJSON: nil, createdAt: 1, expiresAt: 2)
-        try await fixture.run { connection, logger in try await PostgresOperatorQueries.upsertPending(connection, pending, logger: logger) }
+        try await fixture.run { connection, logger in
+            try await PostgresOperatorQueries.upsertPending(connection, pending, holder: nil, logger: logger)
+        }
         let (whole, prefix, unknown) = try await withStore(fixture) { store in
             (
                 try store.resolve("abcdefgh-one", as: .device), try store.resolve("pendingx", as: .device),
@@ -84,11 +86,14 @@ import Testing
     @Test func aQueuedCommandIsSeenByTheRelayAndItsResultByTheCommand() async throws {
         let fixture = try await JournalFixture()
         let id = try await withStore(fixture) { store in try store.enqueue(.revoke, deviceID: "phone", userID: nil, at: 5) }
-        let pending = try await fixture.run { connection, logger in try await PostgresOperatorQueries.pending(connection, after: 0, logger: logger) }
+        let solo = NodeIncarnation(node: "solo")
+        let pending = try await fixture.run { connection, logger in
+            try await PostgresControlQueries.open(connection, for: solo, after: 0, logger: logger)
+        }
         #expect(pending == [OperatorCommand(id: id, action: .revoke, deviceID: "phone", userID: nil)])
         #expect(try await withStore(fixture) { store in try store.result(ofCommand: id) } == nil, "not answered yet")
         try await fixture.run { connection, logger in
-            try await PostgresOperatorQueries.complete(connection, id: id, result: "revoked", at: 6, logger: logger)
+            try await PostgresControlQueries.acknowledge(connection, id: id, node: solo.node, result: "revoked", at: 6, logger: logger)
         }
         #expect(try await withStore(fixture) { store in try store.result(ofCommand: id) } == "revoked")
         await fixture.stop()

@@ -114,8 +114,8 @@ import Testing
         #expect(try await fixture.run { connection, logger in try await PostgresOperatorQueries.lastID(connection, logger: logger) } == 0)
         let ids = try await fixture.run { connection, logger in
             [
-                try await PostgresOperatorQueries.enqueue(connection, action: .approve, deviceID: "d1", userID: "u", at: 1, logger: logger),
-                try await PostgresOperatorQueries.enqueue(
+                try await PostgresControlQueries.enqueue(connection, action: .approve, deviceID: "d1", userID: "u", at: 1, logger: logger),
+                try await PostgresControlQueries.enqueue(
                     connection,
                     action: .bindConversation,
                     deviceID: "c1",
@@ -123,7 +123,7 @@ import Testing
                     at: 2,
                     logger: logger
                 ),
-                try await PostgresOperatorQueries.enqueue(connection, action: .revoke, deviceID: "d2", userID: nil, at: 3, logger: logger),
+                try await PostgresControlQueries.enqueue(connection, action: .revoke, deviceID: "d2", userID: nil, at: 3, logger: logger),
             ]
         }
         #expect(ids == ids.sorted() && Set(ids).count == 3)
@@ -134,7 +134,9 @@ import Testing
             )
         }
         let pending = { (after: Int64) in
-            try await fixture.run { connection, logger in try await PostgresOperatorQueries.pending(connection, after: after, logger: logger) }
+            try await fixture.run { connection, logger in
+                try await PostgresControlQueries.open(connection, for: NodeIncarnation(node: "solo"), after: after, logger: logger)
+            }
         }
         #expect(
             try await pending(0) == [
@@ -146,11 +148,13 @@ import Testing
         )
         #expect(try await pending(ids[0]).map(\.id) == [ids[1], ids[2]])
         let result = { (id: Int64) in
-            try await fixture.run { connection, logger in try await PostgresOperatorQueries.result(connection, id: id, logger: logger) }
+            try await fixture.run { connection, logger in
+                try await connection.transaction(logger) { try await PostgresControlQueries.settle(connection, id: id, at: 9, logger: logger) }
+            }
         }
         #expect(try await result(ids[1]) == nil, "not done yet")
         try await fixture.run { connection, logger in
-            try await PostgresOperatorQueries.complete(connection, id: ids[1], result: "bound", at: 5, logger: logger)
+            try await PostgresControlQueries.acknowledge(connection, id: ids[1], node: "solo", result: "bound", at: 5, logger: logger)
         }
         #expect(try await result(ids[1]) == "bound")
         #expect(try await pending(0).map(\.id) == [ids[0], ids[2]], "a done command is not pending")

@@ -32,7 +32,7 @@ import Testing
         let database = try await TestDatabase(migrate: false)
         _ = try await sqlite.copy(into: database)
         let next = try await database.withConnection { connection in
-            try await PostgresOperatorQueries.enqueue(connection, action: .approve, deviceID: "d2", userID: nil, at: 3, logger: database.logger)
+            try await PostgresControlQueries.enqueue(connection, action: .approve, deviceID: "d2", userID: nil, at: 3, logger: database.logger)
         }
         #expect(next == 3)
         #expect(try await database.strings("SELECT string_agg(id || action, ' ' ORDER BY id) FROM operator_commands") == ["1revoke 2revoke 3approve"])

@@ -7,18 +7,9 @@ import signal
 import subprocess
 
 import postgres_server
+from cluster_nodes import LEASE_SECONDS, node_config
 from conftest import (accounts, async_wait_for, auth, is_assistant_final, is_user_echo, make_config, message_frame, pair_and_approve, relay_bin,
                       setup_admin)
-
-LEASE_SECONDS = 3
-
-
-def node_config(database: str, node_id: str, echo_delay_ms: int = 0) -> dict:
-    server = postgres_server.shared()
-    cfg = make_config(echo={"delay_ms": echo_delay_ms})
-    cfg["store"] = {"kind": "postgres", "url": server.url(database)}
-    cfg["cluster"] = {"node_id": node_id, "heartbeat_seconds": 1, "lease_seconds": LEASE_SECONDS}
-    return cfg
 
 
 async def test_three_nodes_show_one_users_messages_in_order_on_every_node(relay_factory):

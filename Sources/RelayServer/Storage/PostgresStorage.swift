@@ -13,6 +13,8 @@ final class PostgresStorage: RelayStorage {
     /// The earlier incarnation of this node id (the last run of this node), declared dead once the hub serves.
     private let replaced: NodeIncarnation?
     private let logger: Logger
+    /// Wakes the operator desk at each queued command (`watchOperatorCommands`).
+    private var operatorWatch: PostgresChannelWatch?
 
     init(_ settings: StoreSettings, cluster: ClusterSettings?, dataDirectory: String, loop: any LoopExecutor, logger: Logger) throws {
         let postgres = try Self.settings(settings)
@@ -26,6 +28,7 @@ final class PostgresStorage: RelayStorage {
                 lease: .seconds(cluster.leaseSeconds),
                 executor: loop
             )
+            try store.recordDataDirectory((dataDirectory as NSString).standardizingPath)
             logger.notice("cluster: joined", metadata: ["node": "\(node)", "replaces": "\(replaced.map { "\($0)" } ?? "none")"])
         } else {
             (membership, replaced) = (nil, nil)
@@ -100,6 +103,13 @@ final class PostgresStorage: RelayStorage {
 
     func lastOperatorCommand() throws -> Int64 { try store.lastOperatorCommand() }
 
+    /// The safety poll: a NOTIFY wakes the desk at each command.
+    var operatorPollMillis: Int { 2000 }
+
+    func watchOperatorCommands(wake: @escaping @Sendable () -> Void) {
+        operatorWatch = store.watchOperatorCommands(wake: wake)
+    }
+
     func operatorCommands(after id: Int64, completion: @escaping (Result<[OperatorCommand], any Error>) -> Void) {
         store.operatorCommands(after: id, completion: completion)
     }
@@ -108,6 +118,9 @@ final class PostgresStorage: RelayStorage {
         store.completeOperatorCommand(id: id, result: result, at: millis)
     }
 
-    /// Leaves the cluster (if any) and closes the store.
-    func close() { store.close() }
+    /// Stops hearing operator commands, leaves the cluster (if any) and closes the store.
+    func close() {
+        operatorWatch?.stop()
+        store.close()
+    }
 }

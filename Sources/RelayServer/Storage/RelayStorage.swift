@@ -26,9 +26,14 @@ protocol RelayStorage: AnyObject {
 
     /// The newest operator command's id (commands before start are not run).
     func lastOperatorCommand() throws -> Int64
-    /// Commands `clawrelay devices …` queued after `id`, oldest first.
+    /// How often the operator desk looks for commands (a safety net where the store wakes it).
+    var operatorPollMillis: Int { get }
+    /// Calls `wake` (on any thread) when a command may have been queued; nothing for a store that
+    /// cannot tell.
+    func watchOperatorCommands(wake: @escaping @Sendable () -> Void)
+    /// Open commands `clawrelay devices …` queued after `id` that this node must run, oldest first.
     func operatorCommands(after id: Int64, completion: @escaping (Result<[OperatorCommand], any Error>) -> Void)
-    /// Records a command's outcome for the CLI that waits for it.
+    /// Records this node's outcome of a command for the CLI that waits for it.
     func completeOperatorCommand(id: Int64, result: String, at millis: Int64)
 
     /// The cluster this node takes part in (`[cluster]`); nil for a relay on its own.

@@ -46,6 +46,9 @@ final class SQLiteStorage: RelayStorage {
     func gatewayFingerprint() throws -> String { try store.write { try PairingLinkQueries.fingerprint($0) } }
 
     func lastOperatorCommand() throws -> Int64 { try store.read { try OperatorQueries.lastID($0) } }
+    /// One relay per file: the desk polls, as the CLI's command is for it.
+    var operatorPollMillis: Int { 250 }
+    func watchOperatorCommands(wake: @escaping @Sendable () -> Void) {}
 
     func operatorCommands(after id: Int64, completion: @escaping (Result<[OperatorCommand], any Error>) -> Void) {
         store.perform({ db in try OperatorQueries.pending(db, after: id) }, completion: completion)

@@ -58,6 +58,15 @@ public protocol OperatorStore: AnyObject {
     /// `limit`; `deviceID` is a whole id or a prefix (`OperatorID.minimumPrefix` characters or more).
     func pushAttempts(since: Int64?, deviceID: String?, afterID: Int64, limit: Int, newest: Bool) throws -> [PushAttemptRow]
 
+    /// Each cluster node's data directory (where its audit stays), by node id; empty for a relay
+    /// on its own.
+    func nodeDataDirectories() throws -> [String: String]
+
     /// Closes the connection (or file).
     func close()
+}
+
+extension OperatorStore {
+    /// A store without a cluster knows no node's directory.
+    public func nodeDataDirectories() throws -> [String: String] { [:] }
 }
