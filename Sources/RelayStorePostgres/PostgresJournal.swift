@@ -12,6 +12,9 @@ public final class PostgresJournal {
     let writer: PostgresWriter
     let logger: Logger
     private let onError: @Sendable (String, any Error) -> Void
+    /// This node's folder for uploaded files (`<data_dir>/assets`): an upload stored through
+    /// another node is written here from PostgreSQL when it is first asked for. Set before serving.
+    public var assetsDirectory: String?
 
     /// `onError` hears about writes nobody waits for (presence, queue upkeep) that failed.
     public init(writer: PostgresWriter, logger: Logger, onError: @escaping @Sendable (String, any Error) -> Void) {

@@ -18,6 +18,7 @@ enum PostgresSchema {
         Migration(version: 4, statements: devices),
         Migration(version: 5, statements: queues),
         Migration(version: 6, statements: turnWrites),
+        Migration(version: 10, statements: sharedFiles),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
