@@ -129,23 +129,7 @@ extension PostgresJournal: DeviceJournal {
     }
 }
 
-extension PostgresJournal: AssetJournal, AccountJournal {
-    public func saveAsset(_ asset: AssetRecord, completion: @escaping (Result<Void, any Error>) -> Void) {
-        perform(
-            "store an asset",
-            { connection, logger in try await PostgresAssetQueries.insert(connection, asset, logger: logger) },
-            completion: completion
-        )
-    }
-
-    public func asset(id: String, completion: @escaping (Result<AssetRecord?, any Error>) -> Void) {
-        perform(
-            "read an asset",
-            { connection, logger in try await PostgresAssetQueries.asset(connection, id: id, logger: logger) },
-            completion: completion
-        )
-    }
-
+extension PostgresJournal: AccountJournal {
     public func recordAccount(_ status: AccountStatus) {
         background("record an upstream account's state") { connection, logger in
             try await PostgresAccountQueries.record(connection, status, logger: logger)

@@ -16,6 +16,9 @@ public final class PostgresJournal {
     /// The cluster node incarnation whose pending pairing requests this journal mirrors; nil for a
     /// relay on its own (`PostgresStore.joinCluster` sets it).
     let pendingHolder: Mutex<NodeIncarnation?> = Mutex(nil)
+    /// This node's folder for uploaded files (`<data_dir>/assets`): an upload stored through
+    /// another node is written here from PostgreSQL when it is first asked for. Set before serving.
+    public var assetsDirectory: String?
 
     /// `onError` hears about writes nobody waits for (presence, queue upkeep) that failed.
     public init(writer: PostgresWriter, logger: Logger, onError: @escaping @Sendable (String, any Error) -> Void) {

@@ -21,6 +21,7 @@ enum PostgresSchema {
         Migration(version: 7, statements: accounts),
         Migration(version: 8, statements: presence),
         Migration(version: 9, statements: control),
+        Migration(version: 10, statements: sharedFiles),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

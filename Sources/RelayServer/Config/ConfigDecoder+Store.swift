@@ -1,7 +1,7 @@
 import RelayStorePostgres
 
 extension ConfigDecoder {
-    static let storeKeys = ["kind", "url", "password_file", "pool_size"]
+    static let storeKeys = ["kind", "url", "password_file", "pool_size", "max_shared_asset_bytes"]
 
     /// `[store]`: `kind` sqlite (the default) or postgres, which needs `url`; the URL is checked
     /// here (scheme, host, database, sslmode) so a typo stops the relay before it starts.
@@ -18,9 +18,16 @@ extension ConfigDecoder {
         settings.url = try table.string("url")
         settings.passwordFile = try table.string("password_file")
         settings.poolSize = try table.integer("pool_size") ?? StoreSettings.defaultPoolSize
+        if let shared = try table.integer("max_shared_asset_bytes") {
+            let limit = StoreSettings.maxSharedAssetBytesLimit
+            guard shared <= limit else {
+                throw table.error(.invalidValue, key: "max_shared_asset_bytes", "expected 1 to \(limit) (256 MiB), got \(shared)")
+            }
+            settings.maxSharedAssetBytes = shared
+        }
         switch settings.kind {
         case .sqlite:
-            for key in ["url", "password_file", "pool_size"] where table.contains(key) {
+            for key in ["url", "password_file", "pool_size", "max_shared_asset_bytes"] where table.contains(key) {
                 throw table.error(.invalidValue, key: key, "only for kind = \"postgres\"; SQLite keeps its file in the data directory")
             }
         case .postgres:

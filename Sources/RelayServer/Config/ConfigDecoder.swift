@@ -57,7 +57,9 @@ struct ConfigDecoder {
         }
         config.backends = try backends() ?? [.defaultEcho]
         if let clawline = try section("clawline") {
-            config.clawline = try Self.clawline(clawline, backends: config.backends)
+            var settings = try Self.clawline(clawline, backends: config.backends)
+            settings.maxUploadBytes = config.store.uploadLimit(settings.maxUploadBytes)
+            config.clawline = settings
         }
         if let gateway = try section("gateway") {
             config.gateway = try Self.gateway(gateway, backends: config.backends)

@@ -14,10 +14,23 @@ public struct StoreSettings: Sendable, Equatable {
     public var passwordFile: String?
     /// Connections a node may open for reads.
     public var poolSize = 4
+    /// On PostgreSQL, the largest upload kept in the database for every node (larger ones are
+    /// refused: a file on one node's disk would fail to download through the others).
+    public var maxSharedAssetBytes = Self.defaultMaxSharedAssetBytes
 
     public init() {}
 
     public static let defaultPoolSize = 4
+    /// 32 MiB.
+    public static let defaultMaxSharedAssetBytes = 33_554_432
+    /// 256 MiB: a row's bytes travel whole through one connection and the node's memory.
+    public static let maxSharedAssetBytesLimit = 268_435_456
+
+    /// The largest upload a Clawline listener accepts with this store: on PostgreSQL no more than
+    /// it shares (`max_shared_asset_bytes`).
+    public func uploadLimit(_ listenerLimit: Int) -> Int {
+        kind == .postgres ? min(listenerLimit, maxSharedAssetBytes) : listenerLimit
+    }
 }
 
 extension StoreSettings: CustomStringConvertible {

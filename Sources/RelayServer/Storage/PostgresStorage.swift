@@ -21,6 +21,7 @@ final class PostgresStorage: RelayStorage {
         let node = NodeIncarnation(node: cluster?.nodeID ?? Self.defaultNodeID(dataDirectory: dataDirectory))
         logger.info("store: PostgreSQL", metadata: ["database": "\(postgres)", "node": "\(node)"])
         store = try PostgresStore(settings: postgres, node: node, executor: loop, logger: logger)
+        store.journal.assetsDirectory = (dataDirectory as NSString).appendingPathComponent("assets")
         self.logger = logger
         if let cluster {
             (membership, replaced) = try store.joinCluster(
