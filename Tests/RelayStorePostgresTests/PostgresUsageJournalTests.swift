@@ -10,7 +10,11 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct PostgresUsageJournalTests {
     @Test func anAssetIsStoredReadBackAndNotStoredTwice() async throws {
         let fixture = try await JournalFixture()
-        let asset = AssetRecord(id: "a1", userID: "u", mimeType: "image/png", size: 5_000_000_000, path: "assets/a1", createdAt: 42)
+        // The file's bytes go to PostgreSQL with the record (migration 10), so it must exist.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("clawrelay-asset-\(UUID().uuidString)").path
+        try Data("image".utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let asset = AssetRecord(id: "a1", userID: "u", mimeType: "image/png", size: 5, path: file, createdAt: 42)
         try await awaiting { fixture.journal.saveAsset(asset, completion: $0) }
         #expect(try await awaiting { fixture.journal.asset(id: "a1", completion: $0) } == asset)
         #expect(try await awaiting { fixture.journal.asset(id: "a2", completion: $0) } == nil)
