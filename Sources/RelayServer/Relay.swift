@@ -138,6 +138,7 @@ public final class Relay {
             clawline = downstream
         }
         if let settings = config.gateway {
+            try storage.shareGatewayIdentity(dataDirectory: dataDirectory)
             let downstream = GatewayDownstream(
                 settings: settings,
                 hub: hub,

@@ -341,3 +341,22 @@ async def test_an_upstream_account_is_held_by_one_node_and_moves_to_a_survivor_w
     await client.send_json(message_frame("on the new holder"))
     await client.recv_until(is_assistant_final("upstream: on the new holder"), timeout=15)
     await client.close()
+
+
+def test_every_node_presents_one_gateway_identity(relay_factory):
+    database = postgres_server.shared().create_database()
+    nodes = []
+    for index in (1, 2):
+        cfg = node_config(database, f"node{index}")
+        cfg["gateway"] = {"listen": "127.0.0.1:0"}
+        nodes.append(relay_factory(cfg))
+    keys = [(node.data_dir / "gateway.key").read_bytes() for node in nodes]
+    assert len(keys[0]) == 32 and keys[0] == keys[1], "the second node took the first's identity"
+    assert all(((node.data_dir / "gateway.key").stat().st_mode & 0o777) == 0o600 for node in nodes)
+    # A node whose data directory held an identity of its own gets the cluster's, and says so.
+    third = relay_factory(node_config(database, "node3") | {"gateway": {"listen": "127.0.0.1:0"}}, start=False)
+    third.data_dir.mkdir(parents=True, exist_ok=True)
+    (third.data_dir / "gateway.key").write_bytes(bytes(range(32)))
+    third.start()
+    assert (third.data_dir / "gateway.key").read_bytes() == keys[0]
+    assert "the gateway.key in this data directory differs from the cluster's" in third.stderr_text()

@@ -102,6 +102,24 @@ final class PostgresStorage: RelayStorage {
         return key
     }
 
+    /// The first node proposes its data directory's key (or a new one); a node whose file holds
+    /// another gets the cluster's written over it, and says so (operators that paired with the
+    /// replaced identity see a new gateway device).
+    func shareGatewayIdentity(dataDirectory: String) throws {
+        let path = (dataDirectory as NSString).appendingPathComponent("gateway.key")
+        let local = FileManager.default.contents(atPath: path).flatMap { $0.count == 32 ? $0 : nil }
+        let proposed = (local ?? Data(SigningKey.random())).base64EncodedString()
+        let shared = try store.sharedValue("gateway_identity_key", proposed: proposed)
+        guard let key = Data(base64Encoded: shared), key.count == 32 else {
+            throw StoreError("the gateway identity key stored in PostgreSQL is not 32 bytes of base64")
+        }
+        guard local != key else { return }
+        if local != nil { logger.warning("the gateway.key in this data directory differs from the cluster's; the cluster's replaces it") }
+        guard FileManager.default.createFile(atPath: path, contents: key, attributes: [.posixPermissions: 0o600]) else {
+            throw StoreError("cannot write the gateway identity \(path)")
+        }
+    }
+
     func lastOperatorCommand() throws -> Int64 { try store.lastOperatorCommand() }
 
     /// The safety poll: a NOTIFY wakes the desk at each command.

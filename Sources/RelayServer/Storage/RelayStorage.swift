@@ -23,6 +23,10 @@ protocol RelayStorage: AnyObject {
 
     /// The Clawline token signing key (made on first use).
     func clawlineSigningKey(dataDirectory: String) throws -> [UInt8]
+    /// Makes the data directory's `gateway.key` (the relay's own OpenClaw gateway device
+    /// identity) the one every node of the database presents: on PostgreSQL the first node's is
+    /// shared and written into every other node's data directory. Nothing for a relay on SQLite.
+    func shareGatewayIdentity(dataDirectory: String) throws
 
     /// The newest operator command's id (commands before start are not run).
     func lastOperatorCommand() throws -> Int64

@@ -20,6 +20,7 @@ final class SQLiteStorage: RelayStorage {
     var cluster: ClusterLink? { nil }
 
     func clawlineSigningKey(dataDirectory: String) throws -> [UInt8] { try SigningKey.loadOrCreate(in: dataDirectory) }
+    func shareGatewayIdentity(dataDirectory _: String) throws {}
 
     func joinCluster(
         hub _: RelayHub,
