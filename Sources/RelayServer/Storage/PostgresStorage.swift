@@ -90,12 +90,7 @@ final class PostgresStorage: RelayStorage {
     /// key says so (the tokens signed with it no longer verify).
     func clawlineSigningKey(dataDirectory: String) throws -> [UInt8] {
         let local = SigningKey.stored(in: dataDirectory)
-        let proposed = Data(local ?? SigningKey.random()).base64EncodedString()
-        let shared = try store.sharedValue("clawline_signing_key", proposed: proposed)
-        guard let decoded = Data(base64Encoded: shared), decoded.count >= 32 else {
-            throw StoreError("the Clawline signing key stored in PostgreSQL is not 32 bytes of base64")
-        }
-        let key = Array(decoded)
+        let key = Array(try sharedKey("clawline_signing_key", "the Clawline signing key", local: local.map { Data($0) }) { $0.count >= 32 })
         if let local, local != key {
             logger.warning("the jwt.key in this data directory differs from the cluster's; Clawline tokens signed with it no longer verify")
         }
@@ -108,16 +103,23 @@ final class PostgresStorage: RelayStorage {
     func shareGatewayIdentity(dataDirectory: String) throws {
         let path = (dataDirectory as NSString).appendingPathComponent("gateway.key")
         let local = FileManager.default.contents(atPath: path).flatMap { $0.count == 32 ? $0 : nil }
-        let proposed = (local ?? Data(SigningKey.random())).base64EncodedString()
-        let shared = try store.sharedValue("gateway_identity_key", proposed: proposed)
-        guard let key = Data(base64Encoded: shared), key.count == 32 else {
-            throw StoreError("the gateway identity key stored in PostgreSQL is not 32 bytes of base64")
-        }
+        let key = try sharedKey("gateway_identity_key", "the gateway identity key", local: local) { $0.count == 32 }
         guard local != key else { return }
         if local != nil { logger.warning("the gateway.key in this data directory differs from the cluster's; the cluster's replaces it") }
         guard FileManager.default.createFile(atPath: path, contents: key, attributes: [.posixPermissions: 0o600]) else {
             throw StoreError("cannot write the gateway identity \(path)")
         }
+    }
+
+    /// The key `name` in the database's `meta`, base64: the first node to ask stores `local` (or
+    /// 32 new random bytes), and every node gets what is stored; refused unless `valid`.
+    private func sharedKey(_ name: String, _ what: String, local: Data?, valid: (Data) -> Bool) throws -> Data {
+        let proposed = (local ?? Data(SigningKey.random())).base64EncodedString()
+        let shared = try store.sharedValue(name, proposed: proposed)
+        guard let key = Data(base64Encoded: shared), valid(key) else {
+            throw StoreError("\(what) stored in PostgreSQL is not 32 bytes of base64")
+        }
+        return key
     }
 
     func lastOperatorCommand() throws -> Int64 { try store.lastOperatorCommand() }
