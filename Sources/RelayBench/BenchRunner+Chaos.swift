@@ -15,22 +15,10 @@ extension BenchRunner {
         var acked: [String] = []
         let slice = max(0.3, options.seconds / Double(max(1, options.kills)))
         for round in 1...max(1, options.kills) {
-            let finished = DispatchSemaphore(value: 0)
-            let outcome = Mutex<RoundtripDriver.Result?>(nil)
-            let (window, prefix) = (options.window, "k\(round)")
-            loop.execute {
-                let driver = RoundtripDriver(devices: devices.value, window: window, durationSeconds: 3600, prefix: prefix)
-                driver.run { result in
-                    _ = driver
-                    outcome.withLock { $0 = result }
-                    finished.signal()
-                }
-            }
+            let load = startLoad(devices, seconds: 3600, prefix: "k\(round)")
             usleep(UInt32(slice * 1_000_000))
             relay.kill()
-            guard finished.wait(timeout: .now() + 30) == .success, let result = outcome.withLock({ $0 }) else {
-                throw BenchError("chaos round \(round): the load did not stop after the kill")
-            }
+            guard let result = load(30) else { throw BenchError("chaos round \(round): the load did not stop after the kill") }
             acked += result.ackedContents
             try relay.start()
             try reauthenticate(devices)
@@ -42,6 +30,27 @@ extension BenchRunner {
         report.add("chaos", "acknowledged", Double(acked.count), "messages")
         report.add("chaos", "lost", Double(lost.count), "messages")
         if !lost.isEmpty { report.notes.append("chaos: lost acknowledged messages: \(lost.prefix(20).joined(separator: ", "))") }
+    }
+
+    /// Starts roundtrip load over `devices` for `seconds` on the generator's loop; the function it
+    /// returns waits up to the seconds it is given for the load to end and returns its result (nil
+    /// when it did not end by then).
+    func startLoad(_ devices: UncheckedBox<[BenchDevice]>, seconds: Double, prefix: String) -> (Double) -> RoundtripDriver.Result? {
+        let finished = DispatchSemaphore(value: 0)
+        let outcome = Mutex<RoundtripDriver.Result?>(nil)
+        let window = options.window
+        loop.execute {
+            let driver = RoundtripDriver(devices: devices.value, window: window, durationSeconds: seconds, prefix: prefix)
+            driver.run { result in
+                _ = driver
+                outcome.withLock { $0 = result }
+                finished.signal()
+            }
+        }
+        return { timeout in
+            guard finished.wait(timeout: .now() + timeout) == .success else { return nil }
+            return outcome.withLock { $0 }
+        }
     }
 
     /// Authenticates every device again (after a restart).

@@ -1,6 +1,5 @@
 import Foundation
 import RelayTransport
-import Synchronization
 
 /// `bench cluster-chaos`: a cluster node killed (-9) while it runs a conversation's turn and
 /// another waits behind it on a second node.
@@ -78,22 +77,10 @@ extension BenchRunner {
         defer { release(devices) }
         let half = max(0.5, options.seconds / 2)
         progress("cluster-chaos: load from \(options.devices) devices on \(nodes.count) nodes; node 1 killed after \(half) s")
-        let finished = DispatchSemaphore(value: 0)
-        let outcome = Mutex<RoundtripDriver.Result?>(nil)
-        let window = options.window
-        loop.execute {
-            let driver = RoundtripDriver(devices: devices.value, window: window, durationSeconds: half * 2, prefix: "load")
-            driver.run { result in
-                _ = driver
-                outcome.withLock { $0 = result }
-                finished.signal()
-            }
-        }
+        let load = startLoad(devices, seconds: half * 2, prefix: "load")
         usleep(UInt32(half * 1_000_000))
         nodes[0].kill()
-        guard finished.wait(timeout: .now() + half + 60) == .success, let result = outcome.withLock({ $0 }) else {
-            throw BenchError("cluster-chaos: the load did not end")
-        }
+        guard let result = load(half + 60) else { throw BenchError("cluster-chaos: the load did not end") }
         try nodes[0].start()
         try reauthenticate(UncheckedBox(devices.value.indices.filter { placed[$0] == 0 }.map { devices.value[$0] }))
         let history = try collectHistory(devices)
