@@ -69,6 +69,7 @@ enum HintCodec {
         case .readMoved(let cursor): wire.read = cursor
         case .conversationDeleted(let conversation): wire.deleted = conversation
         case .turnsHandedOver(let node): wire.handed = node
+        case .pushTargetsChanged(let deviceID): wire.targets = deviceID
         }
         return text(wire)
     }
@@ -79,6 +80,7 @@ enum HintCodec {
         if let cursor = wire.read { return (wire.o, .readMoved(cursor)) }
         if let conversation = wire.deleted { return (wire.o, .conversationDeleted(conversation)) }
         if let node = wire.handed { return (wire.o, .turnsHandedOver(node: node)) }
+        if let deviceID = wire.targets { return (wire.o, .pushTargetsChanged(deviceID: deviceID)) }
         return nil
     }
 
@@ -133,6 +135,8 @@ private struct ControlWire: Codable {
     var deleted: Conversation?
     /// The node id turns were handed to.
     var handed: String?
+    /// The device whose push targets changed.
+    var targets: String?
 }
 
 private struct AbortWire: Codable {

@@ -71,3 +71,46 @@ extension PostgresJournal: PushJournal {
         }
     }
 }
+
+extension PostgresJournal: PushClaims {
+    public func claimPushes(
+        deviceID: String,
+        conversationID: String,
+        node: NodeIncarnation,
+        now: Int64,
+        until: Int64,
+        completion: @escaping (Result<[PendingPush], any Error>) -> Void
+    ) {
+        perform(
+            "claim pending pushes",
+            { connection, logger in
+                try await PostgresPushQueries.claim(
+                    connection,
+                    deviceID: deviceID,
+                    conversationID: conversationID,
+                    node: node,
+                    now: now,
+                    until: until,
+                    logger: logger
+                )
+            },
+            completion: completion
+        )
+    }
+
+    public func deleteClaimed(ids: [String], node: NodeIncarnation) {
+        guard !ids.isEmpty else { return }
+        background("delete sent pushes") { connection, logger in
+            try await PostgresPushQueries.deleteClaimed(connection, ids: ids, node: node, logger: logger)
+        }
+    }
+
+    public func strandedPushes(dueBefore: Int64, now: Int64, limit: Int, completion: @escaping (Result<[PendingPush], any Error>) -> Void) {
+        perform(
+            "read pushes no node holds",
+            { connection, logger in try await PostgresPushQueries.stranded(connection, dueBefore: dueBefore, now: now, limit: limit, logger: logger)
+            },
+            completion: completion
+        )
+    }
+}

@@ -64,7 +64,8 @@ enum PostgresPushQueries {
         )
     }
 
-    /// Stores a pending push, or updates the one with its id (its owner and creation time stay).
+    /// Stores a pending push, or updates the one with its id (its owner and creation time stay;
+    /// a claim on it goes: it is not the push that was claimed any more).
     static func savePending(_ connection: PostgresConnection, _ push: PendingPush, logger: Logger) async throws {
         try await connection.query(
             """
@@ -72,7 +73,7 @@ enum PostgresPushQueries {
             VALUES (\(push.id), \(push.deviceID), \(push.userID), \(push.conversationID), \(push.count), \(push.lastSeq), \(push.failed),
               \(push.text), \(push.runMillis), \(push.createdAt), \(push.dueAt))
             ON CONFLICT (id) DO UPDATE SET count = excluded.count, last_seq = excluded.last_seq, failed = excluded.failed, text = excluded.text,
-              run_ms = excluded.run_ms, due_ms = excluded.due_ms
+              run_ms = excluded.run_ms, due_ms = excluded.due_ms, claimed_by = NULL, claimed_until_ms = NULL
             """,
             logger: logger
         )
@@ -84,13 +85,56 @@ enum PostgresPushQueries {
 
     /// Pushes not sent yet, soonest due first.
     static func pending(_ connection: PostgresConnection, logger: Logger) async throws -> [PendingPush] {
-        let rows = try await connection.query(
+        try await pushes(connection, "SELECT \(unescaped: pendingColumns) FROM push_pending ORDER BY due_ms, id COLLATE \"C\"", logger: logger)
+    }
+
+    /// Claims `node`'s burst of a device in a conversation (`relay_claim_pushes`, migration 11).
+    static func claim(
+        _ connection: PostgresConnection,
+        deviceID: String,
+        conversationID: String,
+        node: NodeIncarnation,
+        now: Int64,
+        until: Int64,
+        logger: Logger
+    ) async throws -> [PendingPush] {
+        try await pushes(
+            connection,
             """
-            SELECT id, device_id, user_id, conversation_id, count, last_seq, failed, text, run_ms, created_ms, due_ms
-            FROM push_pending ORDER BY due_ms, id COLLATE "C"
+            SELECT \(unescaped: pendingColumns)
+            FROM relay_claim_pushes(\(deviceID), \(conversationID), \(node.node), \(node.incarnation), \(now), \(until))
+            ORDER BY id COLLATE "C"
             """,
             logger: logger
         )
+    }
+
+    /// Deletes the pushes among `ids` that `node` still holds.
+    static func deleteClaimed(_ connection: PostgresConnection, ids: [String], node: NodeIncarnation, logger: Logger) async throws {
+        try await connection.query("DELETE FROM push_pending WHERE id = ANY(\(ids)) AND claimed_by = \(node.incarnation)", logger: logger)
+    }
+
+    /// Pushes due by `dueBefore` that no live node holds, the oldest of each device and
+    /// conversation, at most `limit`.
+    static func stranded(_ connection: PostgresConnection, dueBefore: Int64, now: Int64, limit: Int, logger: Logger) async throws -> [PendingPush] {
+        try await pushes(
+            connection,
+            """
+            SELECT * FROM (
+              SELECT DISTINCT ON (device_id, conversation_id) \(unescaped: pendingColumns) FROM push_pending
+              WHERE due_ms <= \(dueBefore) AND relay_push_free(claimed_by, claimed_until_ms, \(now))
+              ORDER BY device_id, conversation_id, due_ms) AS oldest
+            ORDER BY due_ms, id COLLATE "C" LIMIT \(limit)
+            """,
+            logger: logger
+        )
+    }
+
+    private static let pendingColumns = "id, device_id, user_id, conversation_id, count, last_seq, failed, text, run_ms, created_ms, due_ms"
+
+    /// The pending pushes `query` selects (`pendingColumns`, in order).
+    private static func pushes(_ connection: PostgresConnection, _ query: PostgresQuery, logger: Logger) async throws -> [PendingPush] {
+        let rows = try await connection.query(query, logger: logger)
         var pushes: [PendingPush] = []
         for try await (id, device, user, conversation, count, lastSeq, failed, text, run, created, due) in rows.decode(
             (String, String, String, String, Int, Int64, Bool, String, Int64, Int64, Int64).self

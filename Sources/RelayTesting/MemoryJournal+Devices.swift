@@ -96,9 +96,16 @@ extension MemoryJournal: PushJournal {
         later(.success(pendingPushes.values.sorted { $0.dueAt < $1.dueAt }), completion)
     }
 
-    public func savePush(_ push: PendingPush) { pendingPushes[push.id] = push }
+    /// Stores the push; a claim on it goes (`PushClaims`).
+    public func savePush(_ push: PendingPush) {
+        pendingPushes[push.id] = push
+        pushClaims.removeValue(forKey: push.id)
+    }
 
-    public func deletePush(id: String) { pendingPushes.removeValue(forKey: id) }
+    public func deletePush(id: String) {
+        pendingPushes.removeValue(forKey: id)
+        pushClaims.removeValue(forKey: id)
+    }
 
     public func retire(_ target: PushTarget, reason: String, at millis: Int64) {
         retiredTargets.append((target, reason))

@@ -68,6 +68,8 @@ public final class MemoryJournal {
     /// Push targets by device, pushes not sent yet, retired targets, send attempts.
     public var pushDevices: [PushDevice] = []
     public var pendingPushes: [String: PendingPush] = [:]
+    /// Who holds a pending push (`PushClaims`), and until when, by push id.
+    public internal(set) var pushClaims: [String: (node: NodeIncarnation, until: Int64)] = [:]
     public internal(set) var retiredTargets: [(target: PushTarget, reason: String)] = []
     public internal(set) var pushAttempts: [PushAttempt] = []
     /// Run reports by run id, and approval records by approval id.

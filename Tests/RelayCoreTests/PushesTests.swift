@@ -7,10 +7,12 @@ import Testing
 final class RecordingDispatcher: PushDispatcher {
     var deliveries: [PushDelivery] = []
     var answer: (PushDelivery) -> PushReport = { _ in PushReport() }
+    /// When set, deliveries are recorded and never answered (a send still in flight).
+    var hold = false
 
     func dispatch(_ delivery: PushDelivery, completion: @escaping (PushReport) -> Void) {
         deliveries.append(delivery)
-        completion(answer(delivery))
+        if !hold { completion(answer(delivery)) }
     }
 }
 

@@ -65,7 +65,7 @@ import Testing
             ClusterControl.abort(conversationID: "c1", runID: "r1", reason: "stop"), .abort(conversationID: "c2", runID: nil, reason: ""),
             .readMoved(ReadCursor(userID: "u1", conversationID: "c1", seq: 42, updatedAt: 1_700_000_000_000)),
             .conversationDeleted(Conversation(id: "c3", userID: "u1", title: "Gone", backend: "echo", createdAt: 5, updatedAt: 9)),
-            .turnsHandedOver(node: "node-2"),
+            .turnsHandedOver(node: "node-2"), .pushTargetsChanged(deviceID: "phone-1"),
         ] {
             let decoded = try #require(HintCodec.decodeControl(HintCodec.encode(control: control, origin: "n2")))
             #expect(decoded.origin == "n2" && decoded.control == control)

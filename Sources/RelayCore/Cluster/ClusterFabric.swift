@@ -32,6 +32,8 @@ public enum ClusterControl: Sendable, Equatable {
     case conversationDeleted(Conversation)
     /// Turns wait for `node` (the node id) in the ledger: it holds their upstream account.
     case turnsHandedOver(node: String)
+    /// A device registered a push target through another node: read its targets again.
+    case pushTargetsChanged(deviceID: String)
 }
 
 /// One durable entry of a stream's log, as a node that did not write it reads it.

@@ -55,6 +55,8 @@ extension RelayHub {
             delivery?.applyingRemote { changes.publish(.deleted(conversation)) }
         case .turnsHandedOver(let node):
             if node == turns.cluster?.node.node { turns.takeHandedTurns() }
+        case .pushTargetsChanged(let deviceID):
+            pushes.reload(deviceID: deviceID)
         }
     }
 }

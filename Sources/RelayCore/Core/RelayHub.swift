@@ -70,8 +70,6 @@ public final class RelayHub {
     /// Per-stage latency of the messages that pass through the core; bridges record their own stages here too.
     public let stages = StageRecorder()
     private let settings: Settings
-    /// In a cluster: this node's incarnation, under which it records its devices' presence.
-    private let node: NodeIncarnation?
     /// Reads of messages shown live, newest seq per user and conversation, until the next flush.
     private var shownReads: [ShownRead: Int64] = [:]
 
@@ -111,9 +109,11 @@ public final class RelayHub {
             loop: loop,
             clock: clock,
             logger: logger,
-            nodePresence: cluster == nil ? nil : journal as? any NodePresenceJournal
+            cluster: cluster.flatMap { link in
+                guard let presence = journal as? any NodePresenceJournal, let claims = journal as? any PushClaims else { return nil }
+                return PushCluster(node: link.node, presence: presence, claims: claims, fabric: link.fabric)
+            }
         )
-        node = cluster?.node
         queue = NotificationQueue(
             journal: journal,
             presence: presence,
@@ -185,8 +185,8 @@ public final class RelayHub {
     /// newest socket.
     private func presenceChanged(_ deviceID: String, _ entry: Presence.Entry, _ state: DevicePresence.State) {
         journal.recordPresence(deviceID: deviceID, state: state, now: clock.nowMillis())
-        if let node, let nodePresence = pushes.nodePresence {
-            nodePresence.recordPresence(deviceID: deviceID, on: node, state: state, now: clock.nowMillis())
+        if let cluster = pushes.cluster {
+            cluster.presence.recordPresence(deviceID: deviceID, on: cluster.node, state: state, now: clock.nowMillis())
         }
         logger.debug("presence", metadata: ["device": "\(deviceID)", "protocol": "\(entry.protocolName)", "state": "\(state.rawValue)"])
         if state == .foreground { pushes.foregrounded(deviceID: deviceID) }

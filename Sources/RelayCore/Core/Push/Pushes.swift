@@ -40,8 +40,11 @@ public final class Pushes {
     let clock: any Clock
     let logger: Logger
     let journal: any PushJournal
-    /// In a cluster: where the other nodes say the devices are; nil on a relay on its own.
-    let nodePresence: (any NodePresenceJournal)?
+    /// In a cluster: who this node is, where the other nodes say the devices are, the pushes
+    /// every node stores; nil on a relay on its own.
+    let cluster: PushCluster?
+    /// The sweep for pushes no live node holds (cluster only).
+    var sweepTimer: TimerID?
     var dispatcher: (any PushDispatcher)?
     public private(set) var settings = Settings()
     public var formatters: [String: Formatter] = [:]
@@ -70,10 +73,10 @@ public final class Pushes {
         loop: any LoopScheduler,
         clock: any Clock,
         logger: Logger,
-        nodePresence: (any NodePresenceJournal)? = nil
+        cluster: PushCluster? = nil
     ) {
         self.journal = journal
-        self.nodePresence = nodePresence
+        self.cluster = cluster
         self.presence = presence
         self.bus = bus
         self.conversations = conversations
@@ -87,15 +90,13 @@ public final class Pushes {
     public var pendingCount: Int { pending.count }
 
     /// Loads the targets and the pushes a previous run left pending (those are sent when due).
+    /// In a cluster the pushes other nodes store are theirs to send: this node takes those no
+    /// live node holds, now and at each sweep.
     public func enable(dispatcher: any PushDispatcher, settings: Settings) {
         self.dispatcher = dispatcher
         self.settings = settings
-        journal.pushDevices { [self] result in
-            switch result {
-            case .success(let all): for device in all { remember(device) }
-            case .failure(let error): logger.error("push targets could not be loaded", metadata: ["error": "\(error)"])
-            }
-        }
+        reloadAll()
+        if cluster != nil { return sweep() }
         journal.pendingPushes { [self] result in
             guard case .success(let stored) = result else { return }
             if !stored.isEmpty { logger.info("pushes left pending by the last run", metadata: ["count": "\(stored.count)"]) }
@@ -124,7 +125,10 @@ public final class Pushes {
         completion: @escaping (Result<Void, any Error>) -> Void
     ) {
         journal.savePushTarget(deviceID: deviceID, kind: kind, token: token, platform: platform, at: clock.nowMillis()) { [weak self] result in
-            if case .success = result { self?.reload(deviceID: deviceID) }
+            if case .success = result {
+                self?.reload(deviceID: deviceID)
+                self?.cluster?.fabric.send(.pushTargetsChanged(deviceID: deviceID))
+            }
             completion(result)
         }
     }
@@ -136,6 +140,19 @@ public final class Pushes {
             guard case .success(let device) = result else { return }
             forget(deviceID)
             if let device { remember(device) }
+        }
+    }
+
+    /// Re-reads every device's targets.
+    func reloadAll() {
+        journal.pushDevices { [self] result in
+            switch result {
+            case .success(let all):
+                devices = [:]
+                devicesByUser = [:]
+                for device in all { remember(device) }
+            case .failure(let error): logger.error("push targets could not be loaded", metadata: ["error": "\(error)"])
+            }
         }
     }
 
@@ -233,12 +250,14 @@ public final class Pushes {
         logger.debug("push cancelled", metadata: ["device": "\(push.deviceID)", "conversation": "\(push.conversationID)", "why": "\(why)"])
     }
 
+    func hasPending(deviceID: String, conversationID: String) -> Bool { pending[Key(deviceID: deviceID, conversationID: conversationID)] != nil }
+
     /// When a push made at `millis` may go: after quiet hours.
     func due(_ millis: Int64) -> Int64 { settings.quietHours?.release(millis) ?? millis }
 
     // MARK: Sending
 
-    private func arm(_ push: PendingPush) {
+    func arm(_ push: PendingPush) {
         let key = Key(deviceID: push.deviceID, conversationID: push.conversationID)
         pending[key] = push
         guard timers[key] == nil else { return }
@@ -261,26 +280,38 @@ public final class Pushes {
             journal.deletePush(id: push.id)
             return
         }
-        unlessPresentElsewhere(push) { [self] in
-            conversations.load(id: push.conversationID) { [self] result in
-                let conversation = try? result.get()
-                let backend = conversation?.backend ?? router.defaultBackend
-                send(push, to: device, conversation: conversation ?? nil, backend: backend, via: dispatcher)
-            }
+        if let cluster { return sendBurst(push, to: device, cluster: cluster) }
+        sendAnswer(push, to: device, via: dispatcher)
+    }
+
+    /// Sends an answer push with its conversation's title and backend.
+    func sendAnswer(_ push: PendingPush, to device: PushDevice, via dispatcher: any PushDispatcher, claimed: [String] = []) {
+        conversations.load(id: push.conversationID) { [self] result in
+            let conversation = try? result.get()
+            let backend = conversation?.backend ?? router.defaultBackend
+            send(push, to: device, conversation: conversation ?? nil, backend: backend, via: dispatcher, claimed: claimed)
         }
     }
 
-    /// Formats `push` in the device's protocol and hands it to the sinks.
-    func send(_ push: PendingPush, to device: PushDevice, conversation: Conversation?, backend: String, via dispatcher: any PushDispatcher) {
+    /// Formats `push` in the device's protocol and hands it to the sinks; `claimed`: the stored
+    /// pushes it stands for in a cluster.
+    func send(
+        _ push: PendingPush,
+        to device: PushDevice,
+        conversation: Conversation?,
+        backend: String,
+        via dispatcher: any PushDispatcher,
+        claimed: [String] = []
+    ) {
         let notice = PushNotice(push: push, device: device, conversation: conversation, backendName: backend)
         let content = (formatters[device.protocolName] ?? Self.neutral)(notice, settings)
         dispatcher.dispatch(PushDelivery(push: push, device: device, content: content)) { [weak self] report in
-            self?.delivered(push, report)
+            self?.delivered(push, report, claimed: claimed)
         }
     }
 
-    func delivered(_ push: PendingPush, _ report: PushReport) {
-        if push.kind == .answer { journal.deletePush(id: push.id) }
+    func delivered(_ push: PendingPush, _ report: PushReport, claimed: [String] = []) {
+        if push.kind == .answer { forgetSent(push, claimed: claimed) }
         journal.record(report.attempts, userID: push.userID)
         for attempt in report.attempts {
             let sink = attempt.sink.hasPrefix("webhook") ? "webhook" : attempt.sink
