@@ -10,6 +10,8 @@ import RelayCore
 enum PostgresReadCursorQueries {
     /// Moves the user's cursor forward to `seq`, clamped to the conversation's newest event; the
     /// cursor when it moved, nil when it was there or past it already (or there is no event).
+    /// The owner's own messages count as read even where the row trails them. One statement
+    /// (`relay_mark_read`, migration 11).
     static func markRead(
         _ connection: PostgresConnection,
         _ logger: Logger,
@@ -18,67 +20,15 @@ enum PostgresReadCursorQueries {
         seq: Int64,
         at millis: Int64
     ) async throws -> ReadCursor? {
-        let rows = try await connection.query("SELECT max(seq) FROM events WHERE conversation_id = \(conversationID) AND kind = 0", logger: logger)
-        var newest: Int64 = 0
-        for try await value in rows.decode(Int64?.self) { newest = value ?? 0 }
-        let target = min(seq, newest)
-        // The owner's own messages count as read even where the row trails them.
-        if let current = try await cursor(connection, logger, userID: userID, conversationID: conversationID), current.seq >= target {
-            try await advance(connection, logger, userID: userID, conversationID: conversationID, seq: current.seq, at: current.updatedAt)
-            return nil
-        }
-        return try await advance(connection, logger, userID: userID, conversationID: conversationID, seq: target, at: millis)
-    }
-
-    /// Moves the stored cursor forward to `seq`; the cursor when the row moved.
-    @discardableResult
-    static func advance(
-        _ connection: PostgresConnection,
-        _ logger: Logger,
-        userID: String,
-        conversationID: String,
-        seq: Int64,
-        at millis: Int64
-    ) async throws -> ReadCursor? {
-        guard seq > 0 else { return nil }
         let rows = try await connection.query(
-            """
-            INSERT INTO read_cursors AS r (user_id, conversation_id, seq, updated_ms) VALUES (\(userID), \(conversationID), \(seq), \(millis))
-            ON CONFLICT (user_id, conversation_id) DO UPDATE SET seq = excluded.seq, updated_ms = excluded.updated_ms WHERE excluded.seq > r.seq
-            RETURNING 1
-            """,
+            "SELECT o_seq, o_ms FROM relay_mark_read(\(userID), \(conversationID), \(seq), \(millis))",
             logger: logger
         )
-        var moved = false
-        for try await _ in rows.decode(Int32.self) { moved = true }
-        return moved ? ReadCursor(userID: userID, conversationID: conversationID, seq: seq, updatedAt: millis) : nil
-    }
-
-    /// The user's cursor in the conversation, nil when the user never read it: the stored row, or
-    /// the user's own newest message after it (sending counts as reading, whether or not the
-    /// writes moved the row).
-    static func cursor(_ connection: PostgresConnection, _ logger: Logger, userID: String, conversationID: String) async throws -> ReadCursor? {
-        let stored = try await connection.query(
-            "SELECT seq, updated_ms FROM read_cursors WHERE user_id = \(userID) AND conversation_id = \(conversationID)",
-            logger: logger
-        )
-        var cursor: ReadCursor?
-        for try await (seq, updatedAt) in stored.decode((Int64, Int64).self) {
-            cursor = ReadCursor(userID: userID, conversationID: conversationID, seq: seq, updatedAt: updatedAt)
+        var moved: ReadCursor?
+        for try await (seq, at) in rows.decode((Int64, Int64).self) {
+            moved = ReadCursor(userID: userID, conversationID: conversationID, seq: seq, updatedAt: at)
         }
-        // Events of a conversation are in its owner's stream, so this finds nothing for anyone else.
-        let sent = try await connection.query(
-            """
-            SELECT seq, created_ms FROM events
-            WHERE conversation_id = \(conversationID) AND stream_id = \(userID) AND kind = 0 AND role = 0 AND seq > \(cursor?.seq ?? 0)
-            ORDER BY seq DESC LIMIT 1
-            """,
-            logger: logger
-        )
-        for try await (seq, createdAt) in sent.decode((Int64, Int64).self) {
-            cursor = ReadCursor(userID: userID, conversationID: conversationID, seq: seq, updatedAt: createdAt)
-        }
-        return cursor
+        return moved
     }
 
     /// The conversation as `userID` sees it in a list, nil when it does not exist.

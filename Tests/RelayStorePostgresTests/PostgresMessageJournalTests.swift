@@ -27,7 +27,13 @@ import Testing
         #expect(event.turn == TurnRef(runID: runID, deviceID: "d1", clientID: "m1"))
         let stored = try await fixture.database.strings("SELECT attachments FROM events WHERE id = '\(event.id)'")
         #expect(stored == [#"[{"b":1, "a":2}]"#], "attachments are kept byte for byte")
-        #expect(try await fixture.database.integers("SELECT seq FROM read_cursors WHERE user_id = 'u1' AND conversation_id = 'c1'") == [1])
+        #expect(try await fixture.database.integers("SELECT seq FROM read_cursors WHERE user_id = 'u1' AND conversation_id = 'c1'") == [])
+        let read = try await awaiting { journal.markRead(userID: "u1", conversationID: "c1", seq: 1, now: 1_500, completion: $0) }
+        #expect(read == nil, "one's own message is read already")
+        #expect(
+            try await fixture.database.integers("SELECT seq FROM read_cursors WHERE user_id = 'u1' AND conversation_id = 'c1'") == [1],
+            "the row caught up with it"
+        )
 
         let again = try await awaiting { journal.accept(first, now: 2_000, queue: [], completion: $0) }
         guard case .duplicate(let state, let againRun, let againAnswer) = again else {

@@ -16,6 +16,12 @@ import Testing
         )
         #expect(try await database.integers("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'") == tables)
         #expect(try await database.integers("SELECT count(*) FROM pg_indexes WHERE indexname = 'turns_one_running'") == [1])
+        #expect(
+            try await database.integers("SELECT count(*) FROM pg_proc WHERE proname = 'relay_turn_writes' AND prosrc NOT LIKE '%read_cursors%'") == [
+                1
+            ],
+            "one relay_turn_writes, migration 11's: an accept leaves the read cursor to its readers"
+        )
         try await connection.close()
     }
 
