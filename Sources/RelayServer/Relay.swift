@@ -207,7 +207,7 @@ public final class Relay {
             loop.stop(graceMillis: 2_000)
         }
         loop.execute(with: hub) { $0.start() }
-        let upstreams = UpstreamLinks(node: storage.cluster?.node)
+        let upstreams = UpstreamLinks(node: storage.cluster?.node) { [unowned self] in rebuiltAccount($0) }
         self.upstreams = upstreams
         let accounts = config.backends.filter(\.isUpstream).map(\.name)
         if storage.cluster != nil {

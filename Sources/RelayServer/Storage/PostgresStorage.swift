@@ -30,6 +30,7 @@ final class PostgresStorage: RelayStorage {
                 executor: loop
             )
             try store.recordDataDirectory((dataDirectory as NSString).standardizingPath)
+            membership?.shareAccountFiles(in: (dataDirectory as NSString).appendingPathComponent("accounts"))
             logger.notice("cluster: joined", metadata: ["node": "\(node)", "replaces": "\(replaced.map { "\($0)" } ?? "none")"])
         } else {
             (membership, replaced) = (nil, nil)
