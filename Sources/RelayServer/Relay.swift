@@ -207,7 +207,11 @@ public final class Relay {
             loop.stop(graceMillis: 2_000)
         }
         loop.execute(with: hub) { $0.start() }
-        let upstreams = UpstreamLinks(node: storage.cluster?.node) { [unowned self] in rebuiltAccount($0) }
+        let upstreams = UpstreamLinks(
+            node: storage.cluster?.node,
+            ready: { [storage] in storage.accountFilesReady($0) },
+            rebuild: { [unowned self] in rebuiltAccount($0) }
+        )
         self.upstreams = upstreams
         let accounts = config.backends.filter(\.isUpstream).map(\.name)
         if storage.cluster != nil {

@@ -6,19 +6,24 @@ import RelayCore
 /// loses a lease only by being declared dead, and then it exits, so a link once open stays open.
 /// A node that takes an account builds it again first (`rebuild`), from the credential files
 /// the cluster shares (`AccountFileSync` wrote them before the lease was reported), so it
-/// presents the account's identity upstream, not one of its own.
+/// presents the account's identity upstream, not one of its own; while they could not be taken
+/// (`ready` false: PostgreSQL or the disk failed) the link stays closed and is tried again at
+/// the next heartbeat.
 ///
 /// - Important: loop thread only.
 final class UpstreamLinks {
     private let node: NodeIncarnation?
+    /// Whether the account's shared files are in place here.
+    private let ready: (String) -> Bool
     /// Builds the account again and returns what opens its new link (nil: open the first one).
     private let rebuild: (String) -> (() -> Void)?
     /// Links not opened yet, by account name.
     private var closed: [String: () -> Void] = [:]
 
     /// `node`: this cluster node; nil for a relay on its own.
-    init(node: NodeIncarnation?, rebuild: @escaping (String) -> (() -> Void)? = { _ in nil }) {
+    init(node: NodeIncarnation?, ready: @escaping (String) -> Bool = { _ in true }, rebuild: @escaping (String) -> (() -> Void)? = { _ in nil }) {
         self.node = node
+        self.ready = ready
         self.rebuild = rebuild
     }
 
@@ -32,7 +37,7 @@ final class UpstreamLinks {
 
     /// Who holds each account now (after each heartbeat): opens those this node holds.
     func held(_ leases: [AccountLease]) {
-        for lease in leases where lease.holder == node {
+        for lease in leases where lease.holder == node && closed[lease.account] != nil && ready(lease.account) {
             guard let connect = closed.removeValue(forKey: lease.account) else { continue }
             (rebuild(lease.account) ?? connect)()
         }

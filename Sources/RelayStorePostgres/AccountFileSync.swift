@@ -78,6 +78,10 @@ public final class AccountFileSync: Sendable {
         }
     }
 
+    /// Whether the account's files were taken (or first stored) since this node holds it: until
+    /// then its link must not open (it would present this node's own files upstream).
+    public func hasTaken(_ account: String) -> Bool { state.withLock { $0.held[account] != nil } }
+
     /// Syncs one account this node holds.
     public func sync(_ account: String) async throws -> Outcome {
         guard let seen = state.withLock({ $0.held[account] }) else { return try await take(account) }
@@ -130,7 +134,7 @@ public final class AccountFileSync: Sendable {
             return .refused
         }
         state.withLock { $0.held[account] = local }
-        logger.info("cluster: stored the account's files", metadata: meta(account, changed.keys.sorted()))
+        logger.debug("cluster: stored the account's files", metadata: meta(account, changed.keys.sorted()))
         return .uploaded(changed.keys.sorted())
     }
 

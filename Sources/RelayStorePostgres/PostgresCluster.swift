@@ -88,6 +88,9 @@ public final class PostgresCluster: Sendable {
         accountFiles.withLock { $0 = AccountFileSync(directory: directory, node: node, logger: logger) }
     }
 
+    /// Whether the held account's shared files are in place here (true when files are not shared).
+    public func accountFilesTaken(_ account: String) -> Bool { accountFiles.withLock { $0 }?.hasTaken(account) ?? true }
+
     /// Stops the membership task and closes the connections; the node's lock goes with its
     /// control connection, so the others find it dead at their next sweep.
     public func stop() async {
