@@ -319,7 +319,10 @@ public final class Relay {
 
     /// Where upstream accounts report their link's state (loop thread).
     var reportAccountState: (String, String, LinkState, String) -> Void {
-        { [unowned self] name, kind, state, detail in hub?.accounts.report(name, kind: kind, state, detail) }
+        { [unowned self] name, kind, state, detail in
+            hub?.accounts.report(name, kind: kind, state, detail)
+            if state == .connected { storage?.accountLinkConnected(name) }
+        }
     }
 
     /// The one HTTP client every DiscoClaw account shares (its own thread), made on first use.

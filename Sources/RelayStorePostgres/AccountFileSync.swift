@@ -16,9 +16,11 @@ import Synchronization
 /// - held before: files whose size or modification time moved are read, and the changed ones
 ///   stored (a write another node's takeover fenced off is refused and logged).
 ///
-/// A file over `maxFileBytes` is not shared (logged). Contents never reach a log.
+/// A held account's link that reports itself connected (`linkConnected`: it may have just
+/// paired) has its files checked at once, not at the next heartbeat. A file over `maxFileBytes`
+/// is not shared (logged). Contents never reach a log.
 ///
-/// - Important: one caller at a time (the membership task).
+/// - Important: any thread; the syncs run one at a time, in the order asked.
 public final class AccountFileSync: Sendable {
     /// The files of account `a` are `a.` + one of these in the accounts folder.
     public static let suffixes = ["clawline.json", "discoclaw.json", "key", "token"]
@@ -55,6 +57,8 @@ public final class AccountFileSync: Sendable {
     private let node: PostgresNode
     private let logger: Logger
     private let state = Mutex(State())
+    /// The last sync asked for: each waits for the one before it.
+    private let last = Mutex<Task<Void, Never>?>(nil)
 
     /// `directory`: this node's accounts folder (`<data_dir>/accounts`).
     public init(directory: String, node: PostgresNode, logger: Logger) {
@@ -67,22 +71,48 @@ public final class AccountFileSync: Sendable {
     /// logged; the account is tried again at the next heartbeat.
     public func sync(_ leases: [AccountLease]) async {
         for lease in leases where lease.holder == node.identity {
-            do {
-                _ = try await sync(lease.account)
-            } catch {
-                logger.warning(
-                    "cluster: cannot share the account's files",
-                    metadata: ["account": "\(lease.account)", "error": "\(PostgresStoreError.summary(of: error))"]
-                )
+            await logged(lease.account) { try await self.sync(lease.account) }
+        }
+    }
+
+    /// The account's link reported itself connected: a held account's changed files (a pairing's
+    /// token) are stored now. Returns the task that does it.
+    @discardableResult
+    public func linkConnected(_ account: String) -> Task<Void, Never> {
+        Task {
+            await logged(account) {
+                guard let seen = self.state.withLock({ $0.held[account] }) else { return }
+                _ = try await self.upload(account, since: seen)
             }
         }
+    }
+
+    /// Runs `work` after the syncs asked before it, logging its failure.
+    private func logged(_ account: String, _ work: @escaping @Sendable () async throws -> Void) async {
+        let task = last.withLock { last -> Task<Void, Never> in
+            let previous = last
+            let next = Task { [logger] in
+                await previous?.value
+                do {
+                    try await work()
+                } catch {
+                    logger.warning(
+                        "cluster: cannot share the account's files",
+                        metadata: ["account": "\(account)", "error": "\(PostgresStoreError.summary(of: error))"]
+                    )
+                }
+            }
+            last = next
+            return next
+        }
+        await task.value
     }
 
     /// Whether the account's files were taken (or first stored) since this node holds it: until
     /// then its link must not open (it would present this node's own files upstream).
     public func hasTaken(_ account: String) -> Bool { state.withLock { $0.held[account] != nil } }
 
-    /// Syncs one account this node holds.
+    /// Syncs one account this node holds (one step of `sync(_ leases:)`, not ordered with the others).
     public func sync(_ account: String) async throws -> Outcome {
         guard let seen = state.withLock({ $0.held[account] }) else { return try await take(account) }
         return try await upload(account, since: seen)

@@ -88,6 +88,10 @@ public final class PostgresCluster: Sendable {
         accountFiles.withLock { $0 = AccountFileSync(directory: directory, node: node, logger: logger) }
     }
 
+    /// A held account's link reported itself connected (it may have just paired): its files are
+    /// checked and stored now, not at the next heartbeat.
+    public func accountLinkConnected(_ account: String) { accountFiles.withLock { $0 }?.linkConnected(account) }
+
     /// Whether the held account's shared files are in place here (true when files are not shared).
     public func accountFilesTaken(_ account: String) -> Bool { accountFiles.withLock { $0 }?.hasTaken(account) ?? true }
 

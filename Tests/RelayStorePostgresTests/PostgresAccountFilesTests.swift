@@ -54,6 +54,12 @@ import Testing
             try write("{\"deviceId\":\"d1\",\"token\":\"t1\"}", first, "claw.clawline.json")
             #expect(try await holder.sync("claw") == .uploaded(["claw.clawline.json"]))
             #expect(try await holder.sync("claw") == .unchanged)
+            // The link reports itself connected (it paired): stored at once, no heartbeat needed.
+            let paired = "{\"deviceId\":\"d1\",\"token\":\"t1\",\"userId\":\"u1\"}"
+            try write(paired, first, "claw.clawline.json")
+            await holder.linkConnected("claw").value
+            #expect(try await nodes[0].accountFiles("claw")["claw.clawline.json"] == Data(paired.utf8))
+            #expect(try await holder.sync("claw") == .unchanged)
             try write(String(repeating: "x", count: AccountFileSync.maxFileBytes + 1), first, "claw.token")
             #expect(try await holder.sync("claw") == .unchanged, "a file over 1 MiB is not shared")
 
@@ -73,7 +79,7 @@ import Testing
             #expect(try await taker.sync("claw") == .unchanged, "what it took is not stored back")
             try write("{\"deviceId\":\"d1\",\"token\":\"t2\"}", first, "claw.clawline.json")
             #expect(try await holder.sync("claw") == .refused, "the old holder is fenced off")
-            #expect(try await nodes[1].accountFiles("claw")["claw.clawline.json"] == Data("{\"deviceId\":\"d1\",\"token\":\"t1\"}".utf8))
+            #expect(try await nodes[1].accountFiles("claw")["claw.clawline.json"] == Data(paired.utf8))
         }
     }
 

@@ -305,6 +305,28 @@ def clawline_account(node) -> dict:
     return json.loads((node.data_dir / "accounts" / "claw.clawline.json").read_text())
 
 
+def pending_on(provider) -> list[str]:
+    return [d["deviceId"] for d in provider.devices() if d["status"] == "pending"]
+
+
+def stored_clawline_account(database: str) -> str:
+    """The cluster's copy of the `claw` account's file, as text ('' before any is stored)."""
+    return postgres_server.shared().psql(
+        "SELECT convert_from(bytes, 'UTF8') FROM account_files WHERE account = 'claw' AND name = 'claw.clawline.json'", database)
+
+
+async def approve_on(provider, node) -> dict:
+    """The node's `claw` account pairs with the provider (its admin approves it); returns its file."""
+    await asyncio.to_thread(wait_account, node, "awaiting_approval", name="claw")
+    device = clawline_account(node)["deviceId"]
+    await async_wait_for(lambda: pending_on(provider) == [device], timeout=10, what="the pairing request on the provider")
+    await asyncio.to_thread(provider.cli, "devices", "approve", device)
+    await asyncio.to_thread(wait_account, node, "connected", name="claw")
+    issued = clawline_account(node)
+    assert issued["deviceId"] == device and issued.get("token"), issued
+    return issued
+
+
 async def test_an_upstream_account_is_held_by_one_node_and_moves_to_a_survivor_when_its_holder_dies(relay_factory, tmp_path):
     from test_companion_upstream import TOKEN, companion_port
     # The upstream: a relay's Companion listener whose backend answers "upstream: <text>", so an
@@ -318,8 +340,7 @@ async def test_an_upstream_account_is_held_by_one_node_and_moves_to_a_survivor_w
     # admin approves it); whoever holds the account must present that device and its token.
     provider = relay_factory(make_config(clawline={"listen": "127.0.0.1:0"}))
     await pair_first_admin(provider)
-    server = postgres_server.shared()
-    database = server.create_database()
+    database = postgres_server.shared().create_database()
 
     def config(node_id: str) -> dict:
         cfg = node_config(database, node_id)
@@ -329,21 +350,11 @@ async def test_an_upstream_account_is_held_by_one_node_and_moves_to_a_survivor_w
         cfg["backends"].append({"name": "claw", "kind": "clawline", "url": provider.ws_url, "device_name": "cluster"})
         return cfg
 
-    def pending_on_provider() -> list[str]:
-        return [d["deviceId"] for d in provider.devices() if d["status"] == "pending"]
-
     first = relay_factory(config("node1"))
     await async_wait_for(lambda: holder_of(first, "up") == "node1", timeout=20, what="node1 holding the account")
-    await asyncio.to_thread(wait_account, first, "awaiting_approval", name="claw")
-    paired = clawline_account(first)["deviceId"]
-    await async_wait_for(lambda: pending_on_provider() == [paired], timeout=10, what="node1's pairing request on the provider")
-    await asyncio.to_thread(provider.cli, "devices", "approve", paired)
-    await async_wait_for(lambda: holder_of(first, "claw") == "node1", timeout=20, what="node1's claw link connected")
-    issued = clawline_account(first)
-    assert issued["deviceId"] == paired and issued.get("token"), issued
-    # The holder stores the token it was issued within a heartbeat.
-    stored = "SELECT convert_from(bytes, 'UTF8') FROM account_files WHERE account = 'claw' AND name = 'claw.clawline.json'"
-    await async_wait_for(lambda: issued["token"] in server.psql(stored, database), timeout=10, what="the issued token stored for the cluster")
+    issued = await approve_on(provider, first)
+    assert holder_of(first, "claw") == "node1"
+    await async_wait_for(lambda: issued["token"] in stored_clawline_account(database), timeout=10, what="the issued token stored")
     second = relay_factory(config("node2"))
     admin, sender = await setup_admin(first)
     device = await pair_and_approve(first, sender, user_id=admin.user_id)
@@ -371,10 +382,23 @@ async def test_an_upstream_account_is_held_by_one_node_and_moves_to_a_survivor_w
     await async_wait_for(lambda: holder_of(second, "claw") == "node2", timeout=20, what="node2's claw link connected")
     taken = clawline_account(second)
     assert (taken["deviceId"], taken["token"]) == (issued["deviceId"], issued["token"]), "the survivor presents the paired device"
-    assert pending_on_provider() == [] and connected_upstream(second, "claw"), provider.devices()
+    assert pending_on(provider) == [] and connected_upstream(second, "claw"), provider.devices()
     assert "the account's file here differed from the cluster's copy" in second.stderr_text()
     assert issued["token"] not in second.stderr_text() and issued["token"] not in first.stderr_text(), "no credential in a log"
     assert (second.data_dir / "accounts" / "claw.clawline.json").stat().st_mode & 0o777 == 0o600
+
+
+async def test_a_pairing_is_stored_for_the_cluster_when_the_link_connects_not_at_the_next_heartbeat(relay_factory):
+    provider = relay_factory(make_config(clawline={"listen": "127.0.0.1:0"}))
+    await pair_first_admin(provider)
+    database = postgres_server.shared().create_database()
+    cfg = node_config(database, "node1")
+    # The first heartbeat (at start) takes the account; the next is 30 s away.
+    cfg["cluster"] |= {"heartbeat_seconds": 30, "lease_seconds": 90}
+    cfg["backends"].append({"name": "claw", "kind": "clawline", "url": provider.ws_url, "device_name": "cluster"})
+    node = relay_factory(cfg)
+    issued = await approve_on(provider, node)
+    await async_wait_for(lambda: issued["token"] in stored_clawline_account(database), timeout=5, what="the token stored at once")
 
 
 def test_every_node_presents_one_gateway_identity(relay_factory):

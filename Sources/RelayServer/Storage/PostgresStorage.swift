@@ -85,6 +85,7 @@ final class PostgresStorage: RelayStorage {
 
     func holdAccounts(_ accounts: [String]) { membership?.hold(accounts: accounts) }
     func accountFilesReady(_ account: String) -> Bool { membership?.accountFilesTaken(account) ?? true }
+    func accountLinkConnected(_ account: String) { membership?.accountLinkConnected(account) }
     func storedDevices() throws -> [DeviceRecord] { try store.storedDevices() }
     func gatewayFingerprint() throws -> String { try store.gatewayFingerprint() }
     /// Shared by every node in the database. A relay that ran on its own before proposes the key in

@@ -30,6 +30,7 @@ final class SQLiteStorage: RelayStorage {
     ) {}
     func holdAccounts(_: [String]) {}
     func accountFilesReady(_: String) -> Bool { true }
+    func accountLinkConnected(_: String) {}
 
     func prepareForStart(now: Int64) throws -> [MessageRecord] {
         let failed = try store.write { db in
