@@ -21,6 +21,19 @@ extension Relay {
         var claudeCode: [ClaudeCodeBackend] = []
     }
 
+    /// Builds `config`'s `[[backends]]` on this relay's loop, its accounts in the data directory's
+    /// `accounts` (a reload, an account taken over in a cluster). Loop thread.
+    func makeBackends(_ config: RelayConfig) throws -> BuiltBackends {
+        try Self.makeBackends(
+            config,
+            accountsDirectory: (self.config.dataDirectory as NSString).appendingPathComponent("accounts"),
+            loop: loop,
+            logger: logger,
+            http: { [unowned self] in upstreamClient() },
+            onState: reportAccountState
+        )
+    }
+
     /// Builds every `[[backends]]` entry; upstream accounts report their link through
     /// `onState(name, kind, state, detail)` on the loop.
     static func makeBackends(

@@ -207,7 +207,11 @@ public final class Relay {
             loop.stop(graceMillis: 2_000)
         }
         loop.execute(with: hub) { $0.start() }
-        let upstreams = UpstreamLinks(node: storage.cluster?.node)
+        let upstreams = UpstreamLinks(
+            node: storage.cluster?.node,
+            ready: { [storage] in storage.accountFilesReady($0) },
+            rebuild: { [unowned self] in rebuiltAccount($0) }
+        )
         self.upstreams = upstreams
         let accounts = config.backends.filter(\.isUpstream).map(\.name)
         if storage.cluster != nil {
@@ -315,7 +319,10 @@ public final class Relay {
 
     /// Where upstream accounts report their link's state (loop thread).
     var reportAccountState: (String, String, LinkState, String) -> Void {
-        { [unowned self] name, kind, state, detail in hub?.accounts.report(name, kind: kind, state, detail) }
+        { [unowned self] name, kind, state, detail in
+            hub?.accounts.report(name, kind: kind, state, detail)
+            if state == .connected { storage?.accountLinkConnected(name) }
+        }
     }
 
     /// The one HTTP client every DiscoClaw account shares (its own thread), made on first use.

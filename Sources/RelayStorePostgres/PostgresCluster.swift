@@ -22,6 +22,8 @@ public final class PostgresCluster: Sendable {
     private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
     /// The upstream accounts this node is configured with (`hold(accounts:)`).
     private let accounts: Mutex<[String]> = Mutex([])
+    /// Shares the held accounts' credential files (`shareAccountFiles(in:)`); nil: not shared.
+    private let accountFiles: Mutex<AccountFileSync?> = Mutex(nil)
 
     public init(
         settings: PostgresSettings,
@@ -79,6 +81,20 @@ public final class PostgresCluster: Sendable {
     /// the next heartbeat on it holds those no live node holds, and reports who holds each.
     public func hold(accounts names: [String]) { accounts.withLock { $0 = names } }
 
+    /// From the next heartbeat on, the credential files of the accounts this node holds travel
+    /// with their leases (`AccountFileSync`, `directory` is the node's accounts folder): a node
+    /// that takes an account writes the stored ones there before it reports the lease.
+    public func shareAccountFiles(in directory: String) {
+        accountFiles.withLock { $0 = AccountFileSync(directory: directory, node: node, logger: logger) }
+    }
+
+    /// A held account's link reported itself connected (it may have just paired): its files are
+    /// checked and stored now, not at the next heartbeat.
+    public func accountLinkConnected(_ account: String) { accountFiles.withLock { $0 }?.linkConnected(account) }
+
+    /// Whether the held account's shared files are in place here (true when files are not shared).
+    public func accountFilesTaken(_ account: String) -> Bool { accountFiles.withLock { $0 }?.hasTaken(account) ?? true }
+
     /// Stops the membership task and closes the connections; the node's lock goes with its
     /// control connection, so the others find it dead at their next sweep.
     public func stop() async {
@@ -111,7 +127,11 @@ public final class PostgresCluster: Sendable {
                     for incarnation in try await node.sweep() where incarnation != node.identity { reports.dead(incarnation) }
                 }
                 let accounts = accounts.withLock { $0 }
-                if !accounts.isEmpty { reports.leases(try await node.holdAccounts(accounts, take: settled)) }
+                if !accounts.isEmpty {
+                    let leases = try await node.holdAccounts(accounts, take: settled)
+                    await accountFiles.withLock { $0 }?.sync(leases)
+                    reports.leases(leases)
+                }
             } catch {
                 if !cutOff {
                     logger.warning(

@@ -15,7 +15,7 @@ public final class PostgresNode: Sendable {
     public let identity: NodeIncarnation
     private let settings: PostgresSettings
     private let lease: Duration
-    private let logger: Logger
+    let logger: Logger
     private let connection: Mutex<PostgresConnection?> = Mutex(nil)
     private let registrations = Mutex(0)
 
@@ -179,7 +179,7 @@ public final class PostgresNode: Sendable {
         try? await control?.close()
     }
 
-    private func control() throws -> PostgresConnection {
+    func control() throws -> PostgresConnection {
         guard let control = connection.withLock({ $0 }), !control.isClosed else {
             throw PostgresStoreError(
                 code: .connectionLost,

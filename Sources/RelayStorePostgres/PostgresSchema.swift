@@ -23,6 +23,7 @@ enum PostgresSchema {
         Migration(version: 9, statements: control),
         Migration(version: 10, statements: sharedFiles),
         Migration(version: 11, statements: pushClaims),
+        Migration(version: 13, statements: accountFiles),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

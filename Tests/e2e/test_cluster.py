@@ -2,14 +2,15 @@
 `postgres_server.py`), each with its own data directory and listeners. A device may connect to any
 node; what one node stores every node's devices see, in order; a node that dies is found dead by
 the others within its lease, and the turns it held end or move on."""
+import asyncio
 import json
 import signal
 import subprocess
 
 import postgres_server
 from cluster_nodes import LEASE_SECONDS, node_config
-from conftest import (accounts, async_wait_for, auth, is_assistant_final, is_user_echo, make_config, message_frame, pair_and_approve, relay_bin,
-                      setup_admin)
+from conftest import (accounts, async_wait_for, auth, is_assistant_final, is_user_echo, make_config, message_frame, pair_and_approve,
+                      pair_first_admin, relay_bin, setup_admin, wait_account)
 
 
 async def test_three_nodes_show_one_users_messages_in_order_on_every_node(relay_factory):
@@ -299,6 +300,33 @@ def connected_upstream(node, account: str) -> bool:
                for line in node.stderr_text().splitlines())
 
 
+def clawline_account(node) -> dict:
+    """The node's own copy of the `claw` account's file (device id, token the provider issued)."""
+    return json.loads((node.data_dir / "accounts" / "claw.clawline.json").read_text())
+
+
+def pending_on(provider) -> list[str]:
+    return [d["deviceId"] for d in provider.devices() if d["status"] == "pending"]
+
+
+def stored_clawline_account(database: str) -> str:
+    """The cluster's copy of the `claw` account's file, as text ('' before any is stored)."""
+    return postgres_server.shared().psql(
+        "SELECT convert_from(bytes, 'UTF8') FROM account_files WHERE account = 'claw' AND name = 'claw.clawline.json'", database)
+
+
+async def approve_on(provider, node) -> dict:
+    """The node's `claw` account pairs with the provider (its admin approves it); returns its file."""
+    await asyncio.to_thread(wait_account, node, "awaiting_approval", name="claw")
+    device = clawline_account(node)["deviceId"]
+    await async_wait_for(lambda: pending_on(provider) == [device], timeout=10, what="the pairing request on the provider")
+    await asyncio.to_thread(provider.cli, "devices", "approve", device)
+    await asyncio.to_thread(wait_account, node, "connected", name="claw")
+    issued = clawline_account(node)
+    assert issued["deviceId"] == device and issued.get("token"), issued
+    return issued
+
+
 async def test_an_upstream_account_is_held_by_one_node_and_moves_to_a_survivor_when_its_holder_dies(relay_factory, tmp_path):
     from test_companion_upstream import TOKEN, companion_port
     # The upstream: a relay's Companion listener whose backend answers "upstream: <text>", so an
@@ -308,6 +336,10 @@ async def test_an_upstream_account_is_held_by_one_node_and_moves_to_a_survivor_w
     upstream_cfg = make_config(cmd={"command": ["/bin/sh", "-c", "printf 'upstream: '; cat"]})
     upstream_cfg["companion"] = {"listen": "127.0.0.1:0", "auth_token": TOKEN, "projects_root": str(projects), "backend": "cmd"}
     upstream = relay_factory(upstream_cfg)
+    # A second account, `claw`: a device of another relay's Clawline listener, paired once (its
+    # admin approves it); whoever holds the account must present that device and its token.
+    provider = relay_factory(make_config(clawline={"listen": "127.0.0.1:0"}))
+    await pair_first_admin(provider)
     database = postgres_server.shared().create_database()
 
     def config(node_id: str) -> dict:
@@ -315,10 +347,14 @@ async def test_an_upstream_account_is_held_by_one_node_and_moves_to_a_survivor_w
         cfg["clawline"]["backend"] = "up"
         cfg["backends"].append({"name": "up", "kind": "companion", "url": f"ws://127.0.0.1:{companion_port(upstream)}/ws",
                                 "token": TOKEN, "working_directory": str(projects / "app")})
+        cfg["backends"].append({"name": "claw", "kind": "clawline", "url": provider.ws_url, "device_name": "cluster"})
         return cfg
 
     first = relay_factory(config("node1"))
     await async_wait_for(lambda: holder_of(first, "up") == "node1", timeout=20, what="node1 holding the account")
+    issued = await approve_on(provider, first)
+    assert holder_of(first, "claw") == "node1"
+    await async_wait_for(lambda: issued["token"] in stored_clawline_account(database), timeout=10, what="the issued token stored")
     second = relay_factory(config("node2"))
     admin, sender = await setup_admin(first)
     device = await pair_and_approve(first, sender, user_id=admin.user_id)
@@ -341,6 +377,28 @@ async def test_an_upstream_account_is_held_by_one_node_and_moves_to_a_survivor_w
     await client.send_json(message_frame("on the new holder"))
     await client.recv_until(is_assistant_final("upstream: on the new holder"), timeout=15)
     await client.close()
+    # node2 made a device of its own at start; taking `claw` it presents node1's (the same device
+    # id and token), so the provider connects it without a new pairing.
+    await async_wait_for(lambda: holder_of(second, "claw") == "node2", timeout=20, what="node2's claw link connected")
+    taken = clawline_account(second)
+    assert (taken["deviceId"], taken["token"]) == (issued["deviceId"], issued["token"]), "the survivor presents the paired device"
+    assert pending_on(provider) == [] and connected_upstream(second, "claw"), provider.devices()
+    assert "the account's file here differed from the cluster's copy" in second.stderr_text()
+    assert issued["token"] not in second.stderr_text() and issued["token"] not in first.stderr_text(), "no credential in a log"
+    assert (second.data_dir / "accounts" / "claw.clawline.json").stat().st_mode & 0o777 == 0o600
+
+
+async def test_a_pairing_is_stored_for_the_cluster_when_the_link_connects_not_at_the_next_heartbeat(relay_factory):
+    provider = relay_factory(make_config(clawline={"listen": "127.0.0.1:0"}))
+    await pair_first_admin(provider)
+    database = postgres_server.shared().create_database()
+    cfg = node_config(database, "node1")
+    # The first heartbeat (at start) takes the account; the next is 30 s away.
+    cfg["cluster"] |= {"heartbeat_seconds": 30, "lease_seconds": 90}
+    cfg["backends"].append({"name": "claw", "kind": "clawline", "url": provider.ws_url, "device_name": "cluster"})
+    node = relay_factory(cfg)
+    issued = await approve_on(provider, node)
+    await async_wait_for(lambda: issued["token"] in stored_clawline_account(database), timeout=5, what="the token stored at once")
 
 
 def test_every_node_presents_one_gateway_identity(relay_factory):

@@ -70,14 +70,7 @@ extension Relay {
         let running = Dictionary(config.backends.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var fresh = next
         fresh.backends = next.backends.filter { running[$0.name] != $0 }
-        let built = try Self.makeBackends(
-            fresh,
-            accountsDirectory: (config.dataDirectory as NSString).appendingPathComponent("accounts"),
-            loop: loop,
-            logger: logger,
-            http: { [unowned self] in upstreamClient() },
-            onState: reportAccountState
-        )
+        let built = try makeBackends(fresh)
         if let logging, let level = Logger.Level(rawValue: next.logLevel) { logging.apply(level: level, json: next.logFormat == "json") }
         let made = Dictionary(built.backends.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let routed = next.backends.compactMap { made[$0.name] ?? hub.router.backends[$0.name] }

@@ -30,6 +30,7 @@ final class PostgresStorage: RelayStorage {
                 executor: loop
             )
             try store.recordDataDirectory((dataDirectory as NSString).standardizingPath)
+            membership?.shareAccountFiles(in: (dataDirectory as NSString).appendingPathComponent("accounts"))
             logger.notice("cluster: joined", metadata: ["node": "\(node)", "replaces": "\(replaced.map { "\($0)" } ?? "none")"])
         } else {
             (membership, replaced) = (nil, nil)
@@ -83,6 +84,8 @@ final class PostgresStorage: RelayStorage {
     }
 
     func holdAccounts(_ accounts: [String]) { membership?.hold(accounts: accounts) }
+    func accountFilesReady(_ account: String) -> Bool { membership?.accountFilesTaken(account) ?? true }
+    func accountLinkConnected(_ account: String) { membership?.accountLinkConnected(account) }
     func storedDevices() throws -> [DeviceRecord] { try store.storedDevices() }
     func gatewayFingerprint() throws -> String { try store.gatewayFingerprint() }
     /// Shared by every node in the database. A relay that ran on its own before proposes the key in

@@ -55,6 +55,12 @@ protocol RelayStorage: AnyObject {
     /// The upstream accounts this cluster node is configured with, which it holds when no live
     /// node does (each is held by one node at a time). Nothing for a relay on its own.
     func holdAccounts(_ accounts: [String])
+    /// Whether the credential files of an account this node holds are the cluster's (taken, or
+    /// first stored, since it holds it); its link opens only then. True for a relay on its own.
+    func accountFilesReady(_ account: String) -> Bool
+    /// An account's link reported itself connected (it may have just paired): a cluster node
+    /// stores the account's changed files now. Nothing for a relay on its own.
+    func accountLinkConnected(_ account: String)
 
     /// Commits what it holds and closes.
     func close()

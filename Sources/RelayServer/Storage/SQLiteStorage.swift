@@ -29,6 +29,8 @@ final class SQLiteStorage: RelayStorage {
         fenced _: @escaping @Sendable (String) -> Void
     ) {}
     func holdAccounts(_: [String]) {}
+    func accountFilesReady(_: String) -> Bool { true }
+    func accountLinkConnected(_: String) {}
 
     func prepareForStart(now: Int64) throws -> [MessageRecord] {
         let failed = try store.write { db in
