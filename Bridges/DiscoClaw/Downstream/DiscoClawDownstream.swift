@@ -167,7 +167,8 @@ public final class DiscoClawDownstream: ListenerHandler {
                 socket.connection.send(utf8: DiscoClawJSON.bytes(event))
             case .close(let error):
                 socket.connection.close(code: error.closeCode ?? 1008, reason: error.message)
-            case .attach(_, let userID):
+            case .attach(let deviceID, let userID):
+                socket.deviceID = deviceID
                 hub.attach(socket, socket: socket.connection.id, userID: userID, protocolName: Self.protocolName, delivery: .replay)
             case .detach(_, let userID):
                 hub.detach(socket, socket: socket.connection.id, userID: userID)
