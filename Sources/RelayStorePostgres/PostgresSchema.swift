@@ -22,6 +22,7 @@ enum PostgresSchema {
         Migration(version: 8, statements: presence),
         Migration(version: 9, statements: control),
         Migration(version: 10, statements: sharedFiles),
+        Migration(version: 12, statements: accountRelease),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
