@@ -1,3 +1,5 @@
+import Logging
+import RelayTesting
 import Testing
 
 @testable import RelayCore
@@ -32,6 +34,31 @@ import Testing
         #expect(index.record(tokenHash: "hash-d1")?.lastSeenAt == 5, "the newer sighting stays")
         let renamed = index.replace(protocolName: "discoclaw", with: [device("d1", name: "new"), device("d2")], since: index.version)
         #expect(renamed.changed.map(\.claimedName) == ["new"])
+    }
+
+    /// Distinct unknown tokens at once: at most `maxLookups` reads; the rest are refused unread.
+    @Test func readsOfUnknownTokensInFlightAreBounded() {
+        let loop = ManualLoop()
+        let journal = MemoryJournal(loop: loop, clock: loop.clock)
+        let limits = BearerIndex.Limits(missMillis: 1_000, maxMisses: 4, maxLookups: 2)
+        let devices = Devices(
+            journal: journal,
+            loop: loop,
+            clock: loop.clock,
+            logger: Logger(label: "test"),
+            seenFlushMillis: 1_000,
+            shared: true,
+            bearerLimits: limits
+        )
+        devices.indexBearerTokens(of: "discoclaw")
+        var refusedAtOnce: [Int] = []
+        for number in 0..<3 {
+            devices.bearer(tokenHash: "bad-\(number)", protocolName: "discoclaw") { _ in refusedAtOnce.append(number) }
+        }
+        #expect(refusedAtOnce == [2] && journal.tokenReads == 2)
+        loop.runUntilIdle()
+        devices.bearer(tokenHash: "bad-2", protocolName: "discoclaw") { _ in }
+        #expect(journal.tokenReads == 3, "read once the others ended")
     }
 
     @Test func missesAreBoundedAndExpire() {

@@ -24,13 +24,16 @@ extension Devices {
         }
         if lookups[tokenHash] != nil { return lookups[tokenHash, default: []].append(completion) }
         guard lookups.count < bearers.limits.maxLookups else {
-            logger.warning("too many unknown bearer tokens being read at once; refused one unread")
+            // Said once per flood, not per request.
+            if !lookupsFull { logger.warning("too many unknown bearer tokens being read at once; refusing more unread until reads end") }
+            lookupsFull = true
             return completion(nil)
         }
         lookups[tokenHash] = [completion]
         journal.device(tokenHash: tokenHash, protocolName: protocolName) { [weak self] result in
             guard let self else { return }
             let waiting = lookups.removeValue(forKey: tokenHash) ?? []
+            if lookups.isEmpty { lookupsFull = false }
             var found: DeviceRecord?
             switch result {
             case .success(let record?) where record.status == .approved && record.tokenHash == tokenHash:

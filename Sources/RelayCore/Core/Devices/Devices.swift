@@ -36,6 +36,8 @@ public final class Devices {
     let refreshMillis: Int
     /// Token hashes being read from the store, with who waits for each.
     var lookups: [String: [(DeviceRecord?) -> Void]] = [:]
+    /// The lookups reached `maxLookups` (and that was logged) since they last drained.
+    var lookupsFull = false
     var refreshing = false
     var refreshScheduled = false
 
