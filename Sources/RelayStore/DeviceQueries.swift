@@ -29,6 +29,11 @@ public enum DeviceQueries {
         try db.row("SELECT * FROM devices WHERE id = ?", [id]).map(DeviceRecord.init(row:))
     }
 
+    /// The device of a protocol whose bearer token has this SHA-256 (`devices_token` index).
+    public static func fetch(_ db: Database, tokenHash: String, protocolName: String) throws -> DeviceRecord? {
+        try db.row("SELECT * FROM devices WHERE token_hash = ? AND protocol = ? LIMIT 1", [tokenHash, protocolName]).map(DeviceRecord.init(row:))
+    }
+
     public static func all(_ db: Database) throws -> [DeviceRecord] {
         try db.rows("SELECT * FROM devices ORDER BY created_at, id").map(DeviceRecord.init(row:))
     }

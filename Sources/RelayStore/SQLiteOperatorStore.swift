@@ -17,6 +17,9 @@ public final class SQLiteOperatorStore: OperatorStore {
 
     public func devices() throws -> [DeviceRecord] { try store.read { try DeviceQueries.all($0) } }
 
+    /// One relay on SQLite: `devices.presence` is its word.
+    public func clusterPresence() throws -> [String: ClusterPresence]? { nil }
+
     public func pendingPairings() throws -> [PendingPairing] { try store.read { try OperatorQueries.pendingPairings($0) } }
 
     public func queueDepths(at millis: Int64) throws -> [String: Int] { try store.read { try QueueQueries.depths($0, at: millis) } }

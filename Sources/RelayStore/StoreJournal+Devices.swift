@@ -6,6 +6,10 @@ extension StoreJournal: DeviceJournal {
         store.read({ db in try DeviceQueries.fetch(db, id: id) }, completion: completion)
     }
 
+    public func device(tokenHash: String, protocolName: String, completion: @escaping (Result<DeviceRecord?, any Error>) -> Void) {
+        store.read({ db in try DeviceQueries.fetch(db, tokenHash: tokenHash, protocolName: protocolName) }, completion: completion)
+    }
+
     public func devices(protocolName: String?, completion: @escaping (Result<[DeviceRecord], any Error>) -> Void) {
         store.read({ db in try DeviceQueries.all(db).filter { protocolName == nil || $0.protocolName == protocolName } }, completion: completion)
     }

@@ -44,7 +44,12 @@ public final class PostgresCluster: Sendable {
     }
 
     /// What the core needs to take part (`RelayHub(cluster:)`).
-    public var link: ClusterLink { ClusterLink(node: node.identity, fabric: fabric, journal: journal, ledger: ledger) }
+    /// Devices that authenticate by bearer token are read again at each heartbeat's pace.
+    public var link: ClusterLink {
+        let (seconds, attoseconds) = heartbeat.components
+        let heartbeatMillis = Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+        return ClusterLink(node: node.identity, fabric: fabric, journal: journal, ledger: ledger, deviceRefreshMillis: max(250, heartbeatMillis))
+    }
 
     /// What the membership task reports.
     public struct Reports: Sendable {
@@ -78,7 +83,8 @@ public final class PostgresCluster: Sendable {
     }
 
     /// The upstream accounts this node is configured with (at start, and after a reload): from
-    /// the next heartbeat on it holds those no live node holds, and reports who holds each.
+    /// the next heartbeat on it holds those no live node holds, lets go of those it holds and is
+    /// no longer configured with, and reports who holds each.
     public func hold(accounts names: [String]) { accounts.withLock { $0 = names } }
 
     /// From the next heartbeat on, the credential files of the accounts this node holds travel
@@ -111,6 +117,8 @@ public final class PostgresCluster: Sendable {
         // The first sweep runs at once: only a reconnect waits a lease before sweeping.
         var connectedAt = clock.now - lease
         var cutOff = false
+        // Whether the last heartbeat held accounts: a reload that drops them all still lets them go once.
+        var holding = false
         while !Task.isCancelled {
             do {
                 if cutOff {
@@ -126,11 +134,13 @@ public final class PostgresCluster: Sendable {
                 if settled {
                     for incarnation in try await node.sweep() where incarnation != node.identity { reports.dead(incarnation) }
                 }
+                // Accounts no longer configured here (a reload dropped them) are let go.
                 let accounts = accounts.withLock { $0 }
-                if !accounts.isEmpty {
+                if !accounts.isEmpty || holding {
                     let leases = try await node.holdAccounts(accounts, take: settled)
+                    holding = !accounts.isEmpty
                     await accountFiles.withLock { $0 }?.sync(leases)
-                    reports.leases(leases)
+                    if holding { reports.leases(leases) }
                 }
             } catch {
                 if !cutOff {

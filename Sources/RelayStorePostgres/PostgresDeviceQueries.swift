@@ -19,6 +19,12 @@ enum PostgresDeviceQueries {
         return try await records(connection.query(query, logger: logger)).first
     }
 
+    /// The device of a protocol whose bearer token has this SHA-256 (`devices_token` index).
+    static func device(_ connection: PostgresConnection, tokenHash: String, protocolName: String, logger: Logger) async throws -> DeviceRecord? {
+        let query: PostgresQuery = "SELECT \(unescaped: columns) FROM devices WHERE token_hash = \(tokenHash) AND protocol = \(protocolName) LIMIT 1"
+        return try await records(connection.query(query, logger: logger)).first
+    }
+
     /// Every device, oldest first (what the relay preloads).
     static func all(_ connection: PostgresConnection, logger: Logger) async throws -> [DeviceRecord] {
         try await records(connection.query("SELECT \(unescaped: columns) FROM devices ORDER BY created_ms, id COLLATE \"C\"", logger: logger))

@@ -11,6 +11,16 @@ extension PostgresJournal: DeviceJournal {
         )
     }
 
+    public func device(tokenHash: String, protocolName: String, completion: @escaping (Result<DeviceRecord?, any Error>) -> Void) {
+        perform(
+            "read a device by its token",
+            { connection, logger in
+                try await PostgresDeviceQueries.device(connection, tokenHash: tokenHash, protocolName: protocolName, logger: logger)
+            },
+            completion: completion
+        )
+    }
+
     public func devices(protocolName: String?, completion: @escaping (Result<[DeviceRecord], any Error>) -> Void) {
         perform(
             "read devices",

@@ -151,7 +151,8 @@ public final class PostgresNode: Sendable {
         return dead
     }
 
-    /// Takes (when `take`) those of `accounts` no live node holds, and returns who holds each of
+    /// Lets go of the leases this incarnation holds on accounts not in `accounts` (a reload
+    /// dropped them), takes (when `take`) those of `accounts` no live node holds, and returns who holds each of
     /// them now (nil: nobody live), with the state its link last reported. Accounts are cluster-wide singletons: only the holder connects one.
     public func holdAccounts(_ accounts: [String], take: Bool) async throws -> [AccountLease] {
         let rows = try await control().query(

@@ -68,6 +68,10 @@ public final class PostgresOperatorStore: OperatorStore {
         try run("read the devices") { connection, logger in try await PostgresDeviceQueries.all(connection, logger: logger) }
     }
 
+    public func clusterPresence() throws -> [String: ClusterPresence]? {
+        try run("read the devices' presence") { connection, logger in try await PostgresPresenceQueries.listing(connection, logger: logger) }
+    }
+
     public func pendingPairings() throws -> [PendingPairing] {
         try run("read the pending pairings") { connection, logger in try await PostgresOperatorQueries.pendingPairings(connection, logger: logger) }
     }

@@ -47,4 +47,24 @@ enum PostgresPresenceQueries {
         for try await state in rows.decode(String.self) { states.append(DevicePresence.State(rawValue: state) ?? .offline) }
         return .mostPresent(states)
     }
+
+    /// Every device's presence over the live nodes, nil when no node ever joined a cluster on
+    /// this database (a relay on its own keeps `devices.presence`).
+    static func listing(_ connection: PostgresConnection, logger: Logger) async throws -> [String: ClusterPresence]? {
+        let clustered = try await connection.query("SELECT EXISTS (SELECT 1 FROM nodes)", logger: logger)
+        for try await exists in clustered.decode(Bool.self) where !exists { return nil }
+        let rows = try await connection.query(
+            """
+            SELECT s.device_id, s.node_id, s.state FROM device_sessions s
+            JOIN nodes n ON n.node_id = s.node_id AND n.incarnation = s.incarnation
+            WHERE n.expires_at >= now()
+            """,
+            logger: logger
+        )
+        var states: [String: [String: DevicePresence.State]] = [:]
+        for try await (deviceID, node, state) in rows.decode((String, String, String).self) {
+            states[deviceID, default: [:]][node] = DevicePresence.State(rawValue: state) ?? .offline
+        }
+        return states.mapValues(ClusterPresence.init(nodes:))
+    }
 }

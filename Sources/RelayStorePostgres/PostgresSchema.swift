@@ -23,6 +23,7 @@ enum PostgresSchema {
         Migration(version: 9, statements: control),
         Migration(version: 10, statements: sharedFiles),
         Migration(version: 11, statements: pushClaims),
+        Migration(version: 12, statements: accountRelease),
         Migration(version: 13, statements: accountFiles),
     ]
 

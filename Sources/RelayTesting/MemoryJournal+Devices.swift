@@ -5,6 +5,11 @@ extension MemoryJournal: DeviceJournal, AssetJournal, AccountJournal {
         later(.success(devices[id]), completion)
     }
 
+    public func device(tokenHash: String, protocolName: String, completion: @escaping (Result<DeviceRecord?, any Error>) -> Void) {
+        tokenReads += 1
+        later(.success(devices.values.first { $0.tokenHash == tokenHash && $0.protocolName == protocolName }), completion)
+    }
+
     public func devices(protocolName: String?, completion: @escaping (Result<[DeviceRecord], any Error>) -> Void) {
         let found = devices.values.filter { protocolName == nil || $0.protocolName == protocolName }.sorted {
             ($0.createdAt, $0.id) < ($1.createdAt, $1.id)

@@ -58,6 +58,8 @@ public final class MemoryJournal {
     /// Devices, their per-role tokens (by role) and bot pairings (bot id → token hash), by device id.
     public var devices: [String: DeviceRecord] = [:]
     public var deviceTokens: [String: [String: DeviceToken]] = [:]
+    /// How many reads of a device by its bearer token were asked (`device(tokenHash:protocolName:)`).
+    public internal(set) var tokenReads = 0
     public var botPairings: [String: [String: String]] = [:]
     /// One-time pairing links: token hash → (expiry, used).
     public var pairLinks: [String: (expiresAt: Int64, used: Bool)] = [:]

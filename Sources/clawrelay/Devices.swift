@@ -54,29 +54,50 @@ struct Devices: ParsableCommand {
             }
         }
 
+        /// A stored device's row (`presence` is the relay's column; a cluster's listing replaces it).
+        static func row(of device: DeviceRecord, queued: Int, push: [PushTargetListing]) -> [String: JSONValue] {
+            [
+                "deviceId": .string(device.id), "userId": device.userID.isEmpty ? .null : .string(device.userID),
+                "protocol": .string(device.protocolName),
+                "claimedName": device.claimedName.map(JSONValue.string) ?? .null, "isAdmin": .bool(device.isAdmin),
+                "status": .string(device.status.rawValue), "tokenDelivered": .bool(device.tokenDelivered),
+                "createdAt": .int(device.createdAt), "lastSeenAt": device.lastSeenAt.map(JSONValue.int) ?? .null,
+                "presence": .string(device.presence), "queued": .int(Int64(queued)),
+                "push": .array(
+                    push.map { entry in
+                        .object([
+                            "target": .string(entry.target), "retiredAt": entry.retiredAt.map(JSONValue.int) ?? .null,
+                            "retiredReason": entry.reason.map(JSONValue.string) ?? .null,
+                        ])
+                    }
+                ),
+            ]
+        }
+
+        /// "foreground", or in a cluster "foreground (relay-a)": the nodes where it is that present.
+        static func presence(of row: JSONValue) -> String {
+            let state = row["presence"]?.stringValue ?? "-"
+            guard case .object(let nodes)? = row["presenceNodes"] else { return state }
+            let holding = nodes.filter { $0.value.stringValue == state }.keys.sorted()
+            return holding.isEmpty ? state : "\(state) (\(holding.joined(separator: ", ")))"
+        }
+
         func run() throws {
             let store = Devices.openStore(options)
             let now = SystemClock().nowMillis()
             let (devices, pending, depths, targets) = (
                 try store.devices(), try store.pendingPairings(), try store.queueDepths(at: now), try store.pushTargetListing()
             )
+            // In a cluster each live node says where the device is present; the column is whichever node wrote last.
+            let cluster = try store.clusterPresence()
             var rows: [JSONValue] = devices.map { device in
-                .object([
-                    "deviceId": .string(device.id), "userId": device.userID.isEmpty ? .null : .string(device.userID),
-                    "protocol": .string(device.protocolName),
-                    "claimedName": device.claimedName.map(JSONValue.string) ?? .null, "isAdmin": .bool(device.isAdmin),
-                    "status": .string(device.status.rawValue), "tokenDelivered": .bool(device.tokenDelivered),
-                    "createdAt": .int(device.createdAt), "lastSeenAt": device.lastSeenAt.map(JSONValue.int) ?? .null,
-                    "presence": .string(device.presence), "queued": .int(Int64(depths[device.id] ?? 0)),
-                    "push": .array(
-                        (targets[device.id] ?? []).map { entry in
-                            .object([
-                                "target": .string(entry.target), "retiredAt": entry.retiredAt.map(JSONValue.int) ?? .null,
-                                "retiredReason": entry.reason.map(JSONValue.string) ?? .null,
-                            ])
-                        }
-                    ),
-                ])
+                var row = Self.row(of: device, queued: depths[device.id] ?? 0, push: targets[device.id] ?? [])
+                if let cluster {
+                    let presence = cluster[device.id] ?? ClusterPresence(nodes: [:])
+                    row["presence"] = .string(presence.state.rawValue)
+                    row["presenceNodes"] = .object(presence.nodes.mapValues { .string($0.rawValue) })
+                }
+                return .object(row)
             }
             // One row per device: a known device that asks to pair again shows as pending.
             for entry in pending {
@@ -112,7 +133,7 @@ struct Devices: ParsableCommand {
                 let status = (row["status"]?.stringValue ?? "") + reason + (row["isAdmin"]?.boolValue == true ? " admin" : "")
                 let lastSeen = row["lastSeenAt"]?.intValue.map { Self.age(now - $0) } ?? "-"
                 return [
-                    row["deviceId"]?.stringValue ?? "", row["protocol"]?.stringValue ?? "", status, row["presence"]?.stringValue ?? "-", lastSeen,
+                    row["deviceId"]?.stringValue ?? "", row["protocol"]?.stringValue ?? "", status, Self.presence(of: row), lastSeen,
                     "\(row["queued"]?.intValue ?? 0)", Self.push(row["push"], now: now), row["userId"]?.stringValue ?? "-",
                     row["claimedName"]?.stringValue ?? "",
                 ]

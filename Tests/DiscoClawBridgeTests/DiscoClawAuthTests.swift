@@ -245,6 +245,15 @@ import Testing
         #expect(try bed.expect(bed.call("GET", "/health"), 200)["connections"] == .int(1))
     }
 
+    @Test func aDeviceWhoseLastSocketClosesGoesOffline() throws {
+        let bed = DiscoClawTestbed()
+        let phone = try bed.register()
+        let socket = phone.socket()
+        #expect(bed.bed.hub.presence.entries[phone.deviceID]?.presence.state == .foreground)
+        socket.close()
+        #expect(bed.bed.hub.presence.entries[phone.deviceID]?.presence.state == .offline)
+    }
+
     @Test func aSocketIsRefusedAtTheUpgradeWithoutAGoodTokenAndTakesEitherForm() throws {
         let bed = DiscoClawTestbed()
         let phone = try bed.register()

@@ -35,6 +35,23 @@ import Testing
         }
     }
 
+    /// A reload drops an account from node 1: its next heartbeat lets the lease go (and only its
+    /// own), so node 2, configured with it, takes it at its own; dropping them all lets all go.
+    @Test func anAccountNoLongerConfiguredIsLetGoAndTakenByAnotherNode() async throws {
+        let database = try await TestDatabase()
+        try await withNodes(database, "n1", "n2") { nodes in
+            let (one, two) = (nodes[0].identity, nodes[1].identity)
+            let first = try await nodes[0].holdAccounts(["gw", "cc"], take: true)
+            #expect(first == [lease("gw", one), lease("cc", one)])
+            #expect(try await nodes[1].holdAccounts(["gw", "cc", "own"], take: true).map(\.holder) == [one, one, two])
+            #expect(try await nodes[0].holdAccounts(["cc"], take: true) == [lease("cc", one)], "gw was dropped from node 1's config")
+            #expect(try await nodes[1].holdAccounts(["gw", "cc", "own"], take: true).map(\.holder) == [two, one, two])
+            #expect(try await nodes[0].holdAccounts([], take: true).isEmpty)
+            #expect(try await nodes[1].holdAccounts(["gw", "cc", "own"], take: false).map(\.holder) == [two, nil, two], "node 2's leases stay")
+            #expect(try await database.strings("SELECT account FROM account_leases ORDER BY account") == ["gw", "own"])
+        }
+    }
+
     /// Eight nodes ask for one account at once, on eight connections: one holds it, and every
     /// answer names that one.
     @Test func concurrentNodesAgreeOnOneHolder() async throws {

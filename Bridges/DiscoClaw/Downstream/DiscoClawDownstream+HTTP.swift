@@ -19,7 +19,13 @@ extension DiscoClawDownstream {
         }
         let presented = exchange.headers.bearerToken ?? exchange.headers.queryValue("token")
         guard let presented, !presented.isEmpty else { return exchange.respond(DiscoClawReply.error(.missingToken)) }
-        guard let device = device(presenting: presented) else { return exchange.respond(DiscoClawReply.error(.invalidToken)) }
+        device(presenting: presented) { [self] device in
+            guard let device else { return exchange.respond(DiscoClawReply.error(.invalidToken)) }
+            handle(route, from: device, exchange)
+        }
+    }
+
+    private func handle(_ route: DiscoClawRoute, from device: DiscoClawDevice, _ exchange: HTTPExchange) {
         exchange.deviceID = device.id
         exchange.userID = device.userID
         touch(device)

@@ -21,6 +21,8 @@ public final class DiscoClawDownstream: ListenerHandler {
     let logger: Logger
     let startedAt: Int64
     var sockets: [UInt64: DiscoClawSocket] = [:]
+    /// Sockets whose token is being read from the store (a cluster node).
+    var opening: Set<UInt64> = []
     var registrations: RateLimiter
     let registrar: DiscoClawRegistrar
 
@@ -39,7 +41,13 @@ public final class DiscoClawDownstream: ListenerHandler {
         }
         hub.devices.indexBearerTokens(of: Self.protocolName)
         hub.devices.observe { [weak self] event in
-            if case .cutOff(let deviceID) = event { self?.closeSockets(of: deviceID) }
+            switch event {
+            case .cutOff(let deviceID):
+                self?.closeSockets(of: deviceID)
+            case .changed(let record):
+                // A device paired through another node, found here: it starts offline, as at start.
+                if record.protocolName == Self.protocolName, record.status == .approved { self?.registerPresence(record) }
+            }
         }
     }
 
@@ -74,12 +82,17 @@ public final class DiscoClawDownstream: ListenerHandler {
         hub.presence.register(deviceID: record.id, userID: record.userID, protocolName: Self.protocolName, delivery: .replay)
     }
 
-    /// The device a presented token belongs to.
-    func device(presenting token: String?) -> DiscoClawDevice? {
-        guard let token, !token.isEmpty, token.utf8.count <= 256, let record = hub.devices.bearer(tokenHash: Digest.sha256Hex(token)) else {
-            return nil
-        }
-        return DiscoClawDevice(record)
+    /// The device a presented token belongs to; a cluster node reads one paired through another
+    /// node from the store (`Devices.bearer(tokenHash:protocolName:completion:)`).
+    func device(presenting token: String?, completion: @escaping (DiscoClawDevice?) -> Void) {
+        guard let hash = Self.tokenHash(token) else { return completion(nil) }
+        hub.devices.bearer(tokenHash: hash, protocolName: Self.protocolName) { completion($0.map(DiscoClawDevice.init)) }
+    }
+
+    /// The SHA-256 of a token of a plausible size, nil otherwise.
+    static func tokenHash(_ token: String?) -> String? {
+        guard let token, !token.isEmpty, token.utf8.count <= 256 else { return nil }
+        return Digest.sha256Hex(token)
     }
 
     /// Records that the device was heard from.
@@ -90,14 +103,25 @@ public final class DiscoClawDownstream: ListenerHandler {
 
     // MARK: WebSocket (receive-only)
 
+    /// A token this node does not index may still be a device paired through another node: the
+    /// upgrade goes through and the socket is authenticated once the store answers
+    /// (`webSocketOpened`); a token known to be bad is refused here.
     public func refusal(ofWebSocket headers: RequestHeaders) -> HTTPResponse? {
         let presented = headers.bearerToken ?? headers.queryValue("token")
-        guard device(presenting: presented) == nil else { return nil }
+        if let hash = Self.tokenHash(presented), hub.devices.mayFindBearer(tokenHash: hash, protocolName: Self.protocolName) { return nil }
         return DiscoClawReply.error(presented?.isEmpty == false ? .invalidToken : .missingToken)
     }
 
     public func webSocketOpened(_ connection: WebSocketConnection) {
-        let device = device(presenting: connection.headers.bearerToken ?? connection.headers.queryValue("token"))
+        opening.insert(connection.id)
+        device(presenting: connection.headers.bearerToken ?? connection.headers.queryValue("token")) { [weak self] device in
+            // A socket that closed while its token was read is gone.
+            guard let self, opening.remove(connection.id) != nil else { return }
+            authenticated(connection, as: device)
+        }
+    }
+
+    private func authenticated(_ connection: WebSocketConnection, as device: DiscoClawDevice?) {
         let socket = DiscoClawSocket(connection: connection, downstream: self)
         // Answers still running first, with their text so far, so the client is current.
         let effects = socket.machine.opened(
@@ -118,6 +142,7 @@ public final class DiscoClawDownstream: ListenerHandler {
     }
 
     public func webSocketClosed(_ connection: WebSocketConnection) {
+        opening.remove(connection.id)
         guard let socket = sockets.removeValue(forKey: connection.id) else { return }
         perform(socket.machine.closed(), on: socket)
     }
@@ -142,7 +167,8 @@ public final class DiscoClawDownstream: ListenerHandler {
                 socket.connection.send(utf8: DiscoClawJSON.bytes(event))
             case .close(let error):
                 socket.connection.close(code: error.closeCode ?? 1008, reason: error.message)
-            case .attach(_, let userID):
+            case .attach(let deviceID, let userID):
+                socket.deviceID = deviceID
                 hub.attach(socket, socket: socket.connection.id, userID: userID, protocolName: Self.protocolName, delivery: .replay)
             case .detach(_, let userID):
                 hub.detach(socket, socket: socket.connection.id, userID: userID)

@@ -15,7 +15,9 @@ final class DiscoClawSocket: DeviceEndpoint {
         self.downstream = downstream
     }
 
-    var deviceID: String { machine.deviceID ?? "" }
+    /// The device it was attached as, kept after its machine closed: the detach that closing
+    /// asks for names it (presence, bus and queue go by the endpoint's device id).
+    var deviceID = ""
 
     var userID: String? { machine.userID }
 

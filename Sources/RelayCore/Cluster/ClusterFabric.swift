@@ -75,6 +75,9 @@ public struct ClusterLink {
     public var resyncMillis: Int
     /// Most entries one catch-up read asks for.
     public var readLimit: Int
+    /// How often the devices that authenticate by bearer token are read again (pairings,
+    /// renames and revocations through other nodes).
+    public var deviceRefreshMillis: Int
 
     public init(
         node: NodeIncarnation,
@@ -82,7 +85,8 @@ public struct ClusterLink {
         journal: any ClusterJournal,
         ledger: any TurnLedger,
         resyncMillis: Int = 1_000,
-        readLimit: Int = 500
+        readLimit: Int = 500,
+        deviceRefreshMillis: Int = 2_000
     ) {
         self.node = node
         self.fabric = fabric
@@ -90,5 +94,6 @@ public struct ClusterLink {
         self.ledger = ledger
         self.resyncMillis = resyncMillis
         self.readLimit = readLimit
+        self.deviceRefreshMillis = deviceRefreshMillis
     }
 }

@@ -93,7 +93,15 @@ public final class RelayHub {
         counters = RelayCounters(presence: presence)
         conversations = Conversations(journal: journal, clock: clock, changes: changes, cacheLimit: settings.conversationCacheLimit)
         cursors = ReadCursors(journal: journal, clock: clock, changes: changes)
-        devices = Devices(journal: journal, loop: loop, clock: clock, logger: logger, seenFlushMillis: settings.seenFlushMillis)
+        devices = Devices(
+            journal: journal,
+            loop: loop,
+            clock: clock,
+            logger: logger,
+            seenFlushMillis: settings.seenFlushMillis,
+            shared: cluster != nil,
+            refreshMillis: cluster?.deviceRefreshMillis ?? 2_000
+        )
         delivery = cluster.map { [bus, presence, conversations] in
             ClusterDelivery(link: $0, bus: bus, presence: presence, conversations: conversations, loop: loop, logger: logger)
         }
@@ -160,10 +168,11 @@ public final class RelayHub {
         if let delivery { changes.observe { [weak delivery] change in delivery?.changed(change) } }
     }
 
-    /// Starts the periodic sweep. Loop thread.
+    /// Starts the periodic sweep (and in a cluster, the bearer index's refresh). Loop thread.
     public func start() {
         journal.cancelStaleApprovals(now: clock.nowMillis())
         delivery?.start()
+        devices.refreshBearersPeriodically()
         loop.schedule(afterMillis: settings.sweepMillis) { [weak self] in
             guard let self else { return }
             queue.purge()

@@ -7,6 +7,9 @@
 public protocol DeviceJournal: AnyObject {
     /// A device by id, nil when unknown.
     func device(id: String, completion: @escaping (Result<DeviceRecord?, any Error>) -> Void)
+    /// The device of `protocolName` whose bearer token (`DeviceRecord.tokenHash`) has this
+    /// SHA-256, nil when none: a cluster node's read of a device paired through another node.
+    func device(tokenHash: String, protocolName: String, completion: @escaping (Result<DeviceRecord?, any Error>) -> Void)
     /// Every device, or those of one protocol, oldest first.
     func devices(protocolName: String?, completion: @escaping (Result<[DeviceRecord], any Error>) -> Void)
     /// Reads the snapshot `request` names, runs `change` on it, and stores what it changed, in

@@ -16,28 +16,49 @@ public enum DeviceEvent: Sendable, Equatable {
 public final class Devices {
     /// Pending pairing requests of every protocol.
     public let pairing: PairingRequests
-    private let journal: DeviceJournal
-    private let loop: any LoopScheduler
+    let journal: DeviceJournal
+    let loop: any LoopScheduler
     let clock: any Clock
-    private let logger: Logger
+    let logger: Logger
     private let seenFlushMillis: Int
     /// Last-seen times not written yet, newest per device.
     private var seenPending: [String: Int64] = [:]
     /// When each device's last-seen time was last written, within the flush interval.
     private var written: [String: Int64] = [:]
     private var observers: [(DeviceEvent) -> Void] = []
-    /// Protocols whose clients present a bearer token on every request: their approved devices
-    /// are kept in memory by token, so a request is authenticated without a read.
-    private var bearerProtocols: Set<String> = []
-    private var bearers: [String: DeviceRecord] = [:]
-    private var bearerHashes: [String: String] = [:]
+    /// The approved devices of the protocols whose clients present a bearer token on every
+    /// request, kept in memory by token, so a request is authenticated without a read
+    /// (`Devices+Bearers.swift`).
+    var bearers: BearerIndex
+    /// In a cluster: other nodes pair and revoke devices too, so a token missing here is read
+    /// from the store, and the index is read again every `refreshMillis`.
+    let shared: Bool
+    let refreshMillis: Int
+    /// Token hashes being read from the store, with who waits for each.
+    var lookups: [String: [(DeviceRecord?) -> Void]] = [:]
+    /// The lookups reached `maxLookups` (and that was logged) since they last drained.
+    var lookupsFull = false
+    var refreshing = false
+    var refreshScheduled = false
 
-    init(journal: DeviceJournal, loop: any LoopScheduler, clock: any Clock, logger: Logger, seenFlushMillis: Int) {
+    init(
+        journal: DeviceJournal,
+        loop: any LoopScheduler,
+        clock: any Clock,
+        logger: Logger,
+        seenFlushMillis: Int,
+        shared: Bool = false,
+        refreshMillis: Int = 2_000,
+        bearerLimits: BearerIndex.Limits = BearerIndex.Limits()
+    ) {
         self.journal = journal
         self.loop = loop
         self.clock = clock
         self.logger = logger
         self.seenFlushMillis = seenFlushMillis
+        self.shared = shared
+        self.refreshMillis = refreshMillis
+        bearers = BearerIndex(limits: bearerLimits)
         pairing = PairingRequests(journal: journal, loop: loop, clock: clock, logger: logger)
     }
 
@@ -67,42 +88,10 @@ public final class Devices {
             request,
             { snapshot in (try change(&snapshot), snapshot.device) },
             completion: { [weak self] result in
-                if case .success(let (_, device?)) = result { self?.index(device) }
+                if case .success(let (_, device?)) = result { self?.bearers.put(device) }
                 completion(result.map(\.0))
             }
         )
-    }
-
-    // MARK: Bearer tokens
-
-    /// Devices of `protocolName` authenticate every request with a bearer token whose SHA-256 is
-    /// their record's `tokenHash`: `bearer(tokenHash:)` finds them without a read.
-    public func indexBearerTokens(of protocolName: String) { bearerProtocols.insert(protocolName) }
-
-    /// The devices stored when the relay starts (read before the loop runs): the bearer index begins with them.
-    public func preload(_ records: [DeviceRecord]) {
-        for record in records { index(record) }
-    }
-
-    /// The approved device of an indexed protocol whose token has this SHA-256.
-    public func bearer(tokenHash: String) -> DeviceRecord? { bearers[tokenHash] }
-
-    /// The indexed devices of a protocol (approved, with a token), of one user or all, oldest first.
-    public func bearerDevices(protocolName: String, userID: String? = nil) -> [DeviceRecord] {
-        bearers.values.filter { $0.protocolName == protocolName && (userID == nil || $0.userID == userID) }
-            .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
-    }
-
-    private func index(_ record: DeviceRecord) {
-        guard bearerProtocols.contains(record.protocolName) else { return }
-        unindex(record.id)
-        guard record.status == .approved, let hash = record.tokenHash else { return }
-        bearers[hash] = record
-        bearerHashes[record.id] = hash
-    }
-
-    private func unindex(_ deviceID: String) {
-        if let hash = bearerHashes.removeValue(forKey: deviceID) { bearers.removeValue(forKey: hash) }
     }
 
     /// The device was just seen (it authenticated, or a request of it arrived). The first sighting
@@ -113,11 +102,11 @@ public final class Devices {
         if let last = written[deviceID], now - last < Int64(seenFlushMillis) {
             if seenPending.isEmpty { loop.schedule(afterMillis: seenFlushMillis) { [weak self] in self?.flushSeen() } }
             seenPending[deviceID] = now
-            if let hash = bearerHashes[deviceID] { bearers[hash]?.lastSeenAt = now }
+            bearers.seen(deviceID, at: now)
             return
         }
         written[deviceID] = now
-        if let hash = bearerHashes[deviceID] { bearers[hash]?.lastSeenAt = now }
+        bearers.seen(deviceID, at: now)
         journal.recordSeen([deviceID: now])
     }
 
@@ -141,7 +130,7 @@ public final class Devices {
     /// protocol): every bridge closes its sockets and stops its work.
     public func cutOff(_ deviceID: String) {
         logger.info("device cut off (revoked or denylisted); closing its sockets", metadata: ["device": "\(deviceID)"])
-        unindex(deviceID)
+        bearers.remove(deviceID)
         publish(.cutOff(deviceID: deviceID))
     }
 
@@ -150,12 +139,12 @@ public final class Devices {
     public func refresh(_ deviceID: String) {
         journal.device(id: deviceID) { [weak self] result in
             guard case .success(let device?) = result else { return }
-            self?.index(device)
+            self?.bearers.put(device)
             self?.publish(.changed(device))
         }
     }
 
-    private func publish(_ event: DeviceEvent) {
+    func publish(_ event: DeviceEvent) {
         for observer in observers { observer(event) }
     }
 }

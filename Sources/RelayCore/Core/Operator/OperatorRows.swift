@@ -107,3 +107,17 @@ public struct PushAttemptRow: Sendable, Equatable {
         self.attempt = attempt
     }
 }
+
+/// A device's presence in a cluster as `clawrelay devices list` shows it: its most present state
+/// over the live nodes (foreground > background > offline) and its state on each live node that
+/// holds it (offline ones hold no row).
+public struct ClusterPresence: Sendable, Equatable {
+    public var state: DevicePresence.State
+    /// Node id → the device's state there, foreground or background.
+    public var nodes: [String: DevicePresence.State]
+
+    public init(nodes: [String: DevicePresence.State]) {
+        self.nodes = nodes
+        state = .mostPresent(nodes.values)
+    }
+}

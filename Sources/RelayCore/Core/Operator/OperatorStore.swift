@@ -12,6 +12,10 @@ public protocol OperatorStore: AnyObject {
 
     /// Every stored device.
     func devices() throws -> [DeviceRecord]
+    /// In a cluster (a database whose nodes registered): each device's presence over the live
+    /// nodes, by device (a device no live node holds is absent: offline); nil off a cluster, where
+    /// `DeviceRecord.presence` is the running relay's.
+    func clusterPresence() throws -> [String: ClusterPresence]?
     /// Pairing requests the running relay waits on, oldest first.
     func pendingPairings() throws -> [PendingPairing]
     /// Unexpired notification queue entries per device (devices without any are left out).
