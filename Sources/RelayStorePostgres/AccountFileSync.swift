@@ -120,7 +120,13 @@ public final class AccountFileSync: Sendable {
 
     /// Newly held: the cluster's copy replaces the local files, or the local files become it.
     private func take(_ account: String) async throws -> Outcome {
-        let stored = try await node.accountFiles(account)
+        // Only the account's own file names are written (a stored name is never taken as a path).
+        let expected = Set(Self.suffixes.map { "\(account).\($0)" })
+        let fetched = try await node.accountFiles(account)
+        for name in fetched.keys.sorted() where !expected.contains(name) {
+            logger.error("cluster: a stored account file has a name this relay does not write; ignored", metadata: meta(account, [name]))
+        }
+        let stored = fetched.filter { expected.contains($0.key) }
         guard !stored.isEmpty else {
             let outcome = try await upload(account, since: [:])
             if case .uploaded(let names) = outcome {

@@ -69,8 +69,18 @@ import Testing
                 try await connection.query("UPDATE nodes SET expires_at = now() - interval '1 second' WHERE node_id = 'n1'", logger: database.logger)
             }
             _ = try await nodes[1].holdAccounts(["claw"], take: true)
+            try await database.withConnection { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO account_files SELECT account, '../escape.key', bytes, sha256, updated_ms, node_id, incarnation
+                    FROM account_files WHERE name = 'claw.key'
+                    """,
+                    logger: database.logger
+                )
+            }
             let taker = AccountFileSync(directory: second, node: nodes[1], logger: database.logger)
             #expect(try await taker.sync("claw") == .downloaded(["claw.clawline.json", "claw.key"]))
+            #expect(!FileManager.default.fileExists(atPath: root + "/two/escape.key"), "a stored name is never taken as a path")
             for name in ["claw.clawline.json", "claw.key"] {
                 #expect(FileManager.default.contents(atPath: "\(second)/\(name)") == FileManager.default.contents(atPath: "\(first)/\(name)"))
                 #expect(try mode(second + "/" + name) == 0o600)
