@@ -92,7 +92,7 @@ extension BenchRunner {
         report.add("cluster-chaos", "load_acknowledged", Double(result.ackedContents.count), "messages acknowledged under load")
         report.add("cluster-chaos", "load_lost", Double(lost.count), "acknowledged messages missing from the history")
         let unanswered = result.ackedContents.filter { answers["echo: \($0)"] == nil }.count
-        report.add("cluster-chaos", "load_answered", Double(answers.count), "messages answered")
+        report.add("cluster-chaos", "load_answered", Double(answers.count), "messages answered (also ones whose acknowledgement the kill cut off)")
         report.add("cluster-chaos", "load_unanswered", Double(unanswered), "acknowledged, not answered (failed with their node)")
         report.add("cluster-chaos", "load_answered_twice", Double(twice), "messages with two answers in the history")
         report.add("cluster-chaos", "load_stored_twice", Double(seenTwice), "messages twice in the history")
