@@ -12,8 +12,10 @@ import RelayStore
 /// The database is migrated to the current schema first (those migrations commit on their own:
 /// an empty database stays empty), then everything is copied in one transaction, all or nothing,
 /// in multi-row `INSERT`s, read from one SQLite snapshot. A database that holds relay data, or
-/// tables that are not clawrelay's, is refused. Files in the data directory (the JWT signing
-/// key, the gateway identity, account files, uploads, the audit) are not the store's: they stay.
+/// tables that are not clawrelay's, is refused. An upload's bytes go in too (`asset_bytes`, so
+/// every node of a cluster can serve it), up to `maxAssetBytes` each; the files stay. Files in the
+/// data directory (the JWT signing key, the gateway identity, account files, uploads, the audit)
+/// are not the store's: they stay.
 ///
 /// - Important: blocking; run it on a thread of its own, never on the cooperative pool.
 public enum SQLiteToPostgres {
@@ -29,6 +31,7 @@ public enum SQLiteToPostgres {
         from store: Store,
         to settings: PostgresSettings,
         now: Int64,
+        maxAssetBytes: Int = 33_554_432,
         logger: Logger,
         progress: (TableCount) -> Void = { _ in }
     ) throws -> [TableCount] {
@@ -40,7 +43,10 @@ public enum SQLiteToPostgres {
         do {
             try target.execute("SELECT pg_advisory_xact_lock(hashtext('clawrelay-migrate'))", "wait for another copy")
             try target.run("check the database") { connection, logger in try await refuseRelayData(connection, logger: logger) }
-            let counts = try store.read { db in try copyTables(db, into: target, now: now, progress: progress) }
+            var counts = try store.read { db in try copyTables(db, into: target, now: now, progress: progress) }
+            let uploads = try store.read { db in try copyUploads(db, into: target, maxBytes: maxAssetBytes, logger: logger) }
+            counts.append(TableCount(table: "asset_bytes", rows: uploads))
+            progress(counts[counts.count - 1])
             // The serial ids go on after the copied ones.
             for table in ["push_attempts", "operator_commands"] {
                 try target.execute(
@@ -95,6 +101,30 @@ public enum SQLiteToPostgres {
         count("queue_entries", queued)
         progress(counts[counts.count - 1])
         return counts
+    }
+
+    /// The bytes of each upload whose file is still there and at most `maxBytes` long, one row at
+    /// a time (never more than one file in memory); returns how many went in. A missing or larger
+    /// file is left out with a warning: that node's copy keeps serving it, the others cannot.
+    private static func copyUploads(_ db: Database, into target: PostgresTarget, maxBytes: Int, logger: Logger) throws -> Int {
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, path, size FROM assets ORDER BY id")
+        var copied = 0
+        while let row = try rows.next() {
+            let (id, path): (String, String) = (row["id"], row["path"])
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
+            guard let size, size <= maxBytes, let bytes = FileManager.default.contents(atPath: path) else {
+                logger.warning(
+                    "migrate: an upload's bytes stay in the data directory only",
+                    metadata: ["asset": "\(id)", "why": "\(size == nil ? "its file is missing" : "larger than max_shared_asset_bytes")"]
+                )
+                continue
+            }
+            try target.run("copy an upload's bytes") { connection, logger in
+                _ = try await connection.query("INSERT INTO asset_bytes (asset_id, bytes) VALUES (\(id), \(bytes))", logger: logger)
+            }
+            copied += 1
+        }
+        return copied
     }
 
     /// A database with tables but no clawrelay schema is someone else's.

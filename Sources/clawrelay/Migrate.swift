@@ -46,7 +46,13 @@ struct Migrate: ParsableCommand {
         print("copying \(sqlitePath) into \(StoreSettings.withoutPassword(url))")
         let counts: [SQLiteToPostgres.TableCount]
         do {
-            counts = try SQLiteToPostgres.copy(from: store, to: settings, now: Int64(Date().timeIntervalSince1970 * 1000), logger: logger) {
+            counts = try SQLiteToPostgres.copy(
+                from: store,
+                to: settings,
+                now: Int64(Date().timeIntervalSince1970 * 1000),
+                maxAssetBytes: config.store.maxSharedAssetBytes,
+                logger: logger
+            ) {
                 print("  \($0.table): \($0.rows) row\($0.rows == 1 ? "" : "s")")
             }
         } catch {

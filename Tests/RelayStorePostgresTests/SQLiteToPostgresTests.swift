@@ -125,10 +125,22 @@ import Testing
     @Test func aCopiedStoreReadsBackWithItsIDsSeqsAndTimes() async throws {
         let sqlite = try SQLiteRelay()
         let conversation = try await Self.fill(sqlite.journal)
+        // An upload whose file is there: its bytes go into the database too (as1's file is missing).
+        let upload = NSTemporaryDirectory() + "upload-\(UUID().uuidString).png"
+        defer { try? FileManager.default.removeItem(atPath: upload) }
+        try Data("png-bytes".utf8).write(to: URL(fileURLWithPath: upload))
+        try await awaiting {
+            sqlite.journal.saveAsset(
+                AssetRecord(id: "as2", userID: "u1", mimeType: "image/png", size: 9, path: upload, createdAt: 6_100),
+                completion: $0
+            )
+        }
         let database = try await TestDatabase(migrate: false)
         let counts = try await sqlite.copy(into: database)
         #expect(counts.first { $0.table == "events" }?.rows == 6, "\(counts)")
         #expect(counts.first { $0.table == "queue_entries" }?.rows == 3, "\(counts)")
+        #expect(counts.last == SQLiteToPostgres.TableCount(table: "asset_bytes", rows: 1), "\(counts)")
+        #expect(try await database.strings("SELECT asset_id || ' ' || convert_from(bytes, 'UTF8') FROM asset_bytes") == ["as2 png-bytes"])
 
         let writer = database.writer(for: NodeIncarnation(node: "n1"))
         let postgres = PostgresJournal(writer: writer, logger: database.logger) { what, error in Issue.record("\(what): \(error)") }
