@@ -51,7 +51,8 @@ enum PostgresReadCursorQueries {
         return try await summaries(connection, logger, of: conversations, userID: userID)
     }
 
-    /// Each conversation with its newest event, the user's read cursor (as `cursor` finds it), the
+    /// Each conversation with its newest event, the user's read cursor (the stored row, or the
+    /// user's own newest message after it: sending counts as reading), the
     /// answers and notes after it, and its events in all: two queries whatever the count.
     private static func summaries(
         _ connection: PostgresConnection,

@@ -38,6 +38,8 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
             if let message = error.serverInfo?[.message] {
                 return "\(message) (SQLSTATE \(error.serverInfo?[.sqlState] ?? "?"))"
             }
+            // A connection that failed says why (refused, a TLS or DNS error), not only that it failed.
+            if let underlying = error.underlying { return "\(error.code) (\(underlying))" }
             return "\(error.code)"
         }
         return "\(error)"

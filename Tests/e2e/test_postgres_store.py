@@ -57,6 +57,7 @@ def test_an_operator_command_on_an_unreachable_database_says_why_without_the_pas
     result = relay.cli("devices", "list", "--config", str(relay.config_path), check=False)
     assert result.returncode == 1, result
     assert "cannot connect on PostgreSQL" in result.stderr and "127.0.0.1:1/clawrelay" in result.stderr, result.stderr
+    assert "Connection refused" in result.stderr, "why the connection failed, not only that it did"
     assert "hunter2" not in result.stderr + result.stdout, "the password never reaches the output"
 
 
@@ -66,6 +67,7 @@ def test_an_unreachable_database_stops_the_start_with_the_cause_and_no_password(
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1, result.stderr
     assert "cannot migrate on PostgreSQL" in result.stderr and "127.0.0.1:1/clawrelay" in result.stderr, result.stderr
+    assert "Connection refused" in result.stderr, "why the connection failed, not only that it did"
     assert "hunter2" not in result.stderr + result.stdout, "the password never reaches a log"
 
 
