@@ -15,9 +15,8 @@ final class OperatorDesk {
     private let startCommand: Int64
     /// Commands run and not yet answered in the store (so a poll meanwhile does not run them again).
     private var running: Set<Int64> = []
-    private var polling = false
-    /// A wake-up came while a poll was under way: poll again once it ends.
-    private var pollAgain = false
+    /// The polls of the store: one at a time (a wake-up during one polls again once it ends).
+    private let polls = CoalescedRun()
     private var timer: TimerID?
 
     init(storage: any RelayStorage, loop: ServiceLoop, clock: any Clock, hub: RelayHub) throws {
@@ -44,21 +43,18 @@ final class OperatorDesk {
     }
 
     private func poll() {
-        guard !polling else {
-            pollAgain = true
-            return
+        polls.run { [self] finished in
+            storage.operatorCommands(
+                after: startCommand,
+                completion: { [self] result in
+                    if case .success(let commands) = result {
+                        running.formIntersection(commands.map(\.id))
+                        for command in commands where running.insert(command.id).inserted { run(command) }
+                    }
+                    if !finished() { schedulePoll() }
+                }
+            )
         }
-        (polling, pollAgain) = (true, false)
-        storage.operatorCommands(
-            after: startCommand,
-            completion: { [self] result in
-                polling = false
-                defer { pollAgain ? poll() : schedulePoll() }
-                guard case .success(let commands) = result else { return }
-                running.formIntersection(commands.map(\.id))
-                for command in commands where running.insert(command.id).inserted { run(command) }
-            }
-        )
     }
 
     private func run(_ command: OperatorCommand) {

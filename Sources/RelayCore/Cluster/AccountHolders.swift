@@ -32,9 +32,6 @@ struct AccountHolders {
     private(set) var leases: [String: NodeIncarnation?] = [:]
     /// Accounts whose link here reported a state other than `connecting`.
     private(set) var reported: Set<String> = []
-    /// A read of the turns handed to this node is out (`reading`); another was asked for meanwhile (`again`).
-    var reading = false
-    var again = false
 
     func route(_ backend: String, me: NodeIncarnation) -> Route {
         guard let lease = leases[backend] else { return .here }

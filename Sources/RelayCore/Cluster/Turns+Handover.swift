@@ -35,22 +35,15 @@ extension Turns {
     /// acceptance order; one read at a time (a hint during a read reads again after it).
     func takeHandedTurns() {
         guard let cluster else { return }
-        guard !handover.reading else {
-            handover.again = true
-            return
-        }
-        handover.reading = true
-        cluster.ledger.handedTurns(to: cluster.node) { [self] result in
-            handover.reading = false
-            switch result {
-            case .success(let handed):
-                for turn in handed { adopt(turn) }
-            case .failure(let error):
-                logger.warning("could not read the turns handed to this node", metadata: ["error": "\(error)"])
-            }
-            if handover.again {
-                handover.again = false
-                takeHandedTurns()
+        handedReads.run { [self] finished in
+            cluster.ledger.handedTurns(to: cluster.node) { [self] result in
+                switch result {
+                case .success(let handed):
+                    for turn in handed { adopt(turn) }
+                case .failure(let error):
+                    logger.warning("could not read the turns handed to this node", metadata: ["error": "\(error)"])
+                }
+                _ = finished()
             }
         }
     }

@@ -132,6 +132,8 @@ public final class Turns {
     var lanes: [String: Lane] = [:]
     /// In a cluster: who holds each upstream account, whose turns run there.
     var handover = AccountHolders()
+    /// The reads of the turns other nodes handed to this one (`takeHandedTurns`): one at a time.
+    let handedReads = CoalescedRun()
     private var nextToken: UInt64 = 0
     /// Bumped whenever a device's turns are abandoned, so messages it had in flight do not start turns.
     var abandonments: [String: Int] = [:]
