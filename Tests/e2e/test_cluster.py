@@ -8,7 +8,7 @@ import signal
 import subprocess
 
 import postgres_server
-from cluster_nodes import LEASE_SECONDS, node_config
+from cluster_nodes import LEASE_SECONDS, companion_upstream, node_config
 from conftest import (accounts, async_wait_for, auth, is_assistant_final, is_user_echo, make_config, message_frame, pair_and_approve,
                       pair_first_admin, relay_bin, setup_admin, wait_account)
 
@@ -328,14 +328,7 @@ async def approve_on(provider, node) -> dict:
 
 
 async def test_an_upstream_account_is_held_by_one_node_and_moves_to_a_survivor_when_its_holder_dies(relay_factory, tmp_path):
-    from test_companion_upstream import TOKEN, companion_port
-    # The upstream: a relay's Companion listener whose backend answers "upstream: <text>", so an
-    # answer shows it came over the account's link (a node's own echo would say "echo: <text>").
-    projects = tmp_path / "projects"
-    (projects / "app").mkdir(parents=True)
-    upstream_cfg = make_config(cmd={"command": ["/bin/sh", "-c", "printf 'upstream: '; cat"]})
-    upstream_cfg["companion"] = {"listen": "127.0.0.1:0", "auth_token": TOKEN, "projects_root": str(projects), "backend": "cmd"}
-    upstream = relay_factory(upstream_cfg)
+    up = companion_upstream(relay_factory, tmp_path)
     # A second account, `claw`: a device of another relay's Clawline listener, paired once (its
     # admin approves it); whoever holds the account must present that device and its token.
     provider = relay_factory(make_config(clawline={"listen": "127.0.0.1:0"}))
@@ -345,8 +338,7 @@ async def test_an_upstream_account_is_held_by_one_node_and_moves_to_a_survivor_w
     def config(node_id: str) -> dict:
         cfg = node_config(database, node_id)
         cfg["clawline"]["backend"] = "up"
-        cfg["backends"].append({"name": "up", "kind": "companion", "url": f"ws://127.0.0.1:{companion_port(upstream)}/ws",
-                                "token": TOKEN, "working_directory": str(projects / "app")})
+        cfg["backends"].append(dict(up))
         cfg["backends"].append({"name": "claw", "kind": "clawline", "url": provider.ws_url, "device_name": "cluster"})
         return cfg
 

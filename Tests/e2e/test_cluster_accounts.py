@@ -3,25 +3,19 @@ account lets its lease go at its next heartbeat, and another node configured wit
 import signal
 
 import postgres_server
-from cluster_nodes import node_config
-from conftest import async_wait_for, make_config, render_toml
+from cluster_nodes import companion_upstream, node_config
+from conftest import async_wait_for, render_toml
 from test_cluster import holder_of
 
 
 async def test_a_reload_that_drops_an_account_hands_it_to_another_node(relay_factory, tmp_path):
-    from test_companion_upstream import TOKEN, companion_port
-    projects = tmp_path / "projects"
-    (projects / "app").mkdir(parents=True)
-    upstream_cfg = make_config(cmd={"command": ["/bin/sh", "-c", "printf 'upstream: '; cat"]})
-    upstream_cfg["companion"] = {"listen": "127.0.0.1:0", "auth_token": TOKEN, "projects_root": str(projects), "backend": "cmd"}
-    upstream = relay_factory(upstream_cfg)
+    up = companion_upstream(relay_factory, tmp_path)
     database = postgres_server.shared().create_database()
 
     def config(node_id: str, with_account: bool = True) -> dict:
         cfg = node_config(database, node_id)
         if with_account:
-            cfg["backends"].append({"name": "up", "kind": "companion", "url": f"ws://127.0.0.1:{companion_port(upstream)}/ws",
-                                    "token": TOKEN, "working_directory": str(projects / "app")})
+            cfg["backends"].append(dict(up))
         return cfg
 
     first = relay_factory(config("node1"))
