@@ -31,7 +31,7 @@ public enum SQLiteToPostgres {
         from store: Store,
         to settings: PostgresSettings,
         now: Int64,
-        maxAssetBytes: Int = 33_554_432,
+        maxAssetBytes: Int,
         logger: Logger,
         progress: (TableCount) -> Void = { _ in }
     ) throws -> [TableCount] {
@@ -43,10 +43,12 @@ public enum SQLiteToPostgres {
         do {
             try target.execute("SELECT pg_advisory_xact_lock(hashtext('clawrelay-migrate'))", "wait for another copy")
             try target.run("check the database") { connection, logger in try await refuseRelayData(connection, logger: logger) }
-            var counts = try store.read { db in try copyTables(db, into: target, now: now, progress: progress) }
-            let uploads = try store.read { db in try copyUploads(db, into: target, maxBytes: maxAssetBytes, logger: logger) }
-            counts.append(TableCount(table: "asset_bytes", rows: uploads))
-            progress(counts[counts.count - 1])
+            let counts = try store.read { db in
+                var counts = try copyTables(db, into: target, now: now, progress: progress)
+                counts.append(TableCount(table: "asset_bytes", rows: try copyUploads(db, into: target, maxBytes: maxAssetBytes, logger: logger)))
+                progress(counts[counts.count - 1])
+                return counts
+            }
             // The serial ids go on after the copied ones.
             for table in ["push_attempts", "operator_commands"] {
                 try target.execute(

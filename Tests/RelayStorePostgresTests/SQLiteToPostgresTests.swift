@@ -29,7 +29,9 @@ import Testing
         /// Copies the store into `database` on a thread of its own.
         func copy(into database: TestDatabase) async throws -> [SQLiteToPostgres.TableCount] {
             let (store, settings, logger) = (store, database.settings, database.logger)
-            return try await BlockingWork.run { try SQLiteToPostgres.copy(from: store, to: settings, now: 9_000, logger: logger) }
+            return try await BlockingWork.run {
+                try SQLiteToPostgres.copy(from: store, to: settings, now: 9_000, maxAssetBytes: 1 << 20, logger: logger)
+            }
         }
     }
 
